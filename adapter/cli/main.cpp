@@ -1,0 +1,199 @@
+// strata: the command-line client for terminals and AI agents. It drives strata-dap
+// over DAP like any IDE would, and prints what a user needs to see.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+
+#include "adapter/cli/dap_client.hpp"
+#include "strata/protocol/types.hpp"
+
+namespace {
+
+using namespace strata;
+namespace json = boost::json;
+namespace asio = boost::asio;
+
+const char* kUsage = R"(strata — command-line client of the Strata debugger
+
+usage: strata run [options] -- PROGRAM [ARGS...]
+  Runs PROGRAM (an executable, or a .py script under Python 3.12+) through the Strata debug
+  adapter and prints its output; exits with the program's exit code.
+
+options:
+  --json               print JSON lines ({"type": "output"|"exited"|"error", ...}) instead of text
+  --cwd DIR            working directory of the program (default: the current directory)
+  --python PATH        interpreter for a .py program (default: newest Python >= 3.12 found)
+  --env NAME=VALUE     set a variable for the program (repeatable)
+  --connect HOST:PORT  use an adapter that listens (strata-dap --listen) instead of starting one
+  --token TOKEN        token for --connect when the adapter requires one
+  --adapter PATH       the strata-dap to start (default: the one installed beside strata)
+  --version, --help
+)";
+
+struct RunOptions {
+  bool json = false;
+  std::string cwd, python, connect, token, adapter;
+  std::vector<std::pair<std::string, std::string>> env;
+  std::vector<std::string> command;
+};
+
+class Printer {
+ public:
+  explicit Printer(bool json) : json_(json) {}
+  void output(const std::string& category, const std::string& text) {
+    if (json_) return line({{"type", "output"}, {"category", category}, {"text", text}});
+    std::FILE* f = category == "stdout" ? stdout : stderr;
+    std::fwrite(text.data(), 1, text.size(), f);
+    if (f == stdout && category != "stdout") std::fflush(stdout);
+  }
+  void exited(std::int64_t code) {
+    if (json_) return line({{"type", "exited"}, {"exitCode", code}});
+    std::fflush(stdout);
+  }
+  void error(const std::string& message) {
+    if (json_) return line({{"type", "error"}, {"message", message}});
+    std::fflush(stdout);
+    std::fprintf(stderr, "strata: %s\n", message.c_str());
+  }
+
+ private:
+  void line(json::object o) {
+    std::string s = json::serialize(o);
+    s += '\n';
+    std::fwrite(s.data(), 1, s.size(), stdout);
+    std::fflush(stdout);
+  }
+  bool json_;
+};
+
+int run(const RunOptions& o) {
+  asio::io_context io(1);
+  cli::DapClient client(io);
+  Printer print(o.json);
+  auto started = o.connect.empty() ? client.spawn(o.adapter.empty() ? cli::siblingAdapter() : o.adapter)
+                                   : client.connect(o.connect, o.token);
+  if (!started) {
+    print.error(started.error().message);
+    return 1;
+  }
+  std::optional<std::int64_t> exitCode;
+  int result = 1;
+  bool disconnecting = false;
+  auto disconnect = [&](bool terminate) {
+    if (disconnecting) return;
+    disconnecting = true;
+    client.request("disconnect", json::object{{"terminateDebuggee", terminate}},
+                   [&](const protocol::Response&) { client.close(); });
+  };
+  client.onClosed([&] {
+    if (!disconnecting) print.error("the debug adapter closed the connection unexpectedly");
+    io.stop();
+  });
+  client.onEvent([&](const protocol::Event& e) {
+    const auto* body = e.body.if_object();
+    if (e.event == "output" && body) {
+      auto cat = body->if_contains("category");
+      auto out = body->if_contains("output");
+      print.output(cat && cat->is_string() ? std::string(cat->get_string()) : "console",
+                   out && out->is_string() ? std::string(out->get_string()) : "");
+    } else if (e.event == "exited" && body) {
+      if (auto c = body->if_contains("exitCode"); c && c->is_int64()) exitCode = c->get_int64();
+      print.exited(exitCode.value_or(0));
+    } else if (e.event == "terminated") {
+      result = exitCode ? static_cast<int>(*exitCode & 0xff) : 0;
+      disconnect(false);
+    } else if (e.event == "initialized") {
+      client.request("configurationDone", nullptr, [](const protocol::Response&) {});
+    }
+  });
+
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& ec, int) {
+    if (!ec) disconnect(true);
+  });
+
+  json::object init{{"clientID", "strata-cli"}, {"clientName", "strata"}, {"adapterID", "strata"},
+                    {"linesStartAt1", true}, {"columnsStartAt1", true}, {"pathFormat", "path"},
+                    {"supportsRunInTerminalRequest", false}};
+  client.request("initialize", init, [&](const protocol::Response& r) {
+    if (!r.success) {
+      print.error("initialize failed: " + r.message.value_or("?"));
+      return disconnect(true);
+    }
+    json::object launch{{"noDebug", true}, {"program", o.command.front()}};
+    json::array args;
+    for (std::size_t i = 1; i < o.command.size(); ++i) args.emplace_back(o.command[i]);
+    launch["args"] = std::move(args);
+    std::error_code ec;
+    launch["cwd"] = o.cwd.empty() ? std::filesystem::current_path(ec).string() : o.cwd;
+    if (!o.python.empty()) launch["python"] = o.python;
+    if (!o.env.empty()) {
+      json::object env;
+      for (const auto& [k, v] : o.env) env[k] = v;
+      launch["env"] = std::move(env);
+    }
+    client.request("launch", launch, [&](const protocol::Response& r) {
+      if (!r.success) {
+        print.error(r.message.value_or("launch failed"));
+        result = 1;
+        disconnect(true);
+      }
+    });
+  });
+  io.run();
+  return result;
+}
+
+int usageError(const std::string& message) {
+  std::fprintf(stderr, "strata: %s\n(see strata --help)\n", message.c_str());
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ::signal(SIGPIPE, SIG_IGN);
+  if (argc < 2) return usageError("missing command");
+  std::string cmd = argv[1];
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (cmd == "--version") {
+    std::printf("strata %s\n", STRATA_VERSION);
+    return 0;
+  }
+  if (cmd != "run") return usageError("unknown command '" + cmd + "'");
+  RunOptions o;
+  int i = 2;
+  for (; i < argc; ++i) {
+    std::string a = argv[i];
+    auto need = [&](const char* what) -> const char* {
+      if (i + 1 >= argc) return nullptr;
+      (void)what;
+      return argv[++i];
+    };
+    if (a == "--") { ++i; break; }
+    if (a == "--json") o.json = true;
+    else if (a == "--cwd") { auto v = need("--cwd"); if (!v) return usageError("--cwd needs a directory"); o.cwd = v; }
+    else if (a == "--python") { auto v = need("--python"); if (!v) return usageError("--python needs a path"); o.python = v; }
+    else if (a == "--connect") { auto v = need("--connect"); if (!v) return usageError("--connect needs HOST:PORT"); o.connect = v; }
+    else if (a == "--token") { auto v = need("--token"); if (!v) return usageError("--token needs a value"); o.token = v; }
+    else if (a == "--adapter") { auto v = need("--adapter"); if (!v) return usageError("--adapter needs a path"); o.adapter = v; }
+    else if (a == "--env") {
+      auto v = need("--env");
+      const char* eq = v ? std::strchr(v, '=') : nullptr;
+      if (!eq || eq == v) return usageError("--env needs NAME=VALUE");
+      o.env.emplace_back(std::string(v, eq), std::string(eq + 1));
+    } else if (!a.empty() && a[0] == '-') return usageError("unknown option '" + a + "'");
+    else break;  // the program itself, without "--"
+  }
+  for (; i < argc; ++i) o.command.emplace_back(argv[i]);
+  if (o.command.empty()) return usageError("run needs a program: strata run -- PROGRAM [ARGS...]");
+  return run(o);
+}

@@ -1,0 +1,61 @@
+// launch: resolves the configuration, picks a backend and starts the program.
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "adapter/launch_config.hpp"
+#include "adapter/session.hpp"
+#include "backends/process/process_backend.hpp"
+
+extern char** environ;
+
+namespace strata::adapter {
+namespace {
+
+std::vector<std::string> adapterEnvironment() {
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
+  return env;
+}
+
+class LaunchHandler final : public TypedHandler<protocol::LaunchRequestArguments> {
+ public:
+  std::string_view command() const override { return "launch"; }
+  // A launch into the client's terminal waits on the client; the user may give up on it.
+  bool cancellable() const override { return true; }
+
+ protected:
+  void run(Session& session, const protocol::LaunchRequestArguments& args, Responder respond) override {
+    if (session.backend())
+      return respond(Error{errors::kWrongState, "this session already has a debuggee", true});
+    std::error_code ec;
+    auto spec = resolveLaunch(args, adapterEnvironment(), std::filesystem::current_path(ec).string());
+    if (!spec) {
+      Error e = spec.takeError();
+      e.message = "cannot launch: " + e.message;
+      return respond(std::move(e));
+    }
+    if (!spec->noDebug)
+      session.output(backends::OutputCategory::Console,
+                     "Strata has no debugging backend for this program yet; running it without "
+                     "debugging.\n");
+    auto backend = std::make_unique<backends::ProcessBackend>(session.io(), session);
+    auto* raw = backend.get();
+    session.setBackend(std::move(backend), true);
+    raw->launch(*spec, [respond](Result<void> r) {
+      if (!r) {
+        Error e = r.takeError();
+        e.id = errors::kLaunchFailed;
+        e.message = "cannot launch: " + e.message;
+        return respond(std::move(e));
+      }
+      respond(json::value(nullptr));
+    });
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Handler> makeLaunchHandler() { return std::make_unique<LaunchHandler>(); }
+
+}  // namespace strata::adapter

@@ -1,0 +1,55 @@
+// setBreakpoints: replaces the breakpoints of one source file.
+#include "adapter/session.hpp"
+
+namespace strata::adapter {
+namespace {
+
+class SetBreakpointsHandler final : public TypedHandler<protocol::SetBreakpointsArguments> {
+ public:
+  std::string_view command() const override { return "setBreakpoints"; }
+
+ protected:
+  void run(Session& session, const protocol::SetBreakpointsArguments& args, Responder respond) override {
+    std::vector<backends::SourceBreakpointSpec> specs;
+    if (args.breakpoints) {
+      for (const auto& b : *args.breakpoints)
+        specs.push_back({b.line, b.column, b.condition, b.hitCondition, b.logMessage});
+    } else if (args.lines) {
+      for (auto line : *args.lines) specs.push_back({line, {}, {}, {}, {}});
+    }
+    if (!args.source.path)
+      return respond(Error{errors::kBadArguments,
+                           "invalid 'setBreakpoints' request: arguments.source.path: required field "
+                           "is missing (Strata sets breakpoints by path)",
+                           false});
+    auto source = args.source;
+    auto reply = [respond, source](Result<std::vector<backends::BreakpointState>> r) {
+      if (!r) return respond(r.takeError());
+      protocol::BreakpointsBody out;
+      for (const auto& s : *r) {
+        protocol::Breakpoint b;
+        b.verified = s.verified;
+        b.line = s.line;
+        b.source = source;
+        if (!s.message.empty()) b.message = s.message;
+        if (!s.verified) b.reason = "failed";
+        out.breakpoints.push_back(std::move(b));
+      }
+      respond(body(out));
+    };
+    if (!session.backend()) {
+      // Before launch there is nothing to place them in yet.
+      std::vector<backends::BreakpointState> pending;
+      for (const auto& s : specs)
+        pending.push_back({false, s.line, "no program has been launched yet"});
+      return reply(std::move(pending));
+    }
+    session.backend()->setSourceBreakpoints(*args.source.path, specs, reply);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Handler> makeSetBreakpointsHandler() { return std::make_unique<SetBreakpointsHandler>(); }
+
+}  // namespace strata::adapter

@@ -1,0 +1,26 @@
+// threads: the debuggee's threads (none before launch or after exit).
+#include "adapter/session.hpp"
+
+namespace strata::adapter {
+namespace {
+
+class ThreadsHandler final : public Handler {
+ public:
+  std::string_view command() const override { return "threads"; }
+  void handle(Session& session, const protocol::Request&, Responder respond) override {
+    if (!session.backend() || session.debuggeeEnded())
+      return respond(body(protocol::ThreadsBody{}));
+    session.backend()->threads([respond](Result<std::vector<backends::ThreadInfo>> r) {
+      if (!r) return respond(r.takeError());
+      protocol::ThreadsBody out;
+      for (const auto& t : *r) out.threads.push_back(protocol::Thread{t.id, t.name});
+      respond(body(out));
+    });
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Handler> makeThreadsHandler() { return std::make_unique<ThreadsHandler>(); }
+
+}  // namespace strata::adapter

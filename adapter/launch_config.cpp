@@ -1,0 +1,209 @@
+// Launch resolution.
+#include "adapter/launch_config.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <sstream>
+
+#include "adapter/errors.hpp"
+#include "backends/process/python_locator.hpp"
+
+namespace strata::adapter {
+namespace fs = std::filesystem;
+using backends::LaunchSpec;
+namespace json = boost::json;
+
+namespace {
+
+std::string getenvFrom(const std::vector<std::string>& env, const std::string& name) {
+  for (const auto& e : env)
+    if (e.size() > name.size() && e.compare(0, name.size(), name) == 0 && e[name.size()] == '=')
+      return e.substr(name.size() + 1);
+  return {};
+}
+
+std::string modeString(mode_t m) {
+  std::string s = "---------";
+  const char* flags = "rwxrwxrwx";
+  for (int i = 0; i < 9; ++i)
+    if (m & (1 << (8 - i))) s[i] = flags[i];
+  return s;
+}
+
+Error launchError(int id, std::string message) { return Error{id, std::move(message), true}; }
+
+// Checks that `path` is a file we can run (or, for scripts, read).
+Result<void> checkFile(const std::string& what, const std::string& path, bool needExec) {
+  struct stat st{};
+  if (::stat(path.c_str(), &st) != 0)
+    return launchError(errors::kProgramNotFound,
+                       what + " '" + path + "' does not exist" +
+                           (errno == ENOENT ? "" : std::string(": ") + std::strerror(errno)));
+  if (S_ISDIR(st.st_mode))
+    return launchError(errors::kProgramNotExecutable, what + " '" + path + "' is a directory");
+  if (needExec && ::access(path.c_str(), X_OK) != 0)
+    return launchError(errors::kProgramNotExecutable,
+                       what + " '" + path + "' is not executable (mode " + modeString(st.st_mode) +
+                           "); make it executable with chmod +x");
+  if (!needExec && ::access(path.c_str(), R_OK) != 0)
+    return launchError(errors::kProgramNotExecutable, what + " '" + path + "' is not readable");
+  return {};
+}
+
+// A name without a slash is looked up on PATH, like a shell would.
+std::optional<std::string> searchPath(const std::string& name, const std::string& pathVar) {
+  std::stringstream ss(pathVar);
+  std::string dir;
+  while (std::getline(ss, dir, ':')) {
+    if (dir.empty()) continue;
+    std::string candidate = dir + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0 && !fs::is_directory(candidate)) return candidate;
+  }
+  return std::nullopt;
+}
+
+Result<std::vector<std::string>> interpreter(const json::value& python,
+                                             const std::vector<std::string>& env,
+                                             const std::string& cwd) {
+  std::vector<std::string> cmd;
+  if (python.is_string()) {
+    cmd.push_back(std::string(python.get_string()));
+  } else if (python.is_array()) {
+    for (std::size_t i = 0; i < python.get_array().size(); ++i) {
+      const auto& part = python.get_array()[i];
+      if (!part.is_string())
+        return launchError(errors::kBadArguments, "invalid 'launch' request: arguments.python[" +
+                                                      std::to_string(i) + "]: expected a string, got " +
+                                                      protocol::kindName(part));
+      cmd.push_back(std::string(part.get_string()));
+    }
+    if (cmd.empty())
+      return launchError(errors::kBadArguments,
+                         "invalid 'launch' request: arguments.python: must name an interpreter");
+  } else if (!python.is_null()) {
+    return launchError(errors::kBadArguments,
+                       std::string("invalid 'launch' request: arguments.python: expected a string "
+                                   "or an array of strings, got ") + protocol::kindName(python));
+  }
+  if (cmd.empty()) {
+    auto found = backends::findDefaultPython(env);
+    if (!found)
+      return launchError(errors::kNoPython,
+                         "no Python 3.12 or newer was found on PATH or in pyenv; name one with "
+                         "\"python\": \"/path/to/python3.12\" in the launch configuration");
+    cmd.push_back(*found);
+    return cmd;
+  }
+  if (cmd[0].find('/') == std::string::npos) {
+    auto onPath = searchPath(cmd[0], getenvFrom(env, "PATH"));
+    if (!onPath)
+      return launchError(errors::kProgramNotFound,
+                         "Python interpreter '" + cmd[0] + "' was not found on PATH");
+    cmd[0] = *onPath;
+  } else {
+    cmd[0] = (fs::path(cwd) / cmd[0]).lexically_normal().string();
+  }
+  if (auto ok = checkFile("Python interpreter", cmd[0], true); !ok) return ok.takeError();
+  return cmd;
+}
+
+bool endsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+Result<LaunchSpec> resolveLaunch(const protocol::LaunchRequestArguments& args,
+                                 const std::vector<std::string>& adapterEnvironment,
+                                 const std::string& adapterCwd) {
+  LaunchSpec spec;
+  spec.noDebug = args.noDebug.value_or(false);
+  spec.stopOnEntry = args.stopOnEntry.value_or(false);
+
+  // Environment: the adapter's, then the launch's changes (null removes a variable).
+  std::vector<std::string> env = adapterEnvironment;
+  for (const auto& [name, value] : args.env) {
+    if (name.empty() || name.find('=') != std::string::npos)
+      return launchError(errors::kBadArguments,
+                         "invalid 'launch' request: arguments.env: '" + name + "' is not a valid variable name");
+    env.erase(std::remove_if(env.begin(), env.end(),
+                             [&](const std::string& e) {
+                               return e.size() > name.size() && e.compare(0, name.size(), name) == 0 &&
+                                      e[name.size()] == '=';
+                             }),
+              env.end());
+    if (value) env.push_back(name + "=" + *value);
+  }
+  spec.environment = env;
+
+  std::string cwd = args.cwd.value_or(adapterCwd);
+  if (cwd.empty()) cwd = adapterCwd;
+  cwd = (fs::path(adapterCwd) / cwd).lexically_normal().string();
+  std::error_code ec;
+  if (!fs::exists(cwd, ec))
+    return launchError(errors::kBadCwd, "cwd '" + cwd + "' does not exist");
+  if (!fs::is_directory(cwd, ec))
+    return launchError(errors::kBadCwd, "cwd '" + cwd + "' is not a directory");
+  if (::access(cwd.c_str(), X_OK) != 0)
+    return launchError(errors::kBadCwd, "cwd '" + cwd + "' cannot be entered: " + std::strerror(errno));
+  if (cwd.size() > 1 && cwd.back() == '/') cwd.pop_back();
+  spec.cwd = cwd;
+
+  std::string console = args.console.value_or("internalConsole");
+  if (console == "internalConsole") spec.console = backends::Console::Internal;
+  else if (console == "integratedTerminal") spec.console = backends::Console::IntegratedTerminal;
+  else if (console == "externalTerminal") spec.console = backends::Console::ExternalTerminal;
+  else
+    return launchError(errors::kBadArguments,
+                       "invalid 'launch' request: arguments.console: expected 'internalConsole', "
+                       "'integratedTerminal' or 'externalTerminal', got '" + console + "'");
+
+  if (args.module) {
+    if (args.program)
+      return launchError(errors::kBadArguments,
+                         "invalid 'launch' request: give either 'program' or 'module', not both");
+    auto py = interpreter(args.python, env, cwd);
+    if (!py) return py.takeError();
+    spec.language = LaunchSpec::Language::Python;
+    spec.argv = *py;
+    spec.argv.push_back("-m");
+    spec.argv.push_back(*args.module);
+    spec.displayName = *args.module;
+  } else {
+    if (!args.program || args.program->empty())
+      return launchError(errors::kBadArguments,
+                         "invalid 'launch' request: arguments.program: required field is missing "
+                         "(or give 'module' to run a Python module)");
+    std::string program = *args.program;
+    bool python = endsWith(program, ".py") || endsWith(program, ".pyw") || !args.python.is_null();
+    if (program.find('/') == std::string::npos && !python) {
+      if (fs::exists(fs::path(cwd) / program, ec)) {
+        program = (fs::path(cwd) / program).string();
+      } else if (auto found = searchPath(program, getenvFrom(env, "PATH"))) {
+        program = *found;
+      } else {
+        return launchError(errors::kProgramNotFound,
+                           "program '" + program + "' does not exist in '" + cwd + "' or on PATH");
+      }
+    } else {
+      program = (fs::path(cwd) / program).lexically_normal().string();
+    }
+    if (auto ok = checkFile("program", program, !python); !ok) return ok.takeError();
+    spec.displayName = program;
+    if (python) {
+      auto py = interpreter(args.python, env, cwd);
+      if (!py) return py.takeError();
+      spec.language = LaunchSpec::Language::Python;
+      spec.argv = *py;
+    }
+    spec.argv.push_back(program);
+  }
+  spec.argv.insert(spec.argv.end(), args.args.begin(), args.args.end());
+  return spec;
+}
+
+}  // namespace strata::adapter

@@ -1,0 +1,271 @@
+// The session: lifecycle rules of the protocol live here, request semantics in handlers/.
+#include "adapter/session.hpp"
+
+#include <exception>
+
+namespace strata::adapter {
+
+using protocol::Request;
+
+Session::Session(asio::io_context& io, std::shared_ptr<protocol::Connection> connection,
+                 SessionOptions options, std::function<void()> onEnd)
+    : io_(io), connection_(std::move(connection)), options_(std::move(options)), onEnd_(std::move(onEnd)) {
+  for (auto& h : makeHandlers()) {
+    h->declare(capabilities_);
+    std::string name(h->command());
+    handlers_.emplace(std::move(name), std::move(h));
+  }
+}
+
+Session::~Session() = default;
+
+void Session::start() {
+  auto weak = weak_from_this();
+  note("session started on " + connection_->describe());
+  connection_->start(protocol::Connection::Callbacks{
+      [weak](std::string body) {
+        if (auto s = weak.lock()) s->onFrame(std::move(body));
+      },
+      [weak](const std::string& reason) {
+        if (auto s = weak.lock()) s->onFramingError(reason);
+      },
+      [weak] {
+        if (auto s = weak.lock()) s->onClosed();
+      }});
+}
+
+void Session::note(const std::string& text) {
+  if (options_.log) options_.log->write(options_.id, "--", text);
+}
+
+void Session::send(json::value message) {
+  std::string text = protocol::serialize(message);
+  if (options_.log) options_.log->write(options_.id, "->", text);
+  connection_->send(std::move(text));
+}
+
+void Session::sendEvent(std::string_view event, json::value body) {
+  // No event may precede the initialize response; handlers never try, backends cannot exist.
+  if (state_ == State::AwaitingInitialize) return;
+  send(protocol::toJson(protocol::Event{nextSeq_++, std::string(event), std::move(body)}));
+}
+
+void Session::respond(std::int64_t requestSeq, const std::string& command, Result<json::value> body) {
+  protocol::Response r;
+  r.seq = nextSeq_++;
+  r.request_seq = requestSeq;
+  r.command = command;
+  r.success = body.ok();
+  if (body.ok()) {
+    r.body = std::move(body.value());
+  } else {
+    const Error& e = body.error();
+    r.message = e.message;
+    r.body = protocol::errorBody(e);
+    note("error response to '" + command + "': " + e.message);
+  }
+  send(protocol::toJson(r));
+}
+
+void Session::onFrame(std::string body) {
+  if (ended_) return;
+  if (options_.log) options_.log->write(options_.id, "<-", body);
+  auto parsed = protocol::parseMessage(body);
+  if (auto* failure = std::get_if<protocol::ParseFailure>(&parsed)) {
+    Error e = failure->error;
+    e.id = errors::kMalformedMessage;
+    if (failure->seq) {
+      // Enough of a request survived to answer it properly.
+      return respond(*failure->seq, failure->command.empty() ? "unknown" : failure->command, e);
+    }
+    return reportDroppedMessage(e.message);
+  }
+  auto& message = std::get<protocol::Message>(parsed);
+  if (auto* request = std::get_if<Request>(&message)) return dispatch(std::move(*request));
+  if (auto* response = std::get_if<protocol::Response>(&message)) {
+    auto it = reverse_.find(response->request_seq);
+    if (it == reverse_.end()) return note("ignored a response to an unknown request");
+    auto cb = std::move(it->second);
+    reverse_.erase(it);
+    if (!response->success)
+      return cb(Error{errors::kInternal, response->message.value_or("the client refused the request"), true});
+    return cb(std::move(*response));
+  }
+  note("ignored an event from the client");
+}
+
+void Session::reportDroppedMessage(const std::string& why) {
+  if (state_ == State::AwaitingInitialize) {
+    // Nothing that conforms to the protocol can be sent before the initialize response and
+    // there is no request to answer: this peer does not speak DAP. Close cleanly.
+    note("closing: " + why);
+    closeAfterFlush();
+    return;
+  }
+  sendEvent("output", json::value_from(protocol::OutputEventBody{
+                          "important", "Strata ignored a message it could not read: " + why + "\n",
+                          {}, {}, {}, {}, {}, nullptr}));
+}
+
+void Session::onFramingError(const std::string& reason) {
+  note("framing error: " + reason);
+  if (state_ != State::AwaitingInitialize)
+    sendEvent("output", json::value_from(protocol::OutputEventBody{
+                            "important",
+                            "Strata closed the connection: the stream is not valid DAP framing (" +
+                                reason + ")\n",
+                            {}, {}, {}, {}, {}, nullptr}));
+  // Connection::close() follows in the transport after this callback.
+}
+
+void Session::dispatch(Request request) {
+  if (state_ == State::AwaitingInitialize && request.command != "initialize")
+    return respond(request.seq, request.command,
+                   Error{errors::kNotInitialized,
+                         "the first request must be 'initialize' (got '" + request.command + "')",
+                         false});
+  if (state_ != State::AwaitingInitialize && request.command == "initialize")
+    return respond(request.seq, request.command,
+                   Error{errors::kAlreadyInitialized, "the session is already initialized", false});
+  auto it = handlers_.find(request.command);
+  if (it == handlers_.end())
+    return respond(request.seq, request.command,
+                   Error{errors::kUnsupportedRequest,
+                         "Strata does not support the '" + request.command + "' request", false});
+  Handler& handler = *it->second;
+  if (inFlight_.count(request.seq))
+    return respond(request.seq, request.command,
+                   Error{errors::kMalformedMessage,
+                         "seq " + std::to_string(request.seq) + " is already in use by a pending request",
+                         false});
+  inFlight_[request.seq] = InFlight{request.command, handler.cancellable()};
+  std::weak_ptr<Session> weak = weak_from_this();
+  std::int64_t seq = request.seq;
+  std::string command = request.command;
+  Responder responder = [weak, seq, command](Result<json::value> result) {
+    auto self = weak.lock();
+    if (!self || self->ended_) return;
+    // Answered already (cancelled): the late result is dropped.
+    if (self->inFlight_.erase(seq) == 0) return;
+    self->respond(seq, command, std::move(result));
+  };
+  try {
+    handler.handle(*this, request, responder);
+  } catch (const std::exception& e) {
+    note(std::string("internal error in '") + command + "': " + e.what());
+    responder(Error{errors::kInternal, std::string("internal error: ") + e.what(), true});
+  } catch (...) {
+    note("internal error in '" + command + "'");
+    responder(Error{errors::kInternal, "internal error", true});
+  }
+}
+
+bool Session::cancel(std::int64_t requestId) {
+  auto it = inFlight_.find(requestId);
+  if (it == inFlight_.end() || !it->second.cancellable) return false;
+  std::string command = it->second.command;
+  inFlight_.erase(it);
+  // The DAP convention: a cancelled request fails with the message "cancelled".
+  respond(requestId, command, Error{errors::kCancelled, "cancelled", false});
+  return true;
+}
+
+void Session::markInitialized(const protocol::InitializeRequestArguments& client) {
+  client_ = client;
+  state_ = State::Initialized;
+}
+
+void Session::setBackend(std::unique_ptr<backends::Backend> backend, bool launched) {
+  backend_ = std::move(backend);
+  launchedDebuggee_ = launched;
+  state_ = State::Launched;
+}
+
+void Session::closeAfterFlush() {
+  if (backend_ && !debuggeeEnded_) {
+    // Leaving without terminating: the debuggee keeps running, untouched.
+    backend_->detach([](Result<void>) {});
+  }
+  connection_->close();
+}
+
+void Session::onClosed() {
+  if (ended_) return;
+  note("connection closed");
+  if (backend_ && !debuggeeEnded_) backend_->detach([](Result<void>) {});
+  ended_ = true;
+  for (auto& [seq, cb] : std::exchange(reverse_, {}))
+    cb(Error{errors::kInternal, "the client went away", false});
+  // Destroy the backend on a fresh stack: we may be inside one of its callbacks.
+  auto self = shared_from_this();
+  asio::post(io_, [self] {
+    self->backend_.reset();
+    if (self->onEnd_) std::exchange(self->onEnd_, {})();
+  });
+}
+
+// ---- BackendHost ------------------------------------------------------------------------
+
+void Session::output(backends::OutputCategory category, std::string text) {
+  static const char* names[] = {"stdout", "stderr", "console", "important"};
+  protocol::OutputEventBody body;
+  body.category = names[static_cast<int>(category)];
+  body.output = std::move(text);
+  sendEvent("output", json::value_from(body));
+}
+
+void Session::processStarted(const std::string& name, std::int64_t pid, bool launched) {
+  protocol::ProcessEventBody body;
+  body.name = name;
+  body.systemProcessId = pid;
+  body.isLocalProcess = true;
+  body.startMethod = launched ? "launch" : "attach";
+  body.pointerSize = 64;
+  sendEvent("process", json::value_from(body));
+}
+
+void Session::exited(const backends::ExitStatus& status) {
+  if (debuggeeEnded_) return;
+  debuggeeEnded_ = true;
+  if (status.signal)
+    output(backends::OutputCategory::Console,
+           "Process terminated by signal " + std::to_string(*status.signal) + " (" +
+               backends::signalName(*status.signal) + ")\n");
+  sendEvent("exited", json::value_from(protocol::ExitedEventBody{status.exitCode}));
+  sendEvent("terminated", json::value_from(protocol::TerminatedEventBody{}));
+}
+
+bool Session::congested() const { return connection_->congested(); }
+
+void Session::whenWritable(std::function<void()> resume) {
+  connection_->whenDrained(std::move(resume));
+}
+
+bool Session::canRunInTerminal() const { return client_.supportsRunInTerminalRequest.value_or(false); }
+
+void Session::runInTerminal(const backends::TerminalLaunch& launch,
+                            backends::Reply<backends::TerminalProcess> reply) {
+  protocol::RunInTerminalRequestArguments args;
+  args.kind = launch.console == backends::Console::ExternalTerminal ? "external" : "integrated";
+  args.title = launch.title;
+  args.cwd = launch.cwd;
+  args.args = launch.argv;
+  for (const auto& [k, v] : launch.env) args.env[k] = v;
+  reverseRequest("runInTerminal", json::value_from(args),
+                 [reply](Result<protocol::Response> r) {
+                   if (!r) return reply(r.takeError());
+                   auto body = protocol::decode<protocol::RunInTerminalResponseBody>(
+                       r->body.is_null() ? json::value(json::object()) : r->body, "body");
+                   if (!body) return reply(body.takeError());
+                   reply(backends::TerminalProcess{body->processId, body->shellProcessId});
+                 });
+}
+
+void Session::reverseRequest(const std::string& command, json::value arguments,
+                             std::function<void(Result<protocol::Response>)> onResponse) {
+  std::int64_t seq = nextSeq_++;
+  reverse_[seq] = std::move(onResponse);
+  send(protocol::toJson(Request{seq, command, std::move(arguments)}));
+}
+
+}  // namespace strata::adapter

@@ -1,0 +1,97 @@
+// One DAP session: parses what the client sends, routes requests to handlers, keeps the
+// lifecycle state, owns the backend and turns its reports into events.
+#pragma once
+
+#include <boost/asio.hpp>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "adapter/handler.hpp"
+#include "adapter/log.hpp"
+#include "backends/backend.hpp"
+#include "strata/protocol/transport.hpp"
+
+namespace strata::adapter {
+
+namespace asio = boost::asio;
+
+struct SessionOptions {
+  int id = 1;
+  std::shared_ptr<Log> log;
+  std::string adapterExecutable;
+};
+
+class Session final : public backends::BackendHost, public std::enable_shared_from_this<Session> {
+ public:
+  enum class State { AwaitingInitialize, Initialized, Launched, Ended };
+
+  Session(asio::io_context& io, std::shared_ptr<protocol::Connection> connection,
+          SessionOptions options, std::function<void()> onEnd);
+  ~Session() override;
+  void start();
+
+  // ---- for handlers ----
+  asio::io_context& io() { return io_; }
+  State state() const { return state_; }
+  const protocol::InitializeRequestArguments& client() const { return client_; }
+  void markInitialized(const protocol::InitializeRequestArguments& client);
+  const protocol::Capabilities& capabilities() const { return capabilities_; }
+  void sendEvent(std::string_view event, json::value body = nullptr);
+  void reverseRequest(const std::string& command, json::value arguments,
+                      std::function<void(Result<protocol::Response>)> onResponse);
+  backends::Backend* backend() { return backend_.get(); }
+  void setBackend(std::unique_ptr<backends::Backend> backend, bool launched);
+  bool launchedDebuggee() const { return launchedDebuggee_; }
+  bool debuggeeEnded() const { return debuggeeEnded_; }
+  // Answers `cancel`: true when the request was still in flight and is now answered.
+  bool cancel(std::int64_t requestId);
+  // Closes the connection once everything queued has been written.
+  void closeAfterFlush();
+  void note(const std::string& text);
+
+  // ---- BackendHost ----
+  void output(backends::OutputCategory category, std::string text) override;
+  void processStarted(const std::string& name, std::int64_t pid, bool launched) override;
+  void exited(const backends::ExitStatus& status) override;
+  bool congested() const override;
+  void whenWritable(std::function<void()> resume) override;
+  bool canRunInTerminal() const override;
+  void runInTerminal(const backends::TerminalLaunch& launch,
+                     backends::Reply<backends::TerminalProcess> reply) override;
+  const std::string& adapterExecutable() const override { return options_.adapterExecutable; }
+
+ private:
+  struct InFlight {
+    std::string command;
+    bool cancellable = false;
+  };
+
+  void onFrame(std::string body);
+  void onFramingError(const std::string& reason);
+  void onClosed();
+  void dispatch(protocol::Request request);
+  void respond(std::int64_t requestSeq, const std::string& command, Result<json::value> body);
+  void send(json::value message);
+  void reportDroppedMessage(const std::string& why);
+
+  asio::io_context& io_;
+  std::shared_ptr<protocol::Connection> connection_;
+  SessionOptions options_;
+  std::function<void()> onEnd_;
+  std::map<std::string, std::unique_ptr<Handler>, std::less<>> handlers_;
+  protocol::Capabilities capabilities_;
+  protocol::InitializeRequestArguments client_;
+  State state_ = State::AwaitingInitialize;
+  std::int64_t nextSeq_ = 1;
+  std::map<std::int64_t, InFlight> inFlight_;
+  std::map<std::int64_t, std::function<void(Result<protocol::Response>)>> reverse_;
+  std::unique_ptr<backends::Backend> backend_;
+  bool launchedDebuggee_ = false;
+  bool debuggeeEnded_ = false;
+  bool ended_ = false;
+};
+
+}  // namespace strata::adapter

@@ -1,0 +1,118 @@
+// Envelope parsing: strict about types, forgiving about extra fields.
+#include "strata/protocol/messages.hpp"
+
+namespace strata::protocol {
+
+std::variant<Message, ParseFailure> parseMessage(std::string_view body) {
+  boost::system::error_code ec;
+  json::parse_options opts;
+  opts.max_depth = 128;
+  json::value v = json::parse(body, ec, {}, opts);
+  if (ec) return ParseFailure{Error{2, "malformed JSON: " + ec.message(), false}, {}, {}};
+  if (!v.is_object())
+    return ParseFailure{Error{2, std::string("a message must be a JSON object, got ") + kindName(v), false}, {}, {}};
+  const auto& o = v.as_object();
+
+  ParseFailure salvage{Error{2, "", false}, {}, {}};
+  if (auto it = o.find("seq"); it != o.end() && it->value().is_int64() && it->value().get_int64() > 0)
+    salvage.seq = it->value().get_int64();
+  if (auto it = o.find("command"); it != o.end() && it->value().is_string())
+    salvage.command = std::string(it->value().get_string());
+
+  Reader r(v, "");
+  std::string type;
+  r.required("type", type);
+  std::int64_t seq = 0;
+  r.required("seq", seq);
+  if (r.ok() && seq < 0) r.fail("seq", "must not be negative");
+  if (!r.ok()) {
+    salvage.error.message = "malformed message: " + r.error().message;
+    if (type != "request") salvage.seq.reset();
+    return salvage;
+  }
+  if (type == "request") {
+    Request q;
+    q.seq = seq;
+    r.required("command", q.command);
+    if (auto it = o.find("arguments"); it != o.end()) {
+      q.arguments = it->value();
+    }
+    if (!r.ok()) {
+      salvage.error.message = "malformed request: " + r.error().message;
+      return salvage;
+    }
+    return Message{std::move(q)};
+  }
+  salvage.seq.reset();
+  if (type == "response") {
+    Response p;
+    p.seq = seq;
+    r.required("request_seq", p.request_seq);
+    r.required("success", p.success);
+    r.required("command", p.command);
+    r.optional("message", p.message);
+    if (auto it = o.find("body"); it != o.end()) p.body = it->value();
+    if (!r.ok()) {
+      salvage.error.message = "malformed response: " + r.error().message;
+      return salvage;
+    }
+    return Message{std::move(p)};
+  }
+  if (type == "event") {
+    Event e;
+    e.seq = seq;
+    r.required("event", e.event);
+    if (auto it = o.find("body"); it != o.end()) e.body = it->value();
+    if (!r.ok()) {
+      salvage.error.message = "malformed event: " + r.error().message;
+      return salvage;
+    }
+    return Message{std::move(e)};
+  }
+  salvage.error.message = "malformed message: type: expected 'request', 'response' or 'event', got '" + type + "'";
+  return salvage;
+}
+
+json::value toJson(const Request& r) {
+  json::object o;
+  o["seq"] = r.seq;
+  o["type"] = "request";
+  o["command"] = r.command;
+  if (!r.arguments.is_null()) o["arguments"] = r.arguments;
+  return o;
+}
+
+json::value toJson(const Response& r) {
+  json::object o;
+  o["seq"] = r.seq;
+  o["type"] = "response";
+  o["request_seq"] = r.request_seq;
+  o["success"] = r.success;
+  o["command"] = r.command;
+  if (r.message) o["message"] = *r.message;
+  if (!r.body.is_null()) o["body"] = r.body;
+  return o;
+}
+
+json::value toJson(const Event& e) {
+  json::object o;
+  o["seq"] = e.seq;
+  o["type"] = "event";
+  o["event"] = e.event;
+  if (!e.body.is_null()) o["body"] = e.body;
+  return o;
+}
+
+json::value toJson(const Message& m) {
+  return std::visit([](const auto& x) { return toJson(x); }, m);
+}
+
+json::value errorBody(const Error& e) {
+  json::object err;
+  err["id"] = e.id;
+  err["format"] = e.message;
+  err["showUser"] = e.showUser;
+  return json::object{{"error", std::move(err)}};
+}
+
+}  // namespace strata::protocol
