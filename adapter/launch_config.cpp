@@ -45,7 +45,7 @@ Result<void> checkFile(const std::string& what, const std::string& path, bool ne
                            (errno == ENOENT ? "" : std::string(": ") + std::strerror(errno)));
   if (S_ISDIR(st.st_mode))
     return launchError(errors::kProgramNotExecutable, what + " '" + path + "' is a directory");
-  if (needExec && ::access(path.c_str(), X_OK) != 0)
+  if (needExec && ((st.st_mode & 0111) == 0 || ::access(path.c_str(), X_OK) != 0))
     return launchError(errors::kProgramNotExecutable,
                        what + " '" + path + "' is not executable (mode " + modeString(st.st_mode) +
                            "); make it executable with chmod +x");

@@ -62,7 +62,7 @@ class Server {
   void serve(std::shared_ptr<protocol::Connection> connection, bool exitWhenDone) {
     int id = nextId_++;
     auto session = std::make_shared<adapter::Session>(
-        io_, connection, adapter::SessionOptions{id, log_, adapterExe_}, [this, id, exitWhenDone] {
+        io_, connection, adapter::SessionOptions{id, log_, adapterExe_, {}}, [this, id, exitWhenDone] {
           sessions_.erase(id);
           if (exitWhenDone) io_.stop();
         });

@@ -3,6 +3,8 @@
 
 #include <exception>
 
+#include "backends/process/process_backend.hpp"
+
 namespace strata::adapter {
 
 using protocol::Request;
@@ -173,6 +175,11 @@ bool Session::cancel(std::int64_t requestId) {
 void Session::markInitialized(const protocol::InitializeRequestArguments& client) {
   client_ = client;
   state_ = State::Initialized;
+}
+
+std::unique_ptr<backends::Backend> Session::createBackend(const backends::LaunchSpec& spec) {
+  if (options_.backendFactory) return options_.backendFactory(*this, spec);
+  return std::make_unique<backends::ProcessBackend>(io_, *this);
 }
 
 void Session::setBackend(std::unique_ptr<backends::Backend> backend, bool launched) {

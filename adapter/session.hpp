@@ -18,10 +18,17 @@ namespace strata::adapter {
 
 namespace asio = boost::asio;
 
+class Session;
+
+// Picks and creates the backend for a launch; tests substitute fakes here.
+using BackendFactory =
+    std::function<std::unique_ptr<backends::Backend>(Session&, const backends::LaunchSpec&)>;
+
 struct SessionOptions {
   int id = 1;
   std::shared_ptr<Log> log;
   std::string adapterExecutable;
+  BackendFactory backendFactory;  // empty: the built-in choice
 };
 
 class Session final : public backends::BackendHost, public std::enable_shared_from_this<Session> {
@@ -43,6 +50,7 @@ class Session final : public backends::BackendHost, public std::enable_shared_fr
   void reverseRequest(const std::string& command, json::value arguments,
                       std::function<void(Result<protocol::Response>)> onResponse);
   backends::Backend* backend() { return backend_.get(); }
+  std::unique_ptr<backends::Backend> createBackend(const backends::LaunchSpec& spec);
   void setBackend(std::unique_ptr<backends::Backend> backend, bool launched);
   bool launchedDebuggee() const { return launchedDebuggee_; }
   bool debuggeeEnded() const { return debuggeeEnded_; }

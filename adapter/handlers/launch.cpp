@@ -5,7 +5,6 @@
 
 #include "adapter/launch_config.hpp"
 #include "adapter/session.hpp"
-#include "backends/process/process_backend.hpp"
 
 extern char** environ;
 
@@ -39,7 +38,7 @@ class LaunchHandler final : public TypedHandler<protocol::LaunchRequestArguments
       session.output(backends::OutputCategory::Console,
                      "Strata has no debugging backend for this program yet; running it without "
                      "debugging.\n");
-    auto backend = std::make_unique<backends::ProcessBackend>(session.io(), session);
+    auto backend = session.createBackend(*spec);
     auto* raw = backend.get();
     session.setBackend(std::move(backend), true);
     raw->launch(*spec, [respond](Result<void> r) {

@@ -71,7 +71,7 @@ std::optional<std::string> findDefaultPython(const std::vector<std::string>& env
 #ifdef STRATA_BUILD_PYTHONS
   std::stringstream built(STRATA_BUILD_PYTHONS);
   std::string exe;
-  while (std::getline(built, exe, ';'))
+  while (std::getline(built, exe, ':'))
     if (executable(exe)) return exe;
 #endif
   return std::nullopt;

@@ -147,6 +147,7 @@ static void fieldsOfLaunchRequestArguments(V& v, T& t) {
   v.field("env", t.env, false);
   v.field("stopOnEntry", t.stopOnEntry, false);
   v.field("console", t.console, false);
+  v.field("python", t.python, false);
   v.field("__restart", t.__restart, false);
 }
 void tag_invoke(const json::value_from_tag&, json::value& jv, const LaunchRequestArguments& v) {

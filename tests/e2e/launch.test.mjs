@@ -1,0 +1,115 @@
+// noDebug launches of native programs and Python scripts over stdio and TCP: exact output,
+// exit codes, arguments, cwd, environment, and clear errors for bad launches.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startStdio, startServer, startTcp, runToEnd, assertClean, target, PY_TARGETS, PYTHONS } from './lib/harness.mjs';
+
+function plainFile() {
+  const f = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'strata-plain-')), 'plain.txt');
+  fs.writeFileSync(f, 'not a program\n', { mode: 0o644 });
+  fs.chmodSync(f, 0o644);
+  return f;
+}
+
+const helloStdout = (args, cwd, v) =>
+  'hello from C\n' + args.map((a, i) => `arg[${i + 1}]=${a}\n`).join('') + `cwd=${cwd}\nSTRATA_TEST_VAR=${v}\n` +
+  'utf8=é✓ invalid=\uFFFD\uFFFD end\n';
+
+for (const transport of ['stdio', 'tcp']) {
+  test(`native program over ${transport}: output, exit code, args, cwd, env`, async () => {
+    let srv = null;
+    let c;
+    if (transport === 'tcp') {
+      srv = await startServer();
+      c = await startTcp(srv.port);
+    } else {
+      c = await startStdio();
+    }
+    try {
+      const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'strata-cwd-'));
+      const code = await runToEnd(c, { noDebug: true, program: target('hello'), args: ['7', 'two words', 'ü'], cwd, env: { STRATA_TEST_VAR: 'yes' } });
+      assert.equal(code, 7);
+      assert.equal(c.output('stdout'), helloStdout(['7', 'two words', 'ü'], fs.realpathSync(cwd), 'yes'));
+      assert.equal(c.output('stderr'), 'to stderr\n');
+      const proc = c.eventsNamed('process')[0];
+      assert.equal(proc.body.name, target('hello'));
+      assert.equal(proc.body.startMethod, 'launch');
+      assert.ok(proc.body.systemProcessId > 0);
+      // exited comes after every output event, then terminated.
+      const kinds = c.received.filter((m) => m.type === 'event').map((m) => m.event);
+      assert.ok(kinds.lastIndexOf('output') < kinds.indexOf('exited'));
+      assert.equal(kinds.at(-1), 'terminated');
+      await c.disconnectRequest();
+      assertClean(assert, c);
+    } finally {
+      srv?.server.kill();
+    }
+  });
+}
+
+test('environment variables can be removed with null', async () => {
+  process.env.STRATA_TEST_VAR = 'from-adapter';
+  const c = await startStdio();
+  delete process.env.STRATA_TEST_VAR;
+  await runToEnd(c, { noDebug: true, program: target('hello'), env: { STRATA_TEST_VAR: null } });
+  assert.match(c.output('stdout'), /STRATA_TEST_VAR=\(unset\)/);
+  await c.disconnectRequest();
+  assertClean(assert, c);
+});
+
+for (const python of PYTHONS) {
+  test(`Python script under ${path.basename(python)}: output and exit code`, async () => {
+    const c = await startStdio();
+    const code = await runToEnd(c, { noDebug: true, program: path.join(PY_TARGETS, 'hello.py'), python, args: ['3', 'x y'], env: { STRATA_TEST_VAR: 'py' } });
+    assert.equal(code, 3);
+    assert.equal(c.output('stdout'), "hello from Python True\nargs ['3', 'x y']\nSTRATA_TEST_VAR py\n");
+    assert.equal(c.output('stderr'), 'to stderr\n');
+    await c.disconnectRequest();
+    assertClean(assert, c);
+  });
+}
+
+test('a .py program without "python" runs under the newest Python >= 3.12 found', async () => {
+  const c = await startStdio();
+  const code = await runToEnd(c, { noDebug: true, program: path.join(PY_TARGETS, 'hello.py') });
+  assert.equal(code, 0);
+  assert.match(c.output('stdout'), /^hello from Python True\n/);
+  await c.disconnectRequest();
+  assertClean(assert, c);
+});
+
+test('a Python module runs with "module"', async () => {
+  const c = await startStdio();
+  const code = await runToEnd(c, { noDebug: true, module: 'json.tool', args: ['--compact'], python: PYTHONS[0] });
+  // json.tool with no input on stdin (/dev/null) reports an error and exits non-zero.
+  assert.notEqual(code, 0);
+  assert.match(c.output('stderr'), /Expecting value/);
+  await c.disconnectRequest();
+  assertClean(assert, c);
+});
+
+for (const [what, args, message] of [
+  ['a program that does not exist', { program: '/no/such/program' }, /cannot launch: program '\/no\/such\/program' does not exist/],
+  ['a directory', { program: '/tmp' }, /cannot launch: program '\/tmp' is a directory/],
+  ['a file that is not executable', { program: plainFile() }, /cannot launch: program '.*\/plain\.txt' is not executable \(mode rw-r--r--\); make it executable with chmod \+x/],
+  ['a cwd that does not exist', { program: '/bin/true', cwd: '/no/such/dir' }, /cannot launch: cwd '\/no\/such\/dir' does not exist/],
+  ['a cwd that is a file', { program: '/bin/true', cwd: plainFile() }, /cannot launch: cwd '.*\/plain\.txt' is not a directory/],
+  ['no program', {}, /arguments\.program: required field is missing/],
+  ['a Python that does not exist', { program: path.join(PY_TARGETS, 'hello.py'), python: '/no/python3.12' }, /Python interpreter '\/no\/python3\.12' does not exist/],
+  ['a bad console', { program: '/bin/true', console: 'tty' }, /arguments\.console: expected 'internalConsole', 'integratedTerminal' or 'externalTerminal', got 'tty'/],
+]) {
+  test(`launching ${what} fails with a message naming it`, async () => {
+    const c = await startStdio();
+    await c.initializeRequest();
+    await assert.rejects(c.launchRequest({ noDebug: true, ...args }), message);
+    const r = c.received.find((m) => m.command === 'launch');
+    assert.equal(r.body.error.showUser, true);
+    // The session is still usable.
+    assert.deepEqual((await c.threadsRequest()).body.threads, []);
+    await c.disconnectRequest();
+    assertClean(assert, c);
+  });
+}

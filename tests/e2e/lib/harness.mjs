@@ -1,0 +1,190 @@
+// Test harness: the real strata-dap driven by @vscode/debugadapter-testsupport's DebugClient,
+// with every message the adapter sends checked against the official DAP JSON schema.
+import { after } from 'node:test';
+import { DebugClient } from '@vscode/debugadapter-testsupport';
+import Ajv from 'ajv-draft-04';
+import { spawn, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import net from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const REPO = path.resolve(here, '../../..');
+export const ADAPTER = process.env.STRATA_DAP ?? path.join(REPO, 'build/asan/adapter/strata-dap');
+export const CLI = process.env.STRATA_CLI ?? path.join(path.dirname(ADAPTER), 'cli/strata');
+export const TARGETS = process.env.STRATA_TARGETS ?? path.join(REPO, 'build/asan/tests/targets');
+export const PY_TARGETS = path.join(REPO, 'tests/targets/python');
+export const PYTHONS = (process.env.STRATA_PYTHONS ?? '').split(':').filter(Boolean);
+
+function findSchema() {
+  for (const p of [process.env.STRATA_DAP_SCHEMA,
+                   path.join(REPO, '../shared/dap/debugAdapterProtocol.json'),
+                   path.join(REPO, 'shared/dap/debugAdapterProtocol.json')]) {
+    if (p && fs.existsSync(p)) return p;
+  }
+  throw new Error('debugAdapterProtocol.json not found (set STRATA_DAP_SCHEMA)');
+}
+const schema = JSON.parse(fs.readFileSync(findSchema(), 'utf8'));
+const ajv = new Ajv({ strict: false, allErrors: true });
+// The schema's integer formats, checked rather than ignored.
+const intFormat = (lo, hi) => ({ type: 'number', validate: (x) => Number.isInteger(x) && x >= lo && x <= hi });
+ajv.addFormat('int32', intFormat(-(2 ** 31), 2 ** 31 - 1));
+ajv.addFormat('uint32', intFormat(0, 2 ** 32 - 1));
+ajv.addFormat('uint64', intFormat(0, Number.MAX_SAFE_INTEGER));
+ajv.addSchema(schema, 'dap');
+const defs = schema.definitions;
+const cap = (s) => s.charAt(0).toUpperCase() + s.slice(1);
+
+// Which schema definition a message from the adapter must satisfy.
+function definitionFor(m) {
+  if (m.type === 'response') {
+    if (!m.success) return 'ErrorResponse';
+    return defs[cap(m.command) + 'Response'] ? cap(m.command) + 'Response' : 'Response';
+  }
+  if (m.type === 'event') return defs[cap(m.event) + 'Event'] ? cap(m.event) + 'Event' : 'Event';
+  if (m.type === 'request') return defs[cap(m.command) + 'Request'] ? cap(m.command) + 'Request' : 'Request';
+  return 'ProtocolMessage';
+}
+
+export function schemaErrors(message) {
+  const name = definitionFor(message);
+  const validate = ajv.getSchema(`dap#/definitions/${name}`);
+  if (validate(message)) return [];
+  return validate.errors.map((e) => `${name}${e.instancePath} ${e.message}`);
+}
+
+// Adapters still running when a file's tests end (a failed assertion skips the disconnect)
+// are stopped, so one failure never hangs the run.
+const live = new Set();
+after(() => { for (const c of live) c.stopAdapter(); });
+
+export class StrataClient extends DebugClient {
+  constructor() {
+    super(ADAPTER, '--stdio', 'strata', {}, true);
+    live.add(this);
+    this.defaultTimeout = 20000;
+    this.received = [];          // every message from the adapter, in order
+    this.violations = [];        // schema or ordering violations
+    this.reverseHandler = null;  // (request) => body or Promise<body>
+    this.on('error', () => {});
+  }
+
+  dispatch(body) {
+    const m = JSON.parse(body);
+    this.received.push(m);
+    for (const e of schemaErrors(m)) this.violations.push(`${JSON.stringify(m).slice(0, 200)}: ${e}`);
+    const initResponse = this.received.findIndex((x) => x.type === 'response' && x.command === 'initialize');
+    if (m.type === 'event' && initResponse === -1) this.violations.push(`event '${m.event}' before the initialize response`);
+    if (m.type === 'request') return this.answerReverse(m);
+    super.dispatch(body);
+  }
+
+  async answerReverse(request) {
+    let response;
+    try {
+      if (!this.reverseHandler) throw new Error(`unexpected reverse request ${request.command}`);
+      const result = await this.reverseHandler(request);
+      if (result === undefined) return; // the test chooses never to answer
+      response = { type: 'response', seq: 0, request_seq: request.seq, command: request.command, success: true, body: result };
+    } catch (e) {
+      response = { type: 'response', seq: 0, request_seq: request.seq, command: request.command, success: false, message: String(e.message) };
+    }
+    this.writeRaw(JSON.stringify(response));
+  }
+
+  // Writes bytes to the adapter exactly as given (a frame is added when `frame` is true).
+  writeRaw(text, frame = true) {
+    const data = frame ? `Content-Length: ${Buffer.byteLength(text, 'utf8')}\r\n\r\n${text}` : text;
+    (this._socket ?? this._adapterProcess.stdin).write(data);
+  }
+
+  eventsNamed(name) { return this.received.filter((m) => m.type === 'event' && m.event === name); }
+
+  output(category) {
+    return this.eventsNamed('output').filter((e) => e.body.category === category).map((e) => e.body.output).join('');
+  }
+
+  get adapterProcess() { return this._adapterProcess; }
+}
+
+export async function startStdio() {
+  const c = new StrataClient();
+  await c.start();
+  return c;
+}
+
+// Starts `strata-dap --listen 127.0.0.1:0` and returns {server, port}.
+export async function startServer(extraArgs = []) {
+  const server = spawn(ADAPTER, ['--listen', '127.0.0.1:0', ...extraArgs], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise((resolve, reject) => {
+    let text = '';
+    server.stdout.on('data', (d) => {
+      text += d;
+      const m = /listening on .*:(\d+)/.exec(text);
+      if (m) resolve(Number(m[1]));
+    });
+    server.on('exit', (code) => reject(new Error(`adapter exited with ${code} before listening`)));
+  });
+  return { server, port };
+}
+
+export async function startTcp(port) {
+  const c = new StrataClient();
+  await c.start(port);
+  return c;
+}
+
+export function exitOf(proc) {
+  if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve(proc.exitCode ?? proc.signalCode);
+  return new Promise((resolve) => proc.once('exit', (code, signal) => resolve(code ?? signal)));
+}
+
+export function withTimeout(promise, ms, what) {
+  let t;
+  return Promise.race([promise, new Promise((_, reject) => { t = setTimeout(() => reject(new Error(`timed out: ${what}`)), ms); })])
+    .finally(() => clearTimeout(t));
+}
+
+export function isRunning(pid) {
+  try { process.kill(pid, 0); } catch { return false; }
+  // A zombie is not running: look at /proc.
+  try { return !/\) Z /.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8')); } catch { return false; }
+}
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+export async function waitUntil(pred, ms, what) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await pred()) return;
+    await sleep(20);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+// Runs initialize + launch + configurationDone and waits for `terminated`.
+export async function runToEnd(client, launchArgs) {
+  await client.initializeRequest();
+  const terminated = client.waitForEvent('terminated', 60000);
+  await client.launchRequest(launchArgs);
+  await client.configurationDoneRequest();
+  await terminated;
+  const exited = client.eventsNamed('exited');
+  return exited.length ? exited[0].body.exitCode : undefined;
+}
+
+export function target(name) { return path.join(TARGETS, name); }
+
+export function assertClean(assert, client) {
+  assert.deepEqual(client.violations, [], 'every message conforms to the DAP schema');
+}
+
+export function sh(cmd, args, opts = {}) { return execFileSync(cmd, args, { encoding: 'utf8', ...opts }); }
+
+export function freePort() {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)); });
+  });
+}

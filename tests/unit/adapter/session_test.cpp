@@ -1,0 +1,191 @@
+// The session over a real socket pair, with a fake backend: lifecycle rules, routing, events.
+#include <doctest/doctest.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "adapter/session.hpp"
+#include "strata/protocol/framing.hpp"
+
+using namespace strata;
+namespace json = boost::json;
+
+namespace {
+
+class FakeBackend final : public backends::Backend {
+ public:
+  explicit FakeBackend(backends::BackendHost& host) : host(host) {}
+  std::string name() const override { return "fake"; }
+  void launch(const backends::LaunchSpec& spec, backends::Reply<void> reply) override {
+    launched = spec;
+    reply({});
+    host.processStarted("fake", 4242, true);
+  }
+  void configurationDone(backends::Reply<void> reply) override {
+    configured = true;
+    reply({});
+  }
+  void setSourceBreakpoints(const std::string& path, const std::vector<backends::SourceBreakpointSpec>& bps,
+                            backends::Reply<std::vector<backends::BreakpointState>> reply) override {
+    lastPath = path;
+    std::vector<backends::BreakpointState> out;
+    for (const auto& b : bps) out.push_back({true, b.line + 1, ""});
+    reply(std::move(out));
+  }
+  void threads(backends::Reply<std::vector<backends::ThreadInfo>> reply) override {
+    reply(std::vector<backends::ThreadInfo>{{11, "main"}, {12, "worker"}});
+  }
+  void terminate(bool force, backends::Reply<void> reply) override {
+    terminated = force ? 2 : 1;
+    host.exited(backends::ExitStatus{0, 9});
+    reply({});
+  }
+  void detach(backends::Reply<void> reply) override {
+    detached = true;
+    reply({});
+  }
+  backends::BackendHost& host;
+  std::optional<backends::LaunchSpec> launched;
+  bool configured = false, detached = false;
+  int terminated = 0;
+  std::string lastPath;
+};
+
+struct Harness {
+  boost::asio::io_context io;
+  int peer = -1;
+  std::shared_ptr<adapter::Session> session;
+  FakeBackend* fake = nullptr;
+  bool ended = false;
+  protocol::FrameDecoder decoder;
+  int seq = 1;
+
+  Harness() {
+    int sv[2];
+    REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
+    peer = sv[0];
+    auto conn = std::make_shared<protocol::Connection>(
+        protocol::makeDescriptorStream(io, sv[1], ::dup(sv[1]), "test"));
+    adapter::SessionOptions options;
+    options.backendFactory = [this](adapter::Session& s, const backends::LaunchSpec&) {
+      auto b = std::make_unique<FakeBackend>(s);
+      fake = b.get();
+      return b;
+    };
+    session = std::make_shared<adapter::Session>(io, conn, options, [this] { ended = true; });
+    session->start();
+  }
+  ~Harness() {
+    if (peer >= 0) ::close(peer);
+    io.run_for(std::chrono::milliseconds(50));
+  }
+  void send(const std::string& command, json::value args = nullptr) {
+    json::object o{{"seq", seq++}, {"type", "request"}, {"command", command}};
+    if (!args.is_null()) o["arguments"] = args;
+    sendRaw(protocol::encodeFrame(json::serialize(o)));
+  }
+  void sendRaw(const std::string& bytes) { REQUIRE(::write(peer, bytes.data(), bytes.size()) == (ssize_t)bytes.size()); }
+  // Runs the adapter until `n` messages arrived.
+  std::vector<json::object> receive(std::size_t n) {
+    std::vector<json::object> out;
+    for (int i = 0; i < 200 && out.size() < n; ++i) {
+      io.run_for(std::chrono::milliseconds(5));
+      char buf[65536];
+      ssize_t r = ::recv(peer, buf, sizeof buf, MSG_DONTWAIT);
+      if (r > 0) decoder.feed(std::string_view(buf, r));
+      std::string body;
+      while (decoder.next(body) == protocol::FrameDecoder::Status::Frame) out.push_back(json::parse(body).as_object());
+    }
+    REQUIRE(out.size() == n);
+    return out;
+  }
+};
+
+std::string kind(const json::object& m) {
+  if (m.at("type") == "event") return "event:" + std::string(m.at("event").as_string());
+  return std::string(m.at("type").as_string()) + ":" + std::string(m.at("command").as_string()) +
+         (m.at("type") == "response" && !m.at("success").as_bool() ? ":fail" : "");
+}
+
+}  // namespace
+
+TEST_CASE("initialize first, once; unknown commands fail; the session survives") {
+  Harness h;
+  h.send("launch", json::object{{"program", "/bin/true"}});
+  auto r = h.receive(1);
+  CHECK(kind(r[0]) == "response:launch:fail");
+  CHECK(r[0].at("message") == "the first request must be 'initialize' (got 'launch')");
+  CHECK(r[0].at("request_seq") == 1);
+  h.send("initialize", json::object{{"adapterID", "strata"}});
+  r = h.receive(2);
+  CHECK(kind(r[0]) == "response:initialize");
+  CHECK(kind(r[1]) == "event:initialized");
+  CHECK(r[0].at("body").at("supportsConfigurationDoneRequest") == true);
+  h.send("initialize");
+  CHECK(h.receive(1)[0].at("message") == "the session is already initialized");
+  h.send("stepBack");
+  CHECK(h.receive(1)[0].at("message") == "Strata does not support the 'stepBack' request");
+}
+
+TEST_CASE("launch goes to the backend; its events and answers reach the client") {
+  Harness h;
+  h.send("initialize");
+  h.receive(2);
+  h.send("launch", json::object{{"program", "/bin/true"}, {"args", json::array{"x"}}, {"noDebug", true}});
+  auto r = h.receive(2);
+  CHECK(kind(r[0]) == "response:launch");
+  CHECK(kind(r[1]) == "event:process");
+  CHECK(r[1].at("body").at("systemProcessId") == 4242);
+  REQUIRE(h.fake);
+  CHECK(h.fake->launched->argv == std::vector<std::string>{"/bin/true", "x"});
+  h.send("setBreakpoints", json::object{{"source", json::object{{"path", "/a.c"}}},
+                                        {"breakpoints", json::array{json::object{{"line", 4}}}}});
+  r = h.receive(1);
+  CHECK(r[0].at("body").at("breakpoints").at(0).at("line") == 5);
+  CHECK(r[0].at("body").at("breakpoints").at(0).at("verified") == true);
+  CHECK(h.fake->lastPath == "/a.c");
+  h.send("configurationDone");
+  h.receive(1);
+  CHECK(h.fake->configured);
+  h.send("threads");
+  r = h.receive(1);
+  CHECK(json::serialize(r[0].at("body")) == R"({"threads":[{"id":11,"name":"main"},{"id":12,"name":"worker"}]})");
+  h.send("disconnect");
+  r = h.receive(4);
+  CHECK(kind(r[0]) == "event:output");
+  CHECK(r[0].at("body").at("output") == "Process terminated by signal 9 (SIGKILL)\n");
+  CHECK(kind(r[1]) == "event:exited");
+  CHECK(kind(r[2]) == "event:terminated");
+  CHECK(kind(r[3]) == "response:disconnect");
+  CHECK(h.fake->terminated == 2);
+}
+
+TEST_CASE("disconnect with terminateDebuggee:false detaches") {
+  Harness h;
+  h.send("initialize");
+  h.receive(2);
+  h.send("launch", json::object{{"program", "/bin/true"}});
+  auto r = h.receive(3);
+  // Without noDebug the user is told the program runs without debugging for now.
+  CHECK(kind(r[0]) == "event:output");
+  CHECK(kind(r[1]) == "response:launch");
+  h.send("disconnect", json::object{{"terminateDebuggee", false}});
+  CHECK(kind(h.receive(1)[0]) == "response:disconnect");
+  CHECK(h.fake->detached);
+  CHECK(h.fake->terminated == 0);
+}
+
+TEST_CASE("a malformed message before initialize closes quietly; after it, an output event") {
+  {
+    Harness h;
+    h.sendRaw(protocol::encodeFrame("not json"));
+    for (int i = 0; i < 50 && !h.ended; ++i) h.io.run_for(std::chrono::milliseconds(5));
+    CHECK(h.ended);
+  }
+  Harness h;
+  h.send("initialize");
+  h.receive(2);
+  h.sendRaw(protocol::encodeFrame("{\"seq\":2,"));
+  auto r = h.receive(1);
+  CHECK(kind(r[0]) == "event:output");
+  CHECK(std::string(r[0].at("body").at("output").as_string()).find("malformed JSON") != std::string::npos);
+}
