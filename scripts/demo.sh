@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Sets everything up (scripts/setup.sh) and runs the examples through the real adapter
+# with the strata CLI, printing what a user sees.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh release
+bin=build/release
+strata="$bin/adapter/cli/strata"
+
+show() {
+  echo
+  echo "\$ strata $*"
+  set +e
+  "$strata" "$@"
+  local rc=$?
+  set -e
+  echo "[exit code $rc]"
+}
+
+echo "== Strata demo: programs run through strata-dap over DAP"
+show run -- "$bin/examples/native/primes" 30
+show run -- examples/python/train_loop.py --epochs 5
+show run --json -- "$bin/examples/native/primes" 10
+show run -- examples/python/train_loop.py --epochs 2 --fail

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Sets up a fresh Debian 12 machine for Strata and builds the given CMake presets.
+# Safe to run again: it installs only what is missing and rebuilds only what changed.
+#   scripts/setup.sh [PRESET...]     (default: release)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  cmake g++ ninja-build pkg-config
+  libboost1.81-dev libboost-json1.81-dev pybind11-dev
+  libunwind-dev libdw-dev libelf-dev libcapstone-dev
+  doctest-dev libsqlite3-dev
+  clang-14 libclang-rt-14-dev
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
+if ((${#missing[@]})); then
+  echo "== installing: ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The e2e suite's client libraries, from the committed lockfile; redone when it changes.
+stamp=tests/e2e/node_modules/.strata-lock
+if [ ! -f "$stamp" ] || ! cmp -s tests/e2e/package-lock.json "$stamp"; then
+  echo "== npm ci (tests/e2e)"
+  (cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error)
+  cp tests/e2e/package-lock.json "$stamp"
+fi
+
+presets=("$@")
+((${#presets[@]})) || presets=(release)
+for preset in "${presets[@]}"; do
+  echo "== build ($preset)"
+  cmake --preset "$preset" >/dev/null
+  cmake --build --preset "$preset" -- -j"$(nproc)"
+done

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Sets everything up (scripts/setup.sh) and runs every test: unit and end-to-end tests under
+# ASan+UBSan, and a bounded libFuzzer run over the protocol decoder.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh asan fuzz
+echo "== tests (asan)"
+ctest --preset asan -j"$(nproc)"
+echo "== fuzzing (bounded)"
+ctest --preset fuzz
