@@ -24,6 +24,7 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "strata/protocol/framing.hpp"
@@ -170,12 +171,16 @@ Result<pid_t> spawnWith(const std::vector<std::string>& args, int stdinFd, int s
 Result<void> startStdio(Peer& p, const std::vector<std::string>& args) {
   int toPeer[2], fromPeer[2];
   if (::pipe2(toPeer, O_CLOEXEC) != 0) return errnoError("pipe");
-  if (::pipe2(fromPeer, O_CLOEXEC) != 0) return errnoError("pipe");
+  p.out = toPeer[1];  // from here on stop() closes what was opened, whatever fails next
+  if (::pipe2(fromPeer, O_CLOEXEC) != 0) {
+    Error e = errnoError("pipe");
+    (void)closeFd(toPeer[0]);
+    return e;
+  }
   auto pid = spawnWith(args, toPeer[0], fromPeer[1]);
   int childIn = toPeer[0], childOut = fromPeer[1];
   if (auto c = closeFd(childIn); !c) return c;
   if (auto c = closeFd(childOut); !c) return c;
-  p.out = toPeer[1];
   p.in = fromPeer[0];
   if (!pid) return pid.takeError();
   p.pid = *pid;
@@ -246,7 +251,7 @@ Result<void> stop(Peer& p) {
       if (result) result = Error{1, "the peer did not exit within 5 s", true};
       break;
     }
-    ::usleep(1000);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   p.pid = -1;
   return result;
