@@ -1,7 +1,35 @@
 // Envelope parsing: strict about types, forgiving about extra fields.
 #include "strata/protocol/messages.hpp"
 
+#include <cmath>
+
 namespace strata::protocol {
+namespace {
+
+// Boost.JSON turns a number beyond double's range (1e400) into infinity and would write it
+// back as `Infinity`, which is not JSON: refuse it where it enters, naming where it is.
+bool findNonFinite(const json::value& v, std::string& path) {
+  if (v.is_double()) return !std::isfinite(v.get_double());
+  if (v.is_array()) {
+    const auto& a = v.get_array();
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (findNonFinite(a[i], path)) {
+        path = "[" + std::to_string(i) + "]" + path;
+        return true;
+      }
+    }
+  } else if (v.is_object()) {
+    for (const auto& kv : v.get_object()) {
+      if (findNonFinite(kv.value(), path)) {
+        path = "." + std::string(kv.key()) + path;
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+}  // namespace
 
 std::variant<Message, ParseFailure> parseMessage(std::string_view body) {
   boost::system::error_code ec;
@@ -18,6 +46,13 @@ std::variant<Message, ParseFailure> parseMessage(std::string_view body) {
     salvage.seq = it->value().get_int64();
   if (auto it = o.find("command"); it != o.end() && it->value().is_string())
     salvage.command = std::string(it->value().get_string());
+  if (std::string where; findNonFinite(v, where)) {
+    salvage.error.message = "malformed JSON: number out of range at " + where.substr(1);
+    if (auto it = o.find("type"); it == o.end() || !it->value().is_string() ||
+                                   it->value().get_string() != "request")
+      salvage.seq.reset();
+    return salvage;
+  }
 
   Reader r(v, "");
   std::string type;

@@ -29,6 +29,7 @@ class FrameDecoder {
   std::string buffer_;
   std::size_t start_ = 0;              // first unconsumed byte of buffer_
   std::size_t pendingLength_ = 0;      // body length once a header has been parsed
+  std::size_t headerScanned_ = 0;      // header bytes already searched for the blank line
   bool haveHeader_ = false;
   std::string error_;
 };
