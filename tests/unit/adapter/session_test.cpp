@@ -11,9 +11,20 @@ namespace json = boost::json;
 
 namespace {
 
+// What the fake backend saw; owned by the test, since the session destroys its backend
+// when the connection closes.
+struct FakeState {
+  std::optional<backends::LaunchSpec> launched;
+  bool configured = false, detached = false;
+  int terminated = 0;
+  std::string lastPath;
+};
+
 class FakeBackend final : public backends::Backend {
  public:
-  explicit FakeBackend(backends::BackendHost& host) : host(host) {}
+  FakeBackend(backends::BackendHost& host, FakeState& state)
+      : host(host), launched(state.launched), configured(state.configured),
+        detached(state.detached), terminated(state.terminated), lastPath(state.lastPath) {}
   std::string name() const override { return "fake"; }
   void launch(const backends::LaunchSpec& spec, backends::Reply<void> reply) override {
     launched = spec;
@@ -44,17 +55,19 @@ class FakeBackend final : public backends::Backend {
     reply({});
   }
   backends::BackendHost& host;
-  std::optional<backends::LaunchSpec> launched;
-  bool configured = false, detached = false;
-  int terminated = 0;
-  std::string lastPath;
+  std::optional<backends::LaunchSpec>& launched;
+  bool& configured;
+  bool& detached;
+  int& terminated;
+  std::string& lastPath;
 };
 
 struct Harness {
   boost::asio::io_context io;
   int peer = -1;
   std::shared_ptr<adapter::Session> session;
-  FakeBackend* fake = nullptr;
+  FakeState state;
+  FakeState* fake = nullptr;
   bool ended = false;
   protocol::FrameDecoder decoder;
   int seq = 1;
@@ -67,9 +80,8 @@ struct Harness {
         protocol::makeDescriptorStream(io, sv[1], ::dup(sv[1]), "test"));
     adapter::SessionOptions options;
     options.backendFactory = [this](adapter::Session& s, const backends::LaunchSpec&) {
-      auto b = std::make_unique<FakeBackend>(s);
-      fake = b.get();
-      return b;
+      fake = &state;
+      return std::make_unique<FakeBackend>(s, state);
     };
     session = std::make_shared<adapter::Session>(io, conn, options, [this] { ended = true; });
     session->start();
