@@ -50,11 +50,14 @@ test('a listener with a token refuses peers without it before reading any reques
   const { server, port } = await startServer(['--token', 's3cret']);
   try {
     const intruder = await startTcp(port);
+    // Refused peers may see a reset: the adapter closes on data it will never read.
+    intruder._socket.on('error', () => {});
     intruder.writeRaw(JSON.stringify({ seq: 1, type: 'request', command: 'initialize', arguments: {} }));
     await withTimeout(new Promise((r) => intruder._socket.once('close', r)), 8000, 'refused');
     assert.equal(intruder.received.length, 0);
 
     const wrong = await startTcp(port);
+    wrong._socket.on('error', () => {});
     wrong.writeRaw('STRATA-TOKEN nope\r\n', false);
     await withTimeout(new Promise((r) => wrong._socket.once('close', r)), 8000, 'refused');
 
