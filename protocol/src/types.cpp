@@ -33,6 +33,19 @@ struct Decoder {
 
 }  // namespace
 
+// Both conversions of a struct, from its one field list.
+#define STRATA_CODEC(T)                                                   \
+  void tag_invoke(const json::value_from_tag&, json::value& jv, const T& v) { \
+    json::object o;                                                       \
+    Encoder e{o};                                                         \
+    fieldsOf##T(e, v);                                                    \
+    jv = std::move(o);                                                    \
+  }                                                                       \
+  void tag_invoke(decode_tag, Reader& r, T& v) {                          \
+    Decoder d{r};                                                         \
+    fieldsOf##T(d, v);                                                    \
+  }
+
 template <class V, class T>
 static void fieldsOfInitializeRequestArguments(V& v, T& t) {
   v.field("clientID", t.clientID, false);
@@ -53,16 +66,7 @@ static void fieldsOfInitializeRequestArguments(V& v, T& t) {
   v.field("supportsStartDebuggingRequest", t.supportsStartDebuggingRequest, false);
   v.field("supportsANSIStyling", t.supportsANSIStyling, false);
 }
-void tag_invoke(const json::value_from_tag&, json::value& jv, const InitializeRequestArguments& v) {
-  json::object o;
-  Encoder e{o};
-  fieldsOfInitializeRequestArguments(e, v);
-  jv = std::move(o);
-}
-void tag_invoke(decode_tag, Reader& r, InitializeRequestArguments& v) {
-  Decoder d{r};
-  fieldsOfInitializeRequestArguments(d, v);
-}
+STRATA_CODEC(InitializeRequestArguments)
 
 template <class V, class T>
 static void fieldsOfExceptionBreakpointsFilter(V& v, T& t) {
@@ -73,16 +77,7 @@ static void fieldsOfExceptionBreakpointsFilter(V& v, T& t) {
   v.field("supportsCondition", t.supportsCondition, false);
   v.field("conditionDescription", t.conditionDescription, false);
 }
-void tag_invoke(const json::value_from_tag&, json::value& jv, const ExceptionBreakpointsFilter& v) {
-  json::object o;
-  Encoder e{o};
-  fieldsOfExceptionBreakpointsFilter(e, v);
-  jv = std::move(o);
-}
-void tag_invoke(decode_tag, Reader& r, ExceptionBreakpointsFilter& v) {
-  Decoder d{r};
-  fieldsOfExceptionBreakpointsFilter(d, v);
-}
+STRATA_CODEC(ExceptionBreakpointsFilter)
 
 template <class V, class T>
 static void fieldsOfCapabilities(V& v, T& t) {
@@ -126,16 +121,7 @@ static void fieldsOfCapabilities(V& v, T& t) {
   v.field("supportsGpuTimeline", t.supportsGpuTimeline, false);
   v.field("supportsParallelStacks", t.supportsParallelStacks, false);
 }
-void tag_invoke(const json::value_from_tag&, json::value& jv, const Capabilities& v) {
-  json::object o;
-  Encoder e{o};
-  fieldsOfCapabilities(e, v);
-  jv = std::move(o);
-}
-void tag_invoke(decode_tag, Reader& r, Capabilities& v) {
-  Decoder d{r};
-  fieldsOfCapabilities(d, v);
-}
+STRATA_CODEC(Capabilities)
 
 template <class V, class T>
 static void fieldsOfLaunchRequestArguments(V& v, T& t) {
@@ -150,16 +136,7 @@ static void fieldsOfLaunchRequestArguments(V& v, T& t) {
   v.field("python", t.python, false);
   v.field("__restart", t.__restart, false);
 }
-void tag_invoke(const json::value_from_tag&, json::value& jv, const LaunchRequestArguments& v) {
-  json::object o;
-  Encoder e{o};
-  fieldsOfLaunchRequestArguments(e, v);
-  jv = std::move(o);
-}
-void tag_invoke(decode_tag, Reader& r, LaunchRequestArguments& v) {
-  Decoder d{r};
-  fieldsOfLaunchRequestArguments(d, v);
-}
+STRATA_CODEC(LaunchRequestArguments)
 
 template <class V, class T>
 static void fieldsOfDisconnectArguments(V& v, T& t) {
@@ -167,47 +144,20 @@ static void fieldsOfDisconnectArguments(V& v, T& t) {
   v.field("terminateDebuggee", t.terminateDebuggee, false);
   v.field("suspendDebuggee", t.suspendDebuggee, false);
 }
-void tag_invoke(const json::value_from_tag&, json::value& jv, const DisconnectArguments& v) {
-  json::object o;
-  Encoder e{o};
-  fieldsOfDisconnectArguments(e, v);
-  jv = std::move(o);
-}
-void tag_invoke(decode_tag, Reader& r, DisconnectArguments& v) {
-  Decoder d{r};
-  fieldsOfDisconnectArguments(d, v);
-}
+STRATA_CODEC(DisconnectArguments)
 
 template <class V, class T>
 static void fieldsOfTerminateArguments(V& v, T& t) {
   v.field("restart", t.restart, false);
 }
-void tag_invoke(const json::value_from_tag&, json::value& jv, const TerminateArguments& v) {
-  json::object o;
-  Encoder e{o};
-  fieldsOfTerminateArguments(e, v);
-  jv = std::move(o);
-}
-void tag_invoke(decode_tag, Reader& r, TerminateArguments& v) {
-  Decoder d{r};
-  fieldsOfTerminateArguments(d, v);
-}
+STRATA_CODEC(TerminateArguments)
 
 template <class V, class T>
 static void fieldsOfCancelArguments(V& v, T& t) {
   v.field("requestId", t.requestId, false);
   v.field("progressId", t.progressId, false);
 }
-void tag_invoke(const json::value_from_tag&, json::value& jv, const CancelArguments& v) {
-  json::object o;
-  Encoder e{o};
-  fieldsOfCancelArguments(e, v);
-  jv = std::move(o);
-}
-void tag_invoke(decode_tag, Reader& r, CancelArguments& v) {
-  Decoder d{r};
-  fieldsOfCancelArguments(d, v);
-}
+STRATA_CODEC(CancelArguments)
 
 template <class V, class T>
 static void fieldsOfRunInTerminalRequestArguments(V& v, T& t) {
@@ -218,32 +168,14 @@ static void fieldsOfRunInTerminalRequestArguments(V& v, T& t) {
   v.field("env", t.env, false);
   v.field("argsCanBeInterpretedByShell", t.argsCanBeInterpretedByShell, false);
 }
-void tag_invoke(const json::value_from_tag&, json::value& jv, const RunInTerminalRequestArguments& v) {
-  json::object o;
-  Encoder e{o};
-  fieldsOfRunInTerminalRequestArguments(e, v);
-  jv = std::move(o);
-}
-void tag_invoke(decode_tag, Reader& r, RunInTerminalRequestArguments& v) {
-  Decoder d{r};
-  fieldsOfRunInTerminalRequestArguments(d, v);
-}
+STRATA_CODEC(RunInTerminalRequestArguments)
 
 template <class V, class T>
 static void fieldsOfRunInTerminalResponseBody(V& v, T& t) {
   v.field("processId", t.processId, false);
   v.field("shellProcessId", t.shellProcessId, false);
 }
-void tag_invoke(const json::value_from_tag&, json::value& jv, const RunInTerminalResponseBody& v) {
-  json::object o;
-  Encoder e{o};
-  fieldsOfRunInTerminalResponseBody(e, v);
-  jv = std::move(o);
-}
-void tag_invoke(decode_tag, Reader& r, RunInTerminalResponseBody& v) {
-  Decoder d{r};
-  fieldsOfRunInTerminalResponseBody(d, v);
-}
+STRATA_CODEC(RunInTerminalResponseBody)
 
 template <class V, class T>
 static void fieldsOfSource(V& v, T& t) {
@@ -254,16 +186,7 @@ static void fieldsOfSource(V& v, T& t) {
   v.field("origin", t.origin, false);
   v.field("adapterData", t.adapterData, false);
 }
-void tag_invoke(const json::value_from_tag&, json::value& jv, const Source& v) {
-  json::object o;
-  Encoder e{o};
-  fieldsOfSource(e, v);
-  jv = std::move(o);
-}
-void tag_invoke(decode_tag, Reader& r, Source& v) {
-  Decoder d{r};
-  fieldsOfSource(d, v);
-}
+STRATA_CODEC(Source)
 
 template <class V, class T>
 static void fieldsOfSourceBreakpoint(V& v, T& t) {
@@ -274,16 +197,7 @@ static void fieldsOfSourceBreakpoint(V& v, T& t) {
   v.field("logMessage", t.logMessage, false);
   v.field("mode", t.mode, false);
 }
-void tag_invoke(const json::value_from_tag&, json::value& jv, const SourceBreakpoint& v) {
-  json::object o;
-  Encoder e{o};
-  fieldsOfSourceBreakpoint(e, v);
-  jv = std::move(o);
-}
-void tag_invoke(decode_tag, Reader& r, SourceBreakpoint& v) {
-  Decoder d{r};
-  fieldsOfSourceBreakpoint(d, v);
-}
+STRATA_CODEC(SourceBreakpoint)
 
 template <class V, class T>
 static void fieldsOfSetBreakpointsArguments(V& v, T& t) {
@@ -292,16 +206,7 @@ static void fieldsOfSetBreakpointsArguments(V& v, T& t) {
   v.field("lines", t.lines, false);
   v.field("sourceModified", t.sourceModified, false);
 }
-void tag_invoke(const json::value_from_tag&, json::value& jv, const SetBreakpointsArguments& v) {
-  json::object o;
-  Encoder e{o};
-  fieldsOfSetBreakpointsArguments(e, v);
-  jv = std::move(o);
-}
-void tag_invoke(decode_tag, Reader& r, SetBreakpointsArguments& v) {
-  Decoder d{r};
-  fieldsOfSetBreakpointsArguments(d, v);
-}
+STRATA_CODEC(SetBreakpointsArguments)
 
 template <class V, class T>
 static void fieldsOfFunctionBreakpoint(V& v, T& t) {
@@ -309,31 +214,13 @@ static void fieldsOfFunctionBreakpoint(V& v, T& t) {
   v.field("condition", t.condition, false);
   v.field("hitCondition", t.hitCondition, false);
 }
-void tag_invoke(const json::value_from_tag&, json::value& jv, const FunctionBreakpoint& v) {
-  json::object o;
-  Encoder e{o};
-  fieldsOfFunctionBreakpoint(e, v);
-  jv = std::move(o);
-}
-void tag_invoke(decode_tag, Reader& r, FunctionBreakpoint& v) {
-  Decoder d{r};
-  fieldsOfFunctionBreakpoint(d, v);
-}
+STRATA_CODEC(FunctionBreakpoint)
 
 template <class V, class T>
 static void fieldsOfSetFunctionBreakpointsArguments(V& v, T& t) {
   v.field("breakpoints", t.breakpoints, true);
 }
-void tag_invoke(const json::value_from_tag&, json::value& jv, const SetFunctionBreakpointsArguments& v) {
-  json::object o;
-  Encoder e{o};
-  fieldsOfSetFunctionBreakpointsArguments(e, v);
-  jv = std::move(o);
-}
-void tag_invoke(decode_tag, Reader& r, SetFunctionBreakpointsArguments& v) {
-  Decoder d{r};
-  fieldsOfSetFunctionBreakpointsArguments(d, v);
-}
+STRATA_CODEC(SetFunctionBreakpointsArguments)
 
 template <class V, class T>
 static void fieldsOfExceptionFilterOptions(V& v, T& t) {
@@ -341,16 +228,7 @@ static void fieldsOfExceptionFilterOptions(V& v, T& t) {
   v.field("condition", t.condition, false);
   v.field("mode", t.mode, false);
 }
-void tag_invoke(const json::value_from_tag&, json::value& jv, const ExceptionFilterOptions& v) {
-  json::object o;
-  Encoder e{o};
-  fieldsOfExceptionFilterOptions(e, v);
-  jv = std::move(o);
-}
-void tag_invoke(decode_tag, Reader& r, ExceptionFilterOptions& v) {
-  Decoder d{r};
-  fieldsOfExceptionFilterOptions(d, v);
-}
+STRATA_CODEC(ExceptionFilterOptions)
 
 template <class V, class T>
 static void fieldsOfSetExceptionBreakpointsArguments(V& v, T& t) {
@@ -358,16 +236,7 @@ static void fieldsOfSetExceptionBreakpointsArguments(V& v, T& t) {
   v.field("filterOptions", t.filterOptions, false);
   v.field("exceptionOptions", t.exceptionOptions, false);
 }
-void tag_invoke(const json::value_from_tag&, json::value& jv, const SetExceptionBreakpointsArguments& v) {
-  json::object o;
-  Encoder e{o};
-  fieldsOfSetExceptionBreakpointsArguments(e, v);
-  jv = std::move(o);
-}
-void tag_invoke(decode_tag, Reader& r, SetExceptionBreakpointsArguments& v) {
-  Decoder d{r};
-  fieldsOfSetExceptionBreakpointsArguments(d, v);
-}
+STRATA_CODEC(SetExceptionBreakpointsArguments)
 
 template <class V, class T>
 static void fieldsOfBreakpoint(V& v, T& t) {
@@ -382,62 +251,26 @@ static void fieldsOfBreakpoint(V& v, T& t) {
   v.field("instructionReference", t.instructionReference, false);
   v.field("reason", t.reason, false);
 }
-void tag_invoke(const json::value_from_tag&, json::value& jv, const Breakpoint& v) {
-  json::object o;
-  Encoder e{o};
-  fieldsOfBreakpoint(e, v);
-  jv = std::move(o);
-}
-void tag_invoke(decode_tag, Reader& r, Breakpoint& v) {
-  Decoder d{r};
-  fieldsOfBreakpoint(d, v);
-}
+STRATA_CODEC(Breakpoint)
 
 template <class V, class T>
 static void fieldsOfBreakpointsBody(V& v, T& t) {
   v.field("breakpoints", t.breakpoints, true);
 }
-void tag_invoke(const json::value_from_tag&, json::value& jv, const BreakpointsBody& v) {
-  json::object o;
-  Encoder e{o};
-  fieldsOfBreakpointsBody(e, v);
-  jv = std::move(o);
-}
-void tag_invoke(decode_tag, Reader& r, BreakpointsBody& v) {
-  Decoder d{r};
-  fieldsOfBreakpointsBody(d, v);
-}
+STRATA_CODEC(BreakpointsBody)
 
 template <class V, class T>
 static void fieldsOfThread(V& v, T& t) {
   v.field("id", t.id, true);
   v.field("name", t.name, true);
 }
-void tag_invoke(const json::value_from_tag&, json::value& jv, const Thread& v) {
-  json::object o;
-  Encoder e{o};
-  fieldsOfThread(e, v);
-  jv = std::move(o);
-}
-void tag_invoke(decode_tag, Reader& r, Thread& v) {
-  Decoder d{r};
-  fieldsOfThread(d, v);
-}
+STRATA_CODEC(Thread)
 
 template <class V, class T>
 static void fieldsOfThreadsBody(V& v, T& t) {
   v.field("threads", t.threads, true);
 }
-void tag_invoke(const json::value_from_tag&, json::value& jv, const ThreadsBody& v) {
-  json::object o;
-  Encoder e{o};
-  fieldsOfThreadsBody(e, v);
-  jv = std::move(o);
-}
-void tag_invoke(decode_tag, Reader& r, ThreadsBody& v) {
-  Decoder d{r};
-  fieldsOfThreadsBody(d, v);
-}
+STRATA_CODEC(ThreadsBody)
 
 template <class V, class T>
 static void fieldsOfOutputEventBody(V& v, T& t) {
@@ -450,46 +283,19 @@ static void fieldsOfOutputEventBody(V& v, T& t) {
   v.field("column", t.column, false);
   v.field("data", t.data, false);
 }
-void tag_invoke(const json::value_from_tag&, json::value& jv, const OutputEventBody& v) {
-  json::object o;
-  Encoder e{o};
-  fieldsOfOutputEventBody(e, v);
-  jv = std::move(o);
-}
-void tag_invoke(decode_tag, Reader& r, OutputEventBody& v) {
-  Decoder d{r};
-  fieldsOfOutputEventBody(d, v);
-}
+STRATA_CODEC(OutputEventBody)
 
 template <class V, class T>
 static void fieldsOfExitedEventBody(V& v, T& t) {
   v.field("exitCode", t.exitCode, true);
 }
-void tag_invoke(const json::value_from_tag&, json::value& jv, const ExitedEventBody& v) {
-  json::object o;
-  Encoder e{o};
-  fieldsOfExitedEventBody(e, v);
-  jv = std::move(o);
-}
-void tag_invoke(decode_tag, Reader& r, ExitedEventBody& v) {
-  Decoder d{r};
-  fieldsOfExitedEventBody(d, v);
-}
+STRATA_CODEC(ExitedEventBody)
 
 template <class V, class T>
 static void fieldsOfTerminatedEventBody(V& v, T& t) {
   v.field("restart", t.restart, false);
 }
-void tag_invoke(const json::value_from_tag&, json::value& jv, const TerminatedEventBody& v) {
-  json::object o;
-  Encoder e{o};
-  fieldsOfTerminatedEventBody(e, v);
-  jv = std::move(o);
-}
-void tag_invoke(decode_tag, Reader& r, TerminatedEventBody& v) {
-  Decoder d{r};
-  fieldsOfTerminatedEventBody(d, v);
-}
+STRATA_CODEC(TerminatedEventBody)
 
 template <class V, class T>
 static void fieldsOfProcessEventBody(V& v, T& t) {
@@ -499,30 +305,12 @@ static void fieldsOfProcessEventBody(V& v, T& t) {
   v.field("startMethod", t.startMethod, false);
   v.field("pointerSize", t.pointerSize, false);
 }
-void tag_invoke(const json::value_from_tag&, json::value& jv, const ProcessEventBody& v) {
-  json::object o;
-  Encoder e{o};
-  fieldsOfProcessEventBody(e, v);
-  jv = std::move(o);
-}
-void tag_invoke(decode_tag, Reader& r, ProcessEventBody& v) {
-  Decoder d{r};
-  fieldsOfProcessEventBody(d, v);
-}
+STRATA_CODEC(ProcessEventBody)
 
 template <class V, class T>
 static void fieldsOfCapabilitiesEventBody(V& v, T& t) {
   v.field("capabilities", t.capabilities, true);
 }
-void tag_invoke(const json::value_from_tag&, json::value& jv, const CapabilitiesEventBody& v) {
-  json::object o;
-  Encoder e{o};
-  fieldsOfCapabilitiesEventBody(e, v);
-  jv = std::move(o);
-}
-void tag_invoke(decode_tag, Reader& r, CapabilitiesEventBody& v) {
-  Decoder d{r};
-  fieldsOfCapabilitiesEventBody(d, v);
-}
+STRATA_CODEC(CapabilitiesEventBody)
 
 }  // namespace strata::protocol
