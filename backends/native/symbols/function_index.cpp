@@ -46,6 +46,13 @@ const char* lastComponentKey(const std::string& qualified, std::string& storage)
 
 }  // namespace
 
+std::string qualifiedFunctionName(Dwarf_Die* die) {
+  std::string linkage = linkageName(die);
+  if (!linkage.empty()) return stripParameters(demangle(linkage));
+  const char* n = detail::integratedName(die);
+  return n != nullptr ? n : "??";
+}
+
 FunctionInfo ObjectSymbols::describeSubprogram(Dwarf_Die* die) {
   FunctionInfo f;
   f.hasDebugInfo = true;
@@ -125,6 +132,39 @@ std::optional<FunctionInfo> ObjectSymbols::functionAt(std::uint64_t address) {
   f.entry = f.low = sym->address;
   f.high = sym->address + sym->size;
   return f;
+}
+
+std::vector<Dwarf_Die> ObjectSymbols::scopesAt(std::uint64_t address) {
+  std::vector<Dwarf_Die> chain;
+  Dwarf_Die cu;
+  if (!cuForAddress(address, &cu)) return chain;
+  auto fn = subprogramAt(&cu, address);
+  Dwarf_Die die;
+  if (!fn || dwarf_offdie(dwarf_, fn->dieOffset, &die) == nullptr) return chain;
+  chain.push_back(die);
+  // Descend through the nested scopes that hold the address; a block without addresses of
+  // its own is looked through, not entered.
+  std::function<bool(Dwarf_Die*)> descend = [&](Dwarf_Die* parent) -> bool {
+    Dwarf_Die child;
+    if (dwarf_child(parent, &child) != 0) return false;
+    do {
+      int tag = dwarf_tag(&child);
+      if (tag != DW_TAG_lexical_block && tag != DW_TAG_inlined_subroutine) continue;
+      int has = dwarf_haspc(&child, address);
+      if (has > 0) {
+        chain.push_back(child);
+        descend(&chain.back());
+        return true;
+      }
+      if (!dwarf_hasattr(&child, DW_AT_low_pc) && !dwarf_hasattr(&child, DW_AT_ranges) && descend(&child))
+        return true;
+    } while (dwarf_siblingof(&child, &child) == 0);
+    return false;
+  };
+  Dwarf_Die top = die;
+  descend(&top);
+  std::reverse(chain.begin(), chain.end());
+  return chain;
 }
 
 void ObjectSymbols::addInlinedCopies(Dwarf_Die* cu, Dwarf_Off origin, std::vector<FunctionInfo>& out) {

@@ -141,7 +141,17 @@ Result<std::shared_ptr<ObjectSymbols>> ObjectSymbols::open(const std::string& pa
   return self;
 }
 
+Dwarf_CFI* ObjectSymbols::cfi() {
+  if (!cfiLoaded_) {
+    cfiLoaded_ = true;
+    cfi_ = dwarf_getcfi_elf(elf_);
+  }
+  if (cfi_ == nullptr && dwarf_ != nullptr) return dwarf_getcfi(dwarf_);  // owned by dwarf_
+  return cfi_;
+}
+
 ObjectSymbols::~ObjectSymbols() {
+  if (cfi_ != nullptr) dwarf_cfi_end(cfi_);
   if (dwarf_ != nullptr) dwarf_end(dwarf_);
   if (debugElf_ != nullptr) elf_end(debugElf_);
   if (elf_ != nullptr) elf_end(elf_);

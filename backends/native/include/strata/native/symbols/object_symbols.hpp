@@ -84,6 +84,8 @@ class ObjectSymbols {
   bool hasDebugInfo() const { return dwarf_ != nullptr; }
   Dwarf* dwarf() const { return dwarf_; }
   Elf* elf() const { return elf_; }
+  // Call frame information (.eh_frame, else .debug_frame); null when the file has neither.
+  Dwarf_CFI* cfi();
 
   // file:line → every address of that line; moves to the next line with code.
   Result<LineAddresses> addressesForLine(std::string_view file, int line);
@@ -95,6 +97,9 @@ class ObjectSymbols {
   // Plain, qualified, demangled with or without parameters, or a C symbol.
   Result<std::vector<FunctionInfo>> functionsNamed(std::string_view name);
   std::optional<FunctionInfo> functionAt(std::uint64_t address);
+  // Scopes holding the address, innermost first: lexical blocks, inlined copies, and last the
+  // out-of-line subprogram (unlike dwarf_getscopes, which leaves the inlined copies' callers out).
+  std::vector<Dwarf_Die> scopesAt(std::uint64_t address);
   // The nearest ELF symbol at or below the address (for code without debug info).
   std::optional<ElfSymbol> elfSymbolAt(std::uint64_t address);
   std::optional<ElfSymbol> elfSymbolNamed(std::string_view name);
@@ -139,6 +144,8 @@ class ObjectSymbols {
   Elf* elf_ = nullptr;
   Elf* debugElf_ = nullptr;
   Dwarf* dwarf_ = nullptr;
+  Dwarf_CFI* cfi_ = nullptr;
+  bool cfiLoaded_ = false;
 
   bool cuHeadersLoaded_ = false;
   std::vector<CuHeader> cus_;
@@ -168,5 +175,7 @@ class SymbolCache {
 std::string demangle(const std::string& mangled);
 std::string stripParameters(std::string_view demangled);
 bool nameMatches(std::string_view query, std::string_view qualified);
+// The qualified name of a subprogram or inlined_subroutine DIE (through its abstract origin).
+std::string qualifiedFunctionName(Dwarf_Die* die);
 
 }  // namespace strata::native::symbols
