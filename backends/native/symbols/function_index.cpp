@@ -199,6 +199,33 @@ void ObjectSymbols::addInlinedCopies(Dwarf_Die* cu, Dwarf_Off origin, std::vecto
   walk(cu);
 }
 
+std::optional<Dwarf_Off> ObjectSymbols::globalVariableNamed(std::string_view name) {
+  if (!globalsLoaded_ && dwarf_ != nullptr) {
+    globalsLoaded_ = true;
+    loadCuHeaders();
+    std::function<void(Dwarf_Die*, const std::string&)> walk = [&](Dwarf_Die* parent, const std::string& prefix) {
+      Dwarf_Die child;
+      if (dwarf_child(parent, &child) != 0) return;
+      do {
+        int tag = dwarf_tag(&child);
+        if (tag == DW_TAG_variable && dwarf_hasattr(&child, DW_AT_location)) {
+          if (const char* n = detail::integratedName(&child)) globalVariables_.emplace(prefix + n, dwarf_dieoffset(&child));
+        } else if (tag == DW_TAG_namespace) {
+          const char* n = dwarf_diename(&child);
+          walk(&child, prefix + (n != nullptr ? n : "(anonymous namespace)") + "::");
+        }
+      } while (dwarf_siblingof(&child, &child) == 0);
+    };
+    for (const CuHeader& h : cus_) {
+      Dwarf_Die cu;
+      if (dwarf_offdie(dwarf_, h.offset, &cu) != nullptr) walk(&cu, "");
+    }
+  }
+  auto it = globalVariables_.find(std::string(name));
+  if (it == globalVariables_.end()) return std::nullopt;
+  return it->second;
+}
+
 void ObjectSymbols::loadDwarfNameIndex() {
   if (dwarfNamesLoaded_ || dwarf_ == nullptr) return;
   dwarfNamesLoaded_ = true;

@@ -100,6 +100,8 @@ class ObjectSymbols {
   // Scopes holding the address, innermost first: lexical blocks, inlined copies, and last the
   // out-of-line subprogram (unlike dwarf_getscopes, which leaves the inlined copies' callers out).
   std::vector<Dwarf_Die> scopesAt(std::uint64_t address);
+  // A global variable with a location, in any CU (index built on first use).
+  std::optional<Dwarf_Off> globalVariableNamed(std::string_view name);
   // The nearest ELF symbol at or below the address (for code without debug info).
   std::optional<ElfSymbol> elfSymbolAt(std::uint64_t address);
   std::optional<ElfSymbol> elfSymbolNamed(std::string_view name);
@@ -157,6 +159,8 @@ class ObjectSymbols {
   std::unordered_multimap<std::string, std::size_t> elfByName_;  // mangled and demangled keys
 
   std::map<Dwarf_Off, std::vector<FunctionInfo>> cuFunctions_;
+  bool globalsLoaded_ = false;
+  std::unordered_map<std::string, Dwarf_Off> globalVariables_;
   bool dwarfNamesLoaded_ = false;
   std::unordered_multimap<std::string, Dwarf_Off> dwarfFunctionsByName_;  // subprogram DIEs
   std::unordered_multimap<std::string, Dwarf_Off> inlineInstancesByName_;  // inlined_subroutine DIEs
