@@ -345,32 +345,60 @@ std::vector<std::pair<std::string, std::string>> registersOf(const FrameContext&
   return out;
 }
 
-Result<Value> lookupVariable(const std::shared_ptr<const FrameContext>& f, std::string_view name) {
-  auto locals = localsOf(f);
-  if (!locals) return locals.takeError();
-  for (auto it = locals->rbegin(); it != locals->rend(); ++it)
-    if (it->name == name) return *it;
-  // Inside a method, a bare member name means this->member.
-  for (auto it = locals->rbegin(); it != locals->rend(); ++it) {
-    if (it->name != "this") continue;
-    auto target = readPointer(*it);
-    Dwarf_Die pointee;
-    if (target && pointeeType(it->type, &pointee)) {
-      Value self = memoryValue(f, "*this", TypeRef::of(pointee), *target);
-      if (auto m = memberOf(self, name)) return *m;
+Result<ResolvedName> resolveVariable(const std::shared_ptr<const FrameContext>& f, std::string_view name) {
+  auto unknown = [&] { return Error{1, "no symbol '" + std::string(name) + "' in the current scope", true}; };
+  if (!f->symbols || !f->symbols->hasDebugInfo()) return unknown();
+  std::vector<Dwarf_Die> dies;
+  if (f->scopeDie != 0) {
+    std::vector<Dwarf_Die> scopes = frameScopes(*f);
+    if (!scopes.empty()) {
+      collectVariables(&scopes.front(), DW_TAG_formal_parameter, dies);
+      for (Dwarf_Die& s : scopes) collectVariables(&s, DW_TAG_variable, dies);
     }
   }
-  if (!f->symbols || !f->symbols->hasDebugInfo()) return Error{1, "no symbol '" + std::string(name) + "' in the current scope", true};
-  auto globals = globalsOf(f);
-  if (globals) {
-    for (auto& g : *globals)
-      if (g.name == name) return g;
+  // Innermost declarations shadow outer ones.
+  for (auto it = dies.rbegin(); it != dies.rend(); ++it)
+    if (name == detail::integratedName(&*it)) return ResolvedName{dwarf_dieoffset(&*it), false};
+  // Inside a method, a bare member name means this->member.
+  for (auto it = dies.rbegin(); it != dies.rend(); ++it) {
+    if (std::string_view(detail::integratedName(&*it)) != "this") continue;
+    Value self = variableValue(f, &*it, "this");
+    auto target = readPointer(self);
+    Dwarf_Die pointee;
+    if (target && pointeeType(self.type, &pointee) &&
+        memberOf(memoryValue(f, "*this", TypeRef::of(pointee), *target), name))
+      return ResolvedName{dwarf_dieoffset(&*it), true};
   }
-  if (auto off = f->symbols->globalVariableNamed(name)) {
-    Dwarf_Die die;
-    if (dwarf_offdie(f->symbols->dwarf(), *off, &die) != nullptr) return variableValue(f, &die, std::string(name));
+  Dwarf_Die cu;
+  if (f->symbols->cuForAddress(f->fileAddress(), &cu)) {
+    std::vector<std::pair<std::string, Dwarf_Die>> globals;
+    collectGlobals(&cu, "", globals);
+    for (auto& [qualified, die] : globals)
+      if (qualified == name) return ResolvedName{dwarf_dieoffset(&die), false};
   }
-  return Error{1, "no symbol '" + std::string(name) + "' in the current scope", true};
+  if (auto off = f->symbols->globalVariableNamed(name)) return ResolvedName{*off, false};
+  return unknown();
+}
+
+Result<Value> valueOf(const std::shared_ptr<const FrameContext>& f, const ResolvedName& r, std::string_view name) {
+  Dwarf_Die die;
+  if (dwarf_offdie(f->symbols->dwarf(), r.die, &die) == nullptr) return Error{1, detail::dwError("dwarf_offdie"), true};
+  if (!r.viaThis) return variableValue(f, &die, std::string(name));
+  Value self = variableValue(f, &die, "this");
+  auto target = readPointer(self);
+  if (!target) return target.takeError();
+  Dwarf_Die pointee;
+  if (!pointeeType(self.type, &pointee)) return Error{1, "'this' has no type", true};
+  auto m = memberOf(memoryValue(f, "*this", TypeRef::of(pointee), *target), name);
+  if (!m) return Error{1, "no symbol '" + std::string(name) + "' in the current scope", true};
+  m->expression = "this->" + std::string(name);
+  return *m;
+}
+
+Result<Value> lookupVariable(const std::shared_ptr<const FrameContext>& f, std::string_view name) {
+  auto r = resolveVariable(f, name);
+  if (!r) return r.takeError();
+  return valueOf(f, *r, name);
 }
 
 }  // namespace strata::native::symbols

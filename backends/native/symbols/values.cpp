@@ -268,6 +268,7 @@ std::string typeName(const TypeRef& t) {
       case Builtin::ULong: return "unsigned long";
       case Builtin::Double: return "double";
       case Builtin::CharPointer: return "const char *";
+      case Builtin::Address: return "void *";
       case Builtin::None: return "void";
     }
   }
@@ -375,7 +376,7 @@ bool isSigned(const TypeRef& t) {
 }
 
 bool isPointerLike(const TypeRef& t) {
-  if (!t.hasDie) return t.builtin == Builtin::CharPointer;
+  if (!t.hasDie) return t.builtin == Builtin::CharPointer || t.builtin == Builtin::Address;
   int tag = strippedTag(t);
   return tag == DW_TAG_pointer_type || tag == DW_TAG_array_type;
 }
@@ -498,7 +499,10 @@ Presentation present(const Value& v) {
     return p;
   }
   if (!v.type.hasDie) {
-    if (v.type.builtin == Builtin::CharPointer) {
+    if (v.type.builtin == Builtin::Address) {
+      auto a = readPointer(v);
+      p.value = a ? hexAddress(*a) : a.error().message;
+    } else if (v.type.builtin == Builtin::CharPointer) {
       std::string s(v.location.bytes.begin(), v.location.bytes.end());
       p.value = quote(s, false);
     } else {

@@ -40,7 +40,7 @@ struct ValueLocation {
 };
 
 // Scalar types the evaluator makes up for literals and arithmetic results.
-enum class Builtin { None, Bool, Char, Int, Long, ULong, Double, CharPointer };
+enum class Builtin { None, Bool, Char, Int, Long, ULong, Double, CharPointer, Address };
 
 struct TypeRef {
   Dwarf_Die die{};
@@ -96,6 +96,16 @@ std::vector<std::pair<std::string, std::string>> registersOf(const FrameContext&
 // A variable visible at the frame's pc: locals (innermost first), the CU's globals, then any
 // global of the same object file.
 Result<Value> lookupVariable(const std::shared_ptr<const FrameContext>& frame, std::string_view name);
+
+// The same lookup in two halves, so a condition resolves a name once per location and then
+// only re-reads the variable's location on each hit.
+struct ResolvedName {
+  Dwarf_Off die = 0;
+  bool viaThis = false;  // die is `this`; the name is a member of *this
+};
+Result<ResolvedName> resolveVariable(const std::shared_ptr<const FrameContext>& frame, std::string_view name);
+Result<Value> valueOf(const std::shared_ptr<const FrameContext>& frame, const ResolvedName& resolved,
+                      std::string_view name);
 
 // setVariable for scalars, enums and pointers: parses text by the value's type and writes it
 // through memory or the frame's register writer. Returns the new presentation.
