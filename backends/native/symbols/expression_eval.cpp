@@ -4,6 +4,7 @@
 
 #include "expression_ast.hpp"
 #include "internal.hpp"
+#include "strata/native/symbols/memory_cache.hpp"
 #include "strata/native/symbols/expression.hpp"
 #include "value_internal.hpp"
 
@@ -401,7 +402,11 @@ Result<Value> Expression::evaluate(const std::shared_ptr<const FrameContext>& fr
 }
 
 Result<bool> Expression::evaluateCondition(const std::shared_ptr<const FrameContext>& frame) const {
-  return Evaluator(frame).truth(*root_);
+  // Nothing outlives a condition's evaluation, so its reads can share one short-lived cache.
+  CachedMemory cache(*frame->memory);
+  auto cached = std::make_shared<FrameContext>(*frame);
+  cached->memory = &cache;
+  return Evaluator(cached).truth(*root_);
 }
 
 Result<Presentation> evaluateToPresentation(std::string_view text, const std::shared_ptr<const FrameContext>& frame) {

@@ -135,7 +135,9 @@ std::optional<FunctionInfo> ObjectSymbols::functionAt(std::uint64_t address) {
 }
 
 std::vector<Dwarf_Die> ObjectSymbols::scopesAt(std::uint64_t address) {
-  std::vector<Dwarf_Die> chain;
+  if (auto it = scopesCache_.find(address); it != scopesCache_.end()) return it->second;
+  if (scopesCache_.size() > 4096) scopesCache_.clear();
+  std::vector<Dwarf_Die>& chain = scopesCache_[address];
   Dwarf_Die cu;
   if (!cuForAddress(address, &cu)) return chain;
   auto fn = subprogramAt(&cu, address);

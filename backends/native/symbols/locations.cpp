@@ -251,6 +251,32 @@ Result<std::shared_ptr<const FrameContext>> makeFrameContext(StackView& stack, c
   return std::shared_ptr<const FrameContext>(std::move(ctx));
 }
 
+Result<std::shared_ptr<const FrameContext>> makeTopFrameContext(const ModuleMap& modules,
+                                                                const ThreadRegisters& registers,
+                                                                MemoryAccess& memory) {
+  auto ctx = std::make_shared<FrameContext>();
+  ctx->registers = registersFrom(registers);
+  ctx->pc = registers.gpr.rip;
+  ctx->memory = &memory;
+  const Module* m = modules.moduleFor(ctx->pc);
+  if (m == nullptr) return Error{1, "no module holds " + hexAddress(ctx->pc), true};
+  ctx->symbols = m->symbols;
+  ctx->loadBias = m->object.loadBias;
+  ctx->cfa = cfaFromCfi(*ctx->symbols, ctx->fileAddress(), ctx->registers);
+  if (ctx->symbols->hasDebugInfo()) {
+    auto scopes = ctx->symbols->scopesAt(ctx->fileAddress());
+    if (!scopes.empty()) ctx->subprogramDie = dwarf_dieoffset(&scopes.back());
+    for (Dwarf_Die& d : scopes) {
+      int tag = dwarf_tag(&d);
+      if (tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram) {
+        ctx->scopeDie = dwarf_dieoffset(&d);
+        break;
+      }
+    }
+  }
+  return std::shared_ptr<const FrameContext>(std::move(ctx));
+}
+
 namespace {
 
 Value variableValue(const std::shared_ptr<const FrameContext>& f, Dwarf_Die* die, std::string name) {

@@ -3,7 +3,12 @@
 
 #include <libunwind-ptrace.h>
 
+#include <sys/uio.h>
+
+#include <array>
 #include <cstdlib>
+#include <cstring>
+#include <unordered_map>
 
 #include "internal.hpp"
 
@@ -18,9 +23,86 @@ RegisterSet registersFrom(const ThreadRegisters& t) {
   return s;
 }
 
+namespace {
+
+// libunwind-ptrace reads the stack one PTRACE_PEEKDATA word at a time; a deep stack costs
+// thousands of syscalls. Reads go through a page cache over process_vm_readv instead (valid for
+// one unwind of a stopped thread); every other accessor is _UPT's own.
+struct UnwindArg {
+  void* upt = nullptr;
+  pid_t pid = 0;
+  std::unordered_map<std::uint64_t, std::array<unsigned char, 4096>> pages;
+};
+
+// _UPT's own accessors call back through the address space with their UPT pointer as `arg`,
+// so an accessor may see either argument; the unwind in progress on this thread tells which.
+thread_local UnwindArg* t_current = nullptr;
+
+UnwindArg* argOf(void* arg) {
+  if (t_current != nullptr && (arg == t_current || arg == t_current->upt)) return t_current;
+  return nullptr;
+}
+void* uptOf(void* arg) {
+  UnwindArg* a = argOf(arg);
+  return a != nullptr ? a->upt : arg;
+}
+
+int findProcInfo(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t* pi, int need, void* arg) {
+  return _UPT_accessors.find_proc_info(as, ip, pi, need, uptOf(arg));
+}
+void putUnwindInfo(unw_addr_space_t as, unw_proc_info_t* pi, void* arg) {
+  _UPT_accessors.put_unwind_info(as, pi, uptOf(arg));
+}
+int getDynInfoListAddr(unw_addr_space_t as, unw_word_t* addr, void* arg) {
+  return _UPT_accessors.get_dyn_info_list_addr(as, addr, uptOf(arg));
+}
+int accessMem(unw_addr_space_t as, unw_word_t addr, unw_word_t* val, int write, void* arg) {
+  UnwindArg* a = argOf(arg);
+  std::uint64_t page = addr & ~std::uint64_t{4095};
+  if (a == nullptr || write || (addr & 4095) + sizeof(unw_word_t) > 4096)
+    return _UPT_accessors.access_mem(as, addr, val, write, uptOf(arg));
+  auto it = a->pages.find(page);
+  if (it == a->pages.end()) {
+    std::array<unsigned char, 4096> buf;
+    iovec local{buf.data(), buf.size()};
+    iovec remote{reinterpret_cast<void*>(page), buf.size()};
+    if (process_vm_readv(a->pid, &local, 1, &remote, 1, 0) != static_cast<ssize_t>(buf.size()))
+      return _UPT_accessors.access_mem(as, addr, val, write, a->upt);
+    it = a->pages.emplace(page, buf).first;
+  }
+  std::memcpy(val, it->second.data() + (addr - page), sizeof(unw_word_t));
+  return 0;
+}
+int accessReg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t* val, int write, void* arg) {
+  return _UPT_accessors.access_reg(as, reg, val, write, uptOf(arg));
+}
+int accessFpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t* val, int write, void* arg) {
+  return _UPT_accessors.access_fpreg(as, reg, val, write, uptOf(arg));
+}
+int resume(unw_addr_space_t as, unw_cursor_t* c, void* arg) {
+  return _UPT_accessors.resume(as, c, uptOf(arg));
+}
+int getProcName(unw_addr_space_t as, unw_word_t addr, char* buf, std::size_t len, unw_word_t* off, void* arg) {
+  return _UPT_accessors.get_proc_name(as, addr, buf, len, off, uptOf(arg));
+}
+
+}  // namespace
+
 Result<std::unique_ptr<RemoteUnwinder>> RemoteUnwinder::create() {
   std::unique_ptr<RemoteUnwinder> self(new RemoteUnwinder());
-  unw_addr_space_t as = unw_create_addr_space(&_UPT_accessors, 0);
+  static unw_accessors_t accessors = [] {
+    unw_accessors_t a = _UPT_accessors;
+    a.find_proc_info = findProcInfo;
+    a.put_unwind_info = putUnwindInfo;
+    a.get_dyn_info_list_addr = getDynInfoListAddr;
+    a.access_mem = accessMem;
+    a.access_reg = accessReg;
+    a.access_fpreg = accessFpreg;
+    a.resume = resume;
+    a.get_proc_name = getProcName;
+    return a;
+  }();
+  unw_addr_space_t as = unw_create_addr_space(&accessors, 0);
   if (as == nullptr) return Error{1, "unw_create_addr_space failed", true};
   // Unwind info is cached across unwinds of the same process: a 1000-deep stack looks up the
   // same few procedures again and again.
@@ -38,8 +120,15 @@ void RemoteUnwinder::flushCaches() { unw_flush_cache(static_cast<unw_addr_space_
 Result<std::vector<RawFrame>> RemoteUnwinder::unwind(pid_t tid, std::size_t maxFrames) {
   void* upt = _UPT_create(tid);
   if (upt == nullptr) return Error{1, "_UPT_create for thread " + std::to_string(tid) + " failed", true};
+  UnwindArg arg;
+  arg.upt = upt;
+  arg.pid = tid;
+  struct Scope {
+    explicit Scope(UnwindArg* a) { t_current = a; }
+    ~Scope() { t_current = nullptr; }
+  } scope(&arg);
   unw_cursor_t cursor;
-  int rc = unw_init_remote(&cursor, static_cast<unw_addr_space_t>(addressSpace_), upt);
+  int rc = unw_init_remote(&cursor, static_cast<unw_addr_space_t>(addressSpace_), &arg);
   if (rc < 0) {
     _UPT_destroy(upt);
     return Error{1, "unw_init_remote for thread " + std::to_string(tid) + ": " + unw_strerror(rc), true};

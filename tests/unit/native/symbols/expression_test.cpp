@@ -141,3 +141,40 @@ TEST_CASE("a condition in a deep recursion frame") {
   }
   CHECK(found == 1);
 }
+
+TEST_CASE("a condition at an int3 in frame 0, without unwinding") {
+  auto started = TracedProcess::start(STRATA_SYM_C);
+  REQUIRE(started.ok());
+  std::unique_ptr<TracedProcess> process(*started);
+  SymbolCache cache;
+  ModuleMap modules(cache);
+  auto objects = loadedObjectsFromProcMaps(process->pid());
+  REQUIRE(objects.ok());
+  for (const auto& o : *objects) REQUIRE(modules.add(o).ok());
+  const Module* exe = nullptr;
+  for (const Module& m : modules.modules())
+    if (m.name() == "strata_sym_c") exe = &m;
+  REQUIRE(exe != nullptr);
+  auto fns = exe->symbols->functionsNamed("square");
+  REQUIRE(fns.ok());
+  std::uint64_t at = exe->symbols->afterPrologue(fns->front()) + exe->object.loadBias;
+  auto original = process->insertBreakpoint(at);
+  REQUIRE(original.ok());
+  REQUIRE(process->continueToTrap().ok());
+  auto regs = process->registers();
+  REQUIRE(regs.ok());
+  CHECK(regs->gpr.rip == at + 1);
+  regs->gpr.rip = at;
+  REQUIRE(process->setRegisters(*regs).ok());
+  REQUIRE(process->removeBreakpoint(at, *original).ok());
+  auto ctx = makeTopFrameContext(modules, *regs, process->memory());
+  REQUIRE_MESSAGE(ctx.ok(), (ctx.ok() ? "" : ctx.error().message));
+  CHECK((*ctx)->cfa.has_value());
+  auto cond = Expression::parse("v == 24");
+  REQUIRE(cond.ok());
+  auto r = cond->evaluateCondition(*ctx);
+  REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.error().message));
+  CHECK(*r);
+  CHECK(eval(*ctx, "v * 2") == "48");
+  CHECK(eval(*ctx, "g_counter") == "42");
+}

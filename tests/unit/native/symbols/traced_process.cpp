@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <fstream>
 
 namespace strata::native::symbols::test {
@@ -83,6 +84,22 @@ Result<ThreadRegisters> TracedProcess::registers() {
 
 Result<void> TracedProcess::setRegisters(const ThreadRegisters& regs) {
   if (ptrace(PTRACE_SETREGS, pid_, nullptr, &regs.gpr) != 0) return errnoError("PTRACE_SETREGS");
+  return {};
+}
+
+Result<long> TracedProcess::insertBreakpoint(std::uint64_t address) {
+  errno = 0;
+  long word = ptrace(PTRACE_PEEKTEXT, pid_, reinterpret_cast<void*>(address), nullptr);
+  if (errno != 0) return errnoError("PTRACE_PEEKTEXT");
+  long patched = (word & ~0xffL) | 0xcc;
+  if (ptrace(PTRACE_POKETEXT, pid_, reinterpret_cast<void*>(address), reinterpret_cast<void*>(patched)) != 0)
+    return errnoError("PTRACE_POKETEXT");
+  return word;
+}
+
+Result<void> TracedProcess::removeBreakpoint(std::uint64_t address, long original) {
+  if (ptrace(PTRACE_POKETEXT, pid_, reinterpret_cast<void*>(address), reinterpret_cast<void*>(original)) != 0)
+    return errnoError("PTRACE_POKETEXT");
   return {};
 }
 

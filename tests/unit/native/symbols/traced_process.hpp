@@ -31,6 +31,9 @@ class TracedProcess {
   Result<void> continueToTrap();
   Result<ThreadRegisters> registers();
   Result<void> setRegisters(const ThreadRegisters& regs);
+  // int3 at an address (PTRACE_POKETEXT); returns the original word for removeBreakpoint.
+  Result<long> insertBreakpoint(std::uint64_t address);
+  Result<void> removeBreakpoint(std::uint64_t address, long original);
   pid_t pid() const { return pid_; }
   ProcessMemory& memory() { return memory_; }
 

@@ -159,6 +159,7 @@ class ObjectSymbols {
   std::unordered_multimap<std::string, std::size_t> elfByName_;  // mangled and demangled keys
 
   std::map<Dwarf_Off, std::vector<FunctionInfo>> cuFunctions_;
+  std::unordered_map<std::uint64_t, std::vector<Dwarf_Die>> scopesCache_;  // a breakpoint's pc recurs
   bool globalsLoaded_ = false;
   std::unordered_map<std::string, Dwarf_Off> globalVariables_;
   bool dwarfNamesLoaded_ = false;

@@ -30,6 +30,11 @@ struct FrameContext {
 
 Result<std::shared_ptr<const FrameContext>> makeFrameContext(StackView& stack, const Frame& frame,
                                                              MemoryAccess& memory);
+// The innermost frame straight from a thread's registers, without unwinding: the fast path for
+// breakpoint conditions and log messages (the CFA comes from the CFI at the pc).
+Result<std::shared_ptr<const FrameContext>> makeTopFrameContext(const ModuleMap& modules,
+                                                                const ThreadRegisters& registers,
+                                                                MemoryAccess& memory);
 
 struct ValueLocation {
   enum class Kind { Memory, Register, Literal, OptimizedOut };
