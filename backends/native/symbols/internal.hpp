@@ -27,3 +27,8 @@ inline const char* integratedName(Dwarf_Die* die) {
 }
 
 }  // namespace strata::native::symbols::detail
+
+namespace strata::native::symbols {
+// Drops cached type names of a Dwarf handle that is being closed.
+void forgetTypeNames(Dwarf* dwarf);
+}  // namespace strata::native::symbols

@@ -152,7 +152,10 @@ Dwarf_CFI* ObjectSymbols::cfi() {
 
 ObjectSymbols::~ObjectSymbols() {
   if (cfi_ != nullptr) dwarf_cfi_end(cfi_);
-  if (dwarf_ != nullptr) dwarf_end(dwarf_);
+  if (dwarf_ != nullptr) {
+    forgetTypeNames(dwarf_);
+    dwarf_end(dwarf_);
+  }
   if (debugElf_ != nullptr) elf_end(debugElf_);
   if (elf_ != nullptr) elf_end(elf_);
   if (debugFd_ >= 0) ::close(debugFd_);

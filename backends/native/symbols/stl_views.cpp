@@ -9,8 +9,25 @@ namespace strata::native::symbols {
 
 using detail::hexAddress;
 
-std::string qualifiedTypeName(Dwarf_Die die) {
+namespace {
+// Per Dwarf handle; ObjectSymbols drops its entries when it closes, so a later handle at the
+// same address never sees stale names.
+std::map<std::pair<Dwarf*, Dwarf_Off>, std::string>& typeNameCache() {
   static std::map<std::pair<Dwarf*, Dwarf_Off>, std::string> cache;
+  return cache;
+}
+}  // namespace
+
+void forgetTypeNames(Dwarf* dwarf) {
+  auto& cache = typeNameCache();
+  auto first = cache.lower_bound({dwarf, 0});
+  auto last = first;
+  while (last != cache.end() && last->first.first == dwarf) ++last;
+  cache.erase(first, last);
+}
+
+std::string qualifiedTypeName(Dwarf_Die die) {
+  auto& cache = typeNameCache();
   Dwarf* dwarf = dwarf_cu_getdwarf(die.cu);
   auto key = std::make_pair(dwarf, dwarf_dieoffset(&die));
   if (auto it = cache.find(key); it != cache.end()) return it->second;

@@ -49,7 +49,8 @@ int main() {
   std::unordered_map<int, std::string> um = {{1, "a"}};
   auto up = std::make_unique<int>(5);
   auto sp = std::make_shared<std::string>("shared");
-  std::optional<int> opt = 9;
+  std::optional<int> opt = 9;  // read by the tests, not the program
+  (void)opt;
   std::optional<int> none;
   shapes::Rect r(3, 4);
   shapes::Base& ref = r;
