@@ -547,9 +547,14 @@ Presentation present(const Value& v) {
         return p;
       }
       if (tt == DW_TAG_structure_type || tt == DW_TAG_class_type || tt == DW_TAG_union_type) {
-        Presentation inner = present(memoryValue(v.frame, "", TypeRef::of(pointee), *address));
-        p.namedChildren = inner.namedChildren;
-        p.indexedChildren = inner.indexedChildren;
+        // Counts only: presenting the target would recurse through linked structures.
+        Value target = memoryValue(v.frame, "", TypeRef::of(pointee), *address);
+        if (auto view = stlView(target)) {
+          p.namedChildren = view->named;
+          p.indexedChildren = view->size;
+        } else {
+          p.namedChildren = fieldsOf(stripCvTypedefs(pointee)).size();
+        }
       } else {
         p.namedChildren = 1;
       }

@@ -59,6 +59,9 @@ int main(void) {
   const char* text = "quote\"d";
   struct Node n2 = {2, 0};
   struct Node n1 = {1, &n2};
+  struct Node ring = {7, 0};
+  ring.next = &ring; /* a cycle: presenting it must not recurse forever */
+  struct Point pts[2] = {{1, 2}, {5, 6}};
   const volatile long big = 1234567890123L;
   double ratio = 0.5;
   int total = add_points(&pt, other, 2);
@@ -68,7 +71,7 @@ int main(void) {
     g_counter += i;
   }
   total += nodebug_call(trap_cb, 3);
-  (void)flags; (void)num; (void)color; (void)ptr; (void)name; (void)text; (void)n1; (void)big; (void)ratio;
+  (void)flags; (void)num; (void)color; (void)ptr; (void)name; (void)text; (void)n1; (void)ring; (void)pts; (void)big; (void)ratio;
   (void)g_ratio;
   return total == 0 ? 1 : 0;
 }

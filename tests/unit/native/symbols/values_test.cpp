@@ -87,6 +87,12 @@ TEST_CASE("C locals: structs, typedefs, bitfields, enums, arrays, pointers, stri
   CHECK(kids(next) == "value=2 next=0x0");
   CHECK(child(next, "value").expression == "n1.next->value");
   CHECK(present(v["pt"]).memoryReference.has_value());
+  CHECK(show(v["ring"]).starts_with("{value=7, next=0x7ff"));
+  CHECK(kids(child(child(v["ring"], "next"), "next")).starts_with("value=7 next=0x7ff"));
+  CHECK(show(v["pts"]) == "{{...}, {...}}");
+  CHECK(kids(v["pts"]) == "[0]={x=1, y=2} [1]={x=5, y=6}");
+  CHECK(child(v["pts"], "[1]").expression == "pts[1]");
+  CHECK(show(v["num"]).starts_with("{i=1065353216, f=1, bytes="));
 }
 
 TEST_CASE("parameters come first; globals of the CU; registers") {
@@ -184,4 +190,12 @@ TEST_CASE("-O2: values the compiler dropped say so") {
   std::string all;
   for (auto& name : vars.order) all += name + "=" + show(vars.byName[name]) + " ";
   CHECK(all == "n=<optimized out> scaled=<optimized out> r=16 ");
+  Value r = vars.byName["r"];
+  REQUIRE(r.location.kind == ValueLocation::Kind::Register);
+  auto set = setValue(r, "3");
+  REQUIRE_FALSE(set.ok());
+  CHECK(set.error().message == "'r' lives in a register of a caller frame; it can only be set in the innermost frame");
+  auto dropped = setValue(vars.byName["n"], "3");
+  REQUIRE_FALSE(dropped.ok());
+  CHECK(dropped.error().message == "'n' is optimized out");
 }
