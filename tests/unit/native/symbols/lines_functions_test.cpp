@@ -119,3 +119,33 @@ TEST_CASE("the cache shares one index per file") {
   CHECK_FALSE((*a)->buildId().empty());
   CHECK_FALSE(cache.get("/nonexistent/lib.so").ok());
 }
+
+TEST_CASE("-O2: a function that exists only as inlined copies is found by name") {
+  auto obj = openOrFail(STRATA_SYM_OPT);
+  CHECK_FALSE(obj->elfSymbolNamed("stop_inside"));
+  auto fns = obj->functionsNamed("stop_inside");
+  REQUIRE_MESSAGE(fns.ok(), (fns.ok() ? "" : fns.error().message));
+  REQUIRE(fns->size() == 1);
+  CHECK(fns->front().inlinedCopy);
+  auto work = obj->functionsNamed("work");
+  REQUIRE(work.ok());
+  CHECK(fns->front().entry >= work->front().low);
+  CHECK(fns->front().entry < work->front().high);
+  auto line = obj->addressesForLine("sym_opt.c", markerLine(STRATA_SYM_OPT_SRC, "@bp:inlined"));
+  REQUIRE(line.ok());
+  CHECK(line->addresses.size() == 1);
+  auto scopes = obj->scopesAt(line->addresses.front());
+  REQUIRE(scopes.size() >= 2);
+  CHECK(qualifiedFunctionName(&scopes.front()) == "stop_inside");
+  CHECK(qualifiedFunctionName(&scopes.back()) == "work");
+}
+
+TEST_CASE("absolute source paths match; partial directory names do not") {
+  auto obj = openOrFail(STRATA_SYM_C);
+  int loop = markerLine(STRATA_SYM_C_SRC, "@line:loop");
+  auto absolute = obj->addressesForLine(STRATA_SYM_C_SRC, loop);
+  REQUIRE(absolute.ok());
+  CHECK(absolute->line == loop);
+  CHECK(obj->addressesForLine("symbols/sym_c.c", loop).ok());
+  CHECK_FALSE(obj->addressesForLine("ym_c.c", loop).ok());
+}
