@@ -1,4 +1,5 @@
 // libstdc++ views: std::string, vector, map, unordered_map, unique_ptr, shared_ptr, optional.
+#include <cstring>
 #include <map>
 #include <utility>
 
@@ -118,6 +119,45 @@ std::string startsWithAny(const std::string& name) {
 }
 
 }  // namespace
+
+std::string simplifyTypeName(std::string name) {
+  // Spell libstdc++ types as users write them: std::string, std::vector<int>, std::map<K, V>.
+  static const std::string longString =
+      "std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >";
+  for (std::size_t at; (at = name.find(longString)) != std::string::npos;) name.replace(at, longString.size(), "std::string");
+  static const char* defaults[] = {"std::allocator<", "std::default_delete<", "std::less<", "std::hash<",
+                                   "std::equal_to<", "std::char_traits<"};
+  std::string out;
+  int depth = 0;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    char c = name[i];
+    if (c == ',' && depth > 0 && i + 2 < name.size() && name[i + 1] == ' ') {
+      bool isDefault = false;
+      for (const char* d : defaults) isDefault |= name.compare(i + 2, std::strlen(d), d) == 0;
+      if (isDefault) {
+        // Skip this argument up to the ',' or '>' that ends it at the same depth.
+        int inner = 0;
+        std::size_t j = i + 2;
+        for (; j < name.size(); ++j) {
+          if (name[j] == '<') ++inner;
+          else if (name[j] == '>' && inner-- == 0) break;
+          else if (name[j] == ',' && inner == 0) break;
+        }
+        while (!out.empty() && out.back() == ' ') out.pop_back();
+        i = j - 1;
+        while (i + 1 < name.size() && name[i + 1] == ' ') ++i;
+        continue;
+      }
+    }
+    if (c == '<') ++depth;
+    if (c == '>') {
+      --depth;
+      while (!out.empty() && out.back() == ' ' && out.size() >= 2 && out[out.size() - 2] != '>') out.pop_back();
+    }
+    out += c;
+  }
+  return out;
+}
 
 std::optional<StlView> stlView(const Value& v) {
   if (!v.type.hasDie || v.location.kind != ValueLocation::Kind::Memory) return std::nullopt;

@@ -30,5 +30,6 @@ Result<std::vector<Value>> stlChildren(const Value& value, const StlView& view, 
 // The fully qualified name of a type DIE ("shapes::Rect", "std::vector<int, ...>"); cached.
 std::string qualifiedTypeName(Dwarf_Die die);
 Value rawOf(const Value& value);
+std::string simplifyTypeName(std::string name);
 
 }  // namespace strata::native::symbols

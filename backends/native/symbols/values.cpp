@@ -492,7 +492,7 @@ Value rawOf(const Value& v) {
 
 Presentation present(const Value& v) {
   Presentation p;
-  p.type = typeName(v.type);
+  p.type = simplifyTypeName(typeName(v.type));
   if (v.location.kind == ValueLocation::Kind::Memory) p.memoryReference = v.location.address;
   if (v.location.kind == ValueLocation::Kind::OptimizedOut) {
     p.value = "<optimized out>";

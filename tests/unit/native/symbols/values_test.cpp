@@ -159,6 +159,12 @@ TEST_CASE("C++: classes with bases, references, libstdc++ containers and smart p
   auto vars = varsOf(s, "main");
   auto& v = vars.byName;
   CHECK(show(v["v"]) == "{size=3}");
+  CHECK(present(v["v"]).type == "std::vector<int>");
+  CHECK(present(v["s"]).type == "std::string");
+  CHECK(present(v["m"]).type == "std::map<std::string, int>");
+  CHECK(present(v["um"]).type == "std::unordered_map<int, std::string>");
+  CHECK(present(v["up"]).type == "std::unique_ptr<int>");
+  CHECK(present(v["sp"]).type == "std::shared_ptr<std::string>");
   CHECK(kids(v["v"]) == "[raw]={std::_Vector_base<int, std::allocator<int> >={...}} [0]=1 [1]=2 [2]=3");
   CHECK(kids(v["v"], ChildFilter::Indexed, 0, 2) == "[0]=1 [1]=2");
   CHECK(show(v["s"]) == "\"hello world\"");
