@@ -1,5 +1,6 @@
 // DWARF location expressions and the variables of a frame: locals, the CU's globals, registers.
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 #include "internal.hpp"
@@ -195,6 +196,7 @@ Result<ValueLocation> evaluateAttribute(const FrameContext& f, Dwarf_Attribute* 
 }
 
 Result<std::uint64_t> frameBase(const FrameContext& f) {
+  if (f.frameBase) return *f.frameBase;
   Dwarf_Die fn;
   Dwarf_Attribute attr;
   if (f.subprogramDie == 0 || dwarf_offdie(f.symbols->dwarf(), f.subprogramDie, &fn) == nullptr ||
@@ -202,9 +204,12 @@ Result<std::uint64_t> frameBase(const FrameContext& f) {
     return Error{1, "the function has no frame base", true};
   auto loc = evaluateAttribute(f, &attr);
   if (!loc) return loc.takeError();
-  if (loc->kind == ValueLocation::Kind::Memory) return loc->address;
-  if (loc->kind == ValueLocation::Kind::Register && f.registers.has(loc->reg)) return f.registers.value[loc->reg];
-  return optimizedOut();
+  std::optional<std::uint64_t> base;
+  if (loc->kind == ValueLocation::Kind::Memory) base = loc->address;
+  if (loc->kind == ValueLocation::Kind::Register && f.registers.has(loc->reg)) base = f.registers.value[loc->reg];
+  if (!base) return optimizedOut();
+  f.frameBase = base;  // every variable of the frame needs it; the frame is fixed while stopped
+  return *base;
 }
 
 }  // namespace
@@ -419,6 +424,29 @@ Result<Value> valueOf(const std::shared_ptr<const FrameContext>& f, const Resolv
   if (!m) return Error{1, "no symbol '" + std::string(name) + "' in the current scope", true};
   m->expression = "this->" + std::string(name);
   return *m;
+}
+
+std::vector<std::pair<std::string, std::string>> registersOf(const ThreadRegisters& t) {
+  const user_regs_struct& r = t.gpr;
+  const std::pair<const char*, unsigned long long> gpr[] = {
+      {"rax", r.rax}, {"rbx", r.rbx}, {"rcx", r.rcx}, {"rdx", r.rdx}, {"rsi", r.rsi}, {"rdi", r.rdi},
+      {"rbp", r.rbp}, {"rsp", r.rsp}, {"r8", r.r8},   {"r9", r.r9},   {"r10", r.r10}, {"r11", r.r11},
+      {"r12", r.r12}, {"r13", r.r13}, {"r14", r.r14}, {"r15", r.r15}, {"rip", r.rip}, {"eflags", r.eflags},
+      {"cs", r.cs},   {"ss", r.ss},   {"ds", r.ds},   {"es", r.es},   {"fs", r.fs},   {"gs", r.gs},
+      {"fs_base", r.fs_base}, {"gs_base", r.gs_base}};
+  std::vector<std::pair<std::string, std::string>> out;
+  for (auto [name, value] : gpr) out.emplace_back(name, hexAddress(value));
+  if (t.hasFpr) {
+    for (int i = 0; i < 16; ++i) {
+      // xmm registers as their two 64-bit halves, high first, as a debugger user reads them.
+      const unsigned int* x = &t.fpr.xmm_space[i * 4];
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "0x%08x%08x%08x%08x", x[3], x[2], x[1], x[0]);
+      out.emplace_back("xmm" + std::to_string(i), buf);
+    }
+    out.emplace_back("mxcsr", hexAddress(t.fpr.mxcsr));
+  }
+  return out;
 }
 
 Result<Value> lookupVariable(const std::shared_ptr<const FrameContext>& f, std::string_view name) {

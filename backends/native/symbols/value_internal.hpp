@@ -31,5 +31,8 @@ Result<std::vector<Value>> stlChildren(const Value& value, const StlView& view, 
 std::string qualifiedTypeName(Dwarf_Die die);
 Value rawOf(const Value& value);
 std::string simplifyTypeName(std::string name);
+std::string quote(const std::string& s, bool truncated);
+std::string formatDouble(double d);
+std::string charLiteral(std::int64_t v);
 
 }  // namespace strata::native::symbols

@@ -39,51 +39,6 @@ bool isCharType(Dwarf_Die type) {
   return (enc == DW_ATE_signed_char || enc == DW_ATE_unsigned_char) && udataAttr(&d, DW_AT_byte_size) == 1;
 }
 
-std::string quote(const std::string& s, bool truncated) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\x%02x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  out += truncated ? "\"..." : "\"";
-  return out;
-}
-
-std::string formatDouble(double d) {
-  char buf[64];
-  auto r = std::to_chars(buf, buf + sizeof buf, d);
-  return std::string(buf, r.ptr);
-}
-
-std::string charLiteral(std::int64_t v) {
-  unsigned char c = static_cast<unsigned char>(v);
-  std::string out = std::to_string(v) + " '";
-  if (c == '\'') out += "\\'";
-  else if (c == '\\') out += "\\\\";
-  else if (c == 0) out += "\\0";
-  else if (c == '\n') out += "\\n";
-  else if (c >= 0x20 && c < 0x7f) out += static_cast<char>(c);
-  else {
-    char buf[8];
-    std::snprintf(buf, sizeof buf, "\\x%02x", c);
-    out += buf;
-  }
-  return out + "'";
-}
-
 std::optional<std::uint64_t> arrayCount(Dwarf_Die array) {
   Dwarf_Die child;
   if (dwarf_child(&array, &child) != 0) return std::nullopt;
@@ -581,9 +536,11 @@ Presentation present(const Value& v) {
         auto bytes = readValueBytes(v, std::min<std::uint64_t>(count, 4096));
         if (bytes) {
           std::string s(bytes->begin(), bytes->end());
-          bool terminated = s.find('\0') != std::string::npos;
-          if (terminated) s.resize(s.find('\0'));
-          p.value = quote(s, !terminated && count > 4096);
+          // A C string ends at its NUL when only padding follows; raw bytes show in full.
+          std::size_t nul = s.find('\0');
+          bool padded = nul != std::string::npos && s.find_first_not_of('\0', nul) == std::string::npos;
+          if (padded) s.resize(nul);
+          p.value = quote(s, !padded && count > 4096);
           return p;
         }
       }

@@ -25,6 +25,7 @@ struct FrameContext {
   MemoryAccess* memory = nullptr;  // must outlive every Value of this frame
   // Frame 0 only: how to change a register (the engine writes the thread's registers).
   std::function<Result<void>(int dwarfRegister, std::uint64_t value)> writeRegister;
+  mutable std::optional<std::uint64_t> frameBase;  // DW_AT_frame_base, computed once
   std::uint64_t fileAddress() const { return pc - loadBias; }
 };
 
@@ -97,6 +98,8 @@ Result<std::vector<Value>> children(const Value& value, ChildFilter filter, std:
 Result<std::vector<Value>> localsOf(const std::shared_ptr<const FrameContext>& frame);  // parameters first
 Result<std::vector<Value>> globalsOf(const std::shared_ptr<const FrameContext>& frame);  // the frame's CU
 std::vector<std::pair<std::string, std::string>> registersOf(const FrameContext& frame);
+// Frame 0 with every register the thread has: flags, segments, xmm0-15 when fpr was read.
+std::vector<std::pair<std::string, std::string>> registersOf(const ThreadRegisters& registers);
 
 // A variable visible at the frame's pc: locals (innermost first), the CU's globals, then any
 // global of the same object file.
