@@ -32,6 +32,10 @@ struct UnwindArg {
   void* upt = nullptr;
   pid_t pid = 0;
   std::unordered_map<std::uint64_t, std::array<unsigned char, 4096>> pages;
+  // A register no frame saved is read from the thread itself, once per frame asked about it:
+  // one PTRACE_PEEKUSER each unless remembered.
+  std::array<unw_word_t, 64> registers{};
+  std::uint64_t knownRegisters = 0;
 };
 
 // _UPT's own accessors call back through the address space with their UPT pointer as `arg`,
@@ -74,7 +78,18 @@ int accessMem(unw_addr_space_t as, unw_word_t addr, unw_word_t* val, int write, 
   return 0;
 }
 int accessReg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t* val, int write, void* arg) {
-  return _UPT_accessors.access_reg(as, reg, val, write, uptOf(arg));
+  UnwindArg* a = argOf(arg);
+  if (a == nullptr || write || reg < 0 || reg >= 64) return _UPT_accessors.access_reg(as, reg, val, write, uptOf(arg));
+  if ((a->knownRegisters >> reg) & 1) {
+    *val = a->registers[reg];
+    return 0;
+  }
+  int rc = _UPT_accessors.access_reg(as, reg, val, write, a->upt);
+  if (rc == 0) {
+    a->registers[reg] = *val;
+    a->knownRegisters |= 1ULL << reg;
+  }
+  return rc;
 }
 int accessFpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t* val, int write, void* arg) {
   return _UPT_accessors.access_fpreg(as, reg, val, write, uptOf(arg));
