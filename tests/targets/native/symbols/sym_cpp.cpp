@@ -18,6 +18,10 @@ class Rect : public Base {
   Rect(int w, int h) : w_(w), h_(h) {}
   int area() const override { return w_ * h_; }
   int width() const { return w_; }
+  int scaled(int k) const {
+    raise(SIGTRAP);  // @bp:method
+    return w_ * k;
+  }
 
  private:
   int w_;
@@ -59,5 +63,6 @@ int main() {
   int in = inc(41);
   raise(SIGTRAP);  // @bp:containers
   recurse(1000);
+  tw += r.scaled(5);
   return r.area() + tw + in + ref.id + r.width() > 0 ? 0 : 1;
 }

@@ -178,3 +178,21 @@ TEST_CASE("a condition at an int3 in frame 0, without unwinding") {
   CHECK(eval(*ctx, "v * 2") == "48");
   CHECK(eval(*ctx, "g_counter") == "42");
 }
+
+TEST_CASE("inside a method, members of this are names of their own") {
+  Stopped s;
+  s.run(STRATA_SYM_CPP, 3);
+  auto f = frameOf(s, "shapes::Rect::scaled");
+  auto locals = localsOf(f);
+  REQUIRE(locals.ok());
+  REQUIRE(locals->size() == 2);
+  CHECK((*locals)[0].name == "this");
+  CHECK((*locals)[1].name == "k");
+  CHECK(present((*locals)[0]).type == "const shapes::Rect * const");
+  CHECK(eval(f, "w_ * k") == "15");
+  CHECK(eval(f, "this->h_") == "4");
+  CHECK(eval(f, "id") == "7");  // a member of the base class
+  auto w = lookupVariable(f, "w_");
+  REQUIRE(w.ok());
+  CHECK(w->expression == "this->w_");
+}
