@@ -149,3 +149,16 @@ TEST_CASE("absolute source paths match; partial directory names do not") {
   CHECK(obj->addressesForLine("symbols/sym_c.c", loop).ok());
   CHECK_FALSE(obj->addressesForLine("ym_c.c", loop).ok());
 }
+
+TEST_CASE("a header line has an address in every CU that holds a copy") {
+  auto obj = openOrFail(STRATA_SYM_MULTI);
+  int line = markerLine(STRATA_SYM_MULTI_H, "@line:shared");
+  auto lines = obj->addressesForLine("multi_shared.h", line);
+  REQUIRE(lines.ok());
+  CHECK(lines->line == line);
+  CHECK(lines->addresses.size() == 2);
+  auto fns = obj->functionsNamed("shared_add");
+  REQUIRE(fns.ok());
+  CHECK(fns->size() == 2);
+  CHECK(obj->parsedCuLineTables() == 2);
+}
