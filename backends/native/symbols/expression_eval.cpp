@@ -226,6 +226,15 @@ class Evaluator {
     if (!base) return base;
     auto idx = operand(*n.b);
     if (!idx) return idx;
+    if (auto view = stlView(*base); view && (view->kind == StlView::Kind::Map || view->kind == StlView::Kind::UnorderedMap)) {
+      // m[key]: keys are matched by how they present ("one" matches a std::string key "one").
+      std::string wanted = "[" + present(*idx).value + "]";
+      auto entries = stlChildren(*base, *view, ChildFilter::Indexed, 0, view->size);
+      if (!entries) return entries.takeError();
+      for (Value& e : *entries)
+        if (e.name == wanted) return e;
+      return Error{1, "no key " + present(*idx).value + " in " + simplifyTypeName(typeName(base->type)), true};
+    }
     auto i = numberOf(*idx, "[]");
     if (!i || i->isFloat) return Error{1, "an index must be an integer", true};
     return element(*base, i->i);

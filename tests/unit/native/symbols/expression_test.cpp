@@ -122,6 +122,9 @@ TEST_CASE("expressions over C++: containers, smart pointers, references, members
   CHECK(eval(f, "s == \"hello world\"") == "true");
   CHECK(eval(f, "m") == "{size=2}");
   CHECK(eval(f, "big[99999]") == "7");
+  CHECK(eval(f, "m[\"two\"] * 10") == "20");
+  CHECK(eval(f, "um[1] == \"a\"") == "true");
+  CHECK(eval(f, "m[\"three\"]") == "error: no key \"three\" in std::map<std::string, int>");
 }
 
 TEST_CASE("a condition in a deep recursion frame") {

@@ -20,7 +20,8 @@ struct Node;
 class Expression {
  public:
   // Literals (42, 0x2a, 1.5, 'c', "s"), names, . -> [] , unary * & - ! ~, * / % + -, << >>,
-  // comparisons, & ^ |, && ||, casts to base types ((int)x), parentheses.
+  // comparisons, & ^ |, && ||, casts to base types ((int)x), parentheses. [] also indexes
+  // std::vector and looks up std::map / std::unordered_map keys; -> and * see through smart pointers.
   static Result<Expression> parse(std::string_view text);
   Result<Value> evaluate(const std::shared_ptr<const FrameContext>& frame) const;
   Result<bool> evaluateCondition(const std::shared_ptr<const FrameContext>& frame) const;
