@@ -1,0 +1,34 @@
+// Helpers private to the symbols library: formatting and small libdw conveniences.
+#pragma once
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+namespace strata::native::symbols::detail {
+
+inline std::string hexAddress(std::uint64_t value) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(value));
+  return buf;
+}
+
+inline std::string dwError(const std::string& operation) {
+  return operation + ": " + dwarf_errmsg(-1);
+}
+
+// DW_AT_name, following DW_AT_abstract_origin and DW_AT_specification.
+inline const char* integratedName(Dwarf_Die* die) {
+  Dwarf_Attribute attr;
+  return dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+}
+
+}  // namespace strata::native::symbols::detail
+
+namespace strata::native::symbols {
+// Drops cached type names of a Dwarf handle that is being closed.
+void forgetTypeNames(Dwarf* dwarf);
+}  // namespace strata::native::symbols

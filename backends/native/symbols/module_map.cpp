@@ -1,0 +1,114 @@
+// ModuleMap: which loaded ELF object holds a runtime address, and the load bias to undo.
+#include "strata/native/symbols/module_map.hpp"
+
+#include <gelf.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "internal.hpp"
+
+namespace strata::native::symbols {
+
+std::string Module::name() const {
+  auto slash = object.path.rfind('/');
+  return slash == std::string::npos ? object.path : object.path.substr(slash + 1);
+}
+
+Result<const Module*> ModuleMap::add(const LoadedObject& object) {
+  auto symbols = cache_.get(object.path);
+  if (!symbols) return symbols.takeError();
+  Module m;
+  m.object = object;
+  m.symbols = *symbols;
+  Elf* elf = m.symbols->elf();
+  std::size_t phnum = 0;
+  if (elf_getphdrnum(elf, &phnum) != 0)
+    return Error{1, "elf_getphdrnum " + object.path + ": " + elf_errmsg(-1), true};
+  std::uint64_t lo = UINT64_MAX, hi = 0;
+  for (std::size_t i = 0; i < phnum; ++i) {
+    GElf_Phdr ph;
+    if (gelf_getphdr(elf, static_cast<int>(i), &ph) == nullptr || ph.p_type != PT_LOAD) continue;
+    lo = std::min<std::uint64_t>(lo, ph.p_vaddr);
+    hi = std::max<std::uint64_t>(hi, ph.p_vaddr + ph.p_memsz);
+  }
+  if (lo >= hi) return Error{1, object.path + " has no loadable segments", true};
+  m.low = lo + object.loadBias;
+  m.high = hi + object.loadBias;
+  remove(object.path);
+  auto pos = std::upper_bound(modules_.begin(), modules_.end(), m.low,
+                              [](std::uint64_t a, const Module& x) { return a < x.low; });
+  pos = modules_.insert(pos, std::move(m));
+  return &*pos;
+}
+
+void ModuleMap::remove(const std::string& path) {
+  std::erase_if(modules_, [&](const Module& m) { return m.object.path == path; });
+}
+
+const Module* ModuleMap::moduleFor(std::uint64_t address) const {
+  auto it = std::upper_bound(modules_.begin(), modules_.end(), address,
+                             [](std::uint64_t a, const Module& x) { return a < x.low; });
+  if (it == modules_.begin()) return nullptr;
+  --it;
+  return address < it->high ? &*it : nullptr;
+}
+
+std::string ModuleMap::describe(std::uint64_t address) const {
+  const Module* m = moduleFor(address);
+  if (m == nullptr) return detail::hexAddress(address);
+  std::uint64_t fileAddress = address - m->object.loadBias;
+  if (auto sym = m->symbols->elfSymbolAt(fileAddress);
+      sym && (sym->size == 0 || fileAddress < sym->address + sym->size)) {
+    return m->name() + "!" + demangle(sym->name) + "+" + detail::hexAddress(fileAddress - sym->address);
+  }
+  return m->name() + "+" + detail::hexAddress(fileAddress);
+}
+
+Result<std::vector<LoadedObject>> loadedObjectsFromProcMaps(pid_t pid) {
+  std::string path = "/proc/" + std::to_string(pid) + "/maps";
+  std::ifstream in(path);
+  if (!in) return errnoError("open " + path);
+  // The mapping with file offset 0 is where the ELF header sits: start - vaddr(offset 0).
+  std::map<std::string, std::uint64_t> firstStart;
+  std::vector<std::string> order;
+  std::string line;
+  while (std::getline(in, line)) {
+    unsigned long long start = 0, end = 0, offset = 0;
+    char perms[8] = {};
+    int consumed = 0;
+    if (std::sscanf(line.c_str(), "%llx-%llx %7s %llx %*s %*s%n", &start, &end, perms, &offset, &consumed) < 4)
+      continue;
+    std::string file = line.substr(static_cast<std::size_t>(consumed));
+    file.erase(0, file.find_first_not_of(' '));
+    if (file.empty() || file[0] != '/' || offset != 0) continue;
+    if (firstStart.emplace(file, start).second) order.push_back(file);
+  }
+  std::vector<LoadedObject> out;
+  for (const std::string& file : order) {
+    auto symbols = ObjectSymbols::open(file);
+    if (!symbols) continue;  // a data file mapped by the program, or not an ELF
+    Elf* elf = (*symbols)->elf();
+    GElf_Ehdr eh;
+    if (gelf_getehdr(elf, &eh) == nullptr) continue;
+    std::size_t phnum = 0;
+    if (elf_getphdrnum(elf, &phnum) != 0) continue;
+    std::uint64_t firstVaddr = UINT64_MAX;
+    for (std::size_t i = 0; i < phnum; ++i) {
+      GElf_Phdr ph;
+      if (gelf_getphdr(elf, static_cast<int>(i), &ph) != nullptr && ph.p_type == PT_LOAD)
+        firstVaddr = std::min<std::uint64_t>(firstVaddr, ph.p_vaddr & ~0xfffULL);
+    }
+    if (firstVaddr == UINT64_MAX) continue;
+    LoadedObject o;
+    o.path = file;
+    o.loadBias = eh.e_type == ET_EXEC ? 0 : firstStart[file] - firstVaddr;
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+}  // namespace strata::native::symbols

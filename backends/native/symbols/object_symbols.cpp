@@ -1,0 +1,305 @@
+// ObjectSymbols: opening an ELF file, its ELF symbol tables, CU headers and the per-file cache.
+#include "strata/native/symbols/object_symbols.hpp"
+
+#include <cxxabi.h>
+#include <elfutils/libdwelf.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "internal.hpp"
+
+namespace strata::native::symbols {
+
+namespace {
+
+Error elfError(const std::string& operation, const std::string& path) {
+  return Error{1, operation + " " + path + ": " + elf_errmsg(-1), true};
+}
+
+std::string hex(const unsigned char* bytes, std::size_t n) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (std::size_t i = 0; i < n; ++i) {
+    out += digits[bytes[i] >> 4];
+    out += digits[bytes[i] & 15];
+  }
+  return out;
+}
+
+// Last "::" component of a qualified name, template arguments included.
+std::string lastComponent(std::string_view qualified) {
+  int depth = 0;
+  for (std::size_t i = qualified.size(); i-- > 0;) {
+    char c = qualified[i];
+    if (c == '>' || c == ')') ++depth;
+    else if (c == '<' || c == '(') --depth;
+    else if (c == ':' && depth == 0 && i > 0 && qualified[i - 1] == ':')
+      return std::string(qualified.substr(i + 1));
+  }
+  return std::string(qualified);
+}
+
+std::string withoutTemplateArgs(std::string_view name) {
+  if (name.empty() || name.back() != '>') return std::string(name);
+  int depth = 0;
+  for (std::size_t i = name.size(); i-- > 0;) {
+    if (name[i] == '>') ++depth;
+    else if (name[i] == '<' && --depth == 0) return std::string(name.substr(0, i));
+  }
+  return std::string(name);
+}
+
+std::string withoutSpaces(std::string_view s) {
+  std::string out;
+  for (char c : s)
+    if (c != ' ') out += c;
+  return out;
+}
+
+}  // namespace
+
+std::string demangle(const std::string& mangled) {
+  if (mangled.size() < 2 || mangled[0] != '_' || mangled[1] != 'Z') return mangled;
+  int status = 0;
+  char* out = abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status);
+  if (status != 0 || out == nullptr) return mangled;
+  std::string result(out);
+  std::free(out);
+  return result;
+}
+
+std::string stripParameters(std::string_view demangled) {
+  // "ns::f(int) const" → "ns::f"; the parameter list is the last balanced (...) group.
+  std::size_t end = demangled.size();
+  while (end > 0 && demangled[end - 1] != ')') --end;
+  if (end == 0) return std::string(demangled);
+  int depth = 0;
+  for (std::size_t i = end; i-- > 0;) {
+    if (demangled[i] == ')') ++depth;
+    else if (demangled[i] == '(' && --depth == 0) {
+      std::string_view head = demangled.substr(0, i);
+      if (head.ends_with("operator")) return std::string(demangled.substr(0, end));
+      // Function template names carry their return type: "int add<int>(int, int)".
+      int d = 0;
+      std::size_t space = std::string_view::npos;
+      for (std::size_t k = 0; k < head.size(); ++k) {
+        char c = head[k];
+        if (c == '<' || c == '(') ++d;
+        else if (c == '>' || c == ')') --d;
+        else if (c == ' ' && d == 0 && !head.substr(0, k).ends_with("operator")) space = k;
+      }
+      if (space != std::string_view::npos) head = head.substr(space + 1);
+      return std::string(head);
+    }
+  }
+  return std::string(demangled);
+}
+
+bool nameMatches(std::string_view query, std::string_view qualified) {
+  if (query.find('(') != std::string_view::npos) return withoutSpaces(query) == withoutSpaces(qualified);
+  std::string stripped = stripParameters(qualified);
+  auto suffixMatch = [&](const std::string& candidate) {
+    if (candidate == query) return true;
+    return candidate.size() > query.size() + 2 && candidate.ends_with(query) &&
+           candidate.compare(candidate.size() - query.size() - 2, 2, "::") == 0;
+  };
+  return suffixMatch(stripped) || suffixMatch(withoutTemplateArgs(stripped));
+}
+
+Result<std::shared_ptr<ObjectSymbols>> ObjectSymbols::open(const std::string& path) {
+  elf_version(EV_CURRENT);
+  std::shared_ptr<ObjectSymbols> self(new ObjectSymbols());
+  self->path_ = path;
+  self->fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (self->fd_ < 0) return errnoError("open " + path);
+  self->elf_ = elf_begin(self->fd_, ELF_C_READ_MMAP, nullptr);
+  if (self->elf_ == nullptr) return elfError("elf_begin", path);
+  if (elf_kind(self->elf_) != ELF_K_ELF) return Error{1, path + " is not an ELF file", true};
+
+  const void* id = nullptr;
+  ssize_t idLen = dwelf_elf_gnu_build_id(self->elf_, &id);
+  if (idLen > 0) self->buildId_ = hex(static_cast<const unsigned char*>(id), idLen);
+
+  // dwarf_begin_elf reads section headers only; CUs are parsed when first asked for.
+  self->dwarf_ = dwarf_begin_elf(self->elf_, DWARF_C_READ, nullptr);
+  if (self->dwarf_ == nullptr && self->buildId_.size() > 2) {
+    std::string debugPath = "/usr/lib/debug/.build-id/" + self->buildId_.substr(0, 2) + "/" +
+                            self->buildId_.substr(2) + ".debug";
+    self->debugFd_ = ::open(debugPath.c_str(), O_RDONLY | O_CLOEXEC);
+    if (self->debugFd_ >= 0) {
+      self->debugElf_ = elf_begin(self->debugFd_, ELF_C_READ_MMAP, nullptr);
+      if (self->debugElf_ != nullptr)
+        self->dwarf_ = dwarf_begin_elf(self->debugElf_, DWARF_C_READ, nullptr);
+    }
+  }
+  return self;
+}
+
+Dwarf_CFI* ObjectSymbols::cfi() {
+  if (!cfiLoaded_) {
+    cfiLoaded_ = true;
+    cfi_ = dwarf_getcfi_elf(elf_);
+  }
+  if (cfi_ == nullptr && dwarf_ != nullptr) return dwarf_getcfi(dwarf_);  // owned by dwarf_
+  return cfi_;
+}
+
+ObjectSymbols::~ObjectSymbols() {
+  if (cfi_ != nullptr) dwarf_cfi_end(cfi_);
+  if (dwarf_ != nullptr) {
+    forgetTypeNames(dwarf_);
+    dwarf_end(dwarf_);
+  }
+  if (debugElf_ != nullptr) elf_end(debugElf_);
+  if (elf_ != nullptr) elf_end(elf_);
+  if (debugFd_ >= 0) ::close(debugFd_);
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void ObjectSymbols::loadElfSymbols() {
+  if (elfSymbolsLoaded_) return;
+  elfSymbolsLoaded_ = true;
+  auto scan = [&](Elf* elf) {
+    Elf_Scn* scn = nullptr;
+    while ((scn = elf_nextscn(elf, scn)) != nullptr) {
+      GElf_Shdr shdr;
+      if (gelf_getshdr(scn, &shdr) == nullptr) continue;
+      if (shdr.sh_type != SHT_SYMTAB && shdr.sh_type != SHT_DYNSYM) continue;
+      Elf_Data* data = elf_getdata(scn, nullptr);
+      if (data == nullptr || shdr.sh_entsize == 0) continue;
+      std::size_t count = shdr.sh_size / shdr.sh_entsize;
+      for (std::size_t i = 0; i < count; ++i) {
+        GElf_Sym sym;
+        if (gelf_getsym(data, static_cast<int>(i), &sym) == nullptr) continue;
+        int type = GELF_ST_TYPE(sym.st_info);
+        if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF || sym.st_value == 0)
+          continue;
+        const char* name = elf_strptr(elf, shdr.sh_link, sym.st_name);
+        if (name == nullptr || *name == '\0') continue;
+        elfSymbols_.push_back(ElfSymbol{sym.st_value, sym.st_size, name});
+      }
+    }
+  };
+  scan(elf_);
+  if (debugElf_ != nullptr) scan(debugElf_);
+  std::sort(elfSymbols_.begin(), elfSymbols_.end(), [](const ElfSymbol& a, const ElfSymbol& b) {
+    return a.address != b.address ? a.address < b.address : a.name < b.name;
+  });
+  elfSymbols_.erase(std::unique(elfSymbols_.begin(), elfSymbols_.end(),
+                                [](const ElfSymbol& a, const ElfSymbol& b) {
+                                  return a.address == b.address && a.name == b.name;
+                                }),
+                    elfSymbols_.end());
+  for (std::size_t i = 0; i < elfSymbols_.size(); ++i) {
+    const std::string& name = elfSymbols_[i].name;
+    std::string plain = name;
+    if (auto at = plain.find('@'); at != std::string::npos) plain.resize(at);  // versioned
+    if (plain.size() < 2 || plain[0] != '_' || plain[1] != 'Z') {
+      elfByName_.emplace(std::move(plain), i);  // C names need no demangling
+      continue;
+    }
+    std::string last = lastComponent(stripParameters(demangle(plain)));
+    std::string bare = withoutTemplateArgs(last);
+    if (bare != last) elfByName_.emplace(std::move(bare), i);
+    elfByName_.emplace(std::move(last), i);
+  }
+}
+
+std::optional<ElfSymbol> ObjectSymbols::elfSymbolAt(std::uint64_t address) {
+  loadElfSymbols();
+  auto it = std::upper_bound(elfSymbols_.begin(), elfSymbols_.end(), address,
+                             [](std::uint64_t a, const ElfSymbol& s) { return a < s.address; });
+  if (it == elfSymbols_.begin()) return std::nullopt;
+  --it;
+  // Prefer a sized symbol that covers the address among aliases at the same address.
+  if (it->size != 0 && address >= it->address + it->size) {
+    // A sized symbol that ends before the address: the address lies in unnamed code, but
+    // "nearest symbol + offset" is still the most useful description.
+  }
+  return *it;
+}
+
+std::optional<ElfSymbol> ObjectSymbols::elfSymbolNamed(std::string_view name) {
+  loadElfSymbols();
+  auto range = elfByName_.equal_range(lastComponent(stripParameters(name)));
+  for (auto it = range.first; it != range.second; ++it) {
+    const ElfSymbol& sym = elfSymbols_[it->second];
+    if (sym.name == name || nameMatches(name, demangle(sym.name))) return sym;
+  }
+  return std::nullopt;
+}
+
+void ObjectSymbols::loadCuHeaders() {
+  if (cuHeadersLoaded_ || dwarf_ == nullptr) return;
+  cuHeadersLoaded_ = true;
+  Dwarf_Off offset = 0, next = 0;
+  std::size_t headerSize = 0;
+  // Only each CU's header and its first DIE are read: the cheap scan the lazy index needs.
+  while (dwarf_nextcu(dwarf_, offset, &next, &headerSize, nullptr, nullptr, nullptr) == 0) {
+    Dwarf_Die cu;
+    if (dwarf_offdie(dwarf_, offset + headerSize, &cu) != nullptr) {
+      CuHeader h;
+      h.offset = offset + headerSize;
+      if (const char* n = dwarf_diename(&cu)) h.name = n;
+      Dwarf_Attribute attr;
+      if (const char* d = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &attr))) h.compDir = d;
+      if (!h.name.empty() && h.name[0] != '/' && !h.compDir.empty()) h.name = h.compDir + "/" + h.name;
+      cus_.push_back(std::move(h));
+    }
+    offset = next;
+  }
+}
+
+std::size_t ObjectSymbols::cuCount() {
+  loadCuHeaders();
+  return cus_.size();
+}
+
+bool ObjectSymbols::cuForAddress(std::uint64_t address, Dwarf_Die* cu) {
+  if (dwarf_ == nullptr) return false;
+  if (dwarf_addrdie(dwarf_, address, cu) != nullptr) return true;
+  // No or incomplete .debug_aranges: ask each CU's own ranges (one DIE per CU).
+  loadCuHeaders();
+  for (const CuHeader& h : cus_) {
+    if (dwarf_offdie(dwarf_, h.offset, cu) != nullptr && dwarf_haspc(cu, address) > 0) return true;
+  }
+  return false;
+}
+
+Result<std::vector<std::uint8_t>> ObjectSymbols::readFileBytes(std::uint64_t address, std::size_t size) {
+  std::size_t phnum = 0;
+  if (elf_getphdrnum(elf_, &phnum) != 0) return elfError("elf_getphdrnum", path_);
+  for (std::size_t i = 0; i < phnum; ++i) {
+    GElf_Phdr ph;
+    if (gelf_getphdr(elf_, static_cast<int>(i), &ph) == nullptr || ph.p_type != PT_LOAD) continue;
+    if (address < ph.p_vaddr || address >= ph.p_vaddr + ph.p_filesz) continue;
+    std::size_t n = std::min<std::uint64_t>(size, ph.p_vaddr + ph.p_filesz - address);
+    std::vector<std::uint8_t> bytes(n);
+    ssize_t got = pread(fd_, bytes.data(), n, static_cast<off_t>(ph.p_offset + address - ph.p_vaddr));
+    if (got < 0) return errnoError("pread " + path_);
+    bytes.resize(static_cast<std::size_t>(got));
+    return bytes;
+  }
+  return Error{1, "address " + detail::hexAddress(address) + " is not in a loaded segment of " + path_, true};
+}
+
+Result<std::shared_ptr<ObjectSymbols>> SymbolCache::get(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return errnoError("stat " + path);
+  // Identity by inode and mtime: a rebuilt file gets a fresh index, a symlinked one shares it.
+  std::string key = std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" +
+                    std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
+  if (auto it = byKey_.find(key); it != byKey_.end()) return it->second;
+  auto opened = ObjectSymbols::open(path);
+  if (!opened) return opened.takeError();
+  byKey_[key] = *opened;
+  return *opened;
+}
+
+}  // namespace strata::native::symbols
