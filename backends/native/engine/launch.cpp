@@ -66,9 +66,12 @@ Error attachError(pid_t pid, int err) {
   if (err != EPERM) return errnoError(what, err);
   std::string tracer = readProcLine(pid, "status", "TracerPid:");
   if (!tracer.empty() && tracer != "0") {
-    pid_t tracerPid = std::atoi(tracer.c_str());
-    return Error{1, what + ": it is already traced by process " + tracer + " (" + processName(tracerPid) +
-                        "); detach that debugger first", true};
+    // TracerPid names the tracing thread; a user knows its process.
+    pid_t tracerTid = std::atoi(tracer.c_str());
+    std::string tgid = readProcLine(tracerTid, "status", "Tgid:");
+    pid_t tracerPid = tgid.empty() ? tracerTid : std::atoi(tgid.c_str());
+    return Error{1, what + ": it is already traced by process " + std::to_string(tracerPid) + " (" +
+                        processName(tracerPid) + "); detach that debugger first", true};
   }
   std::ifstream yama("/proc/sys/kernel/yama/ptrace_scope");
   int scope = -1;

@@ -123,6 +123,10 @@ Outcome Engine::Impl::processEvent(pid_t tid, int status) {
   if (!WIFSTOPPED(status)) return Outcome::Handled;
   t.stopped = true;
   t.regsValid = false;
+  // The kernel drops a pending PTRACE_INTERRUPT at any trap, so whatever stopped the thread
+  // answered our interrupt too. (An interrupt sent to an already stopped, unreaped thread
+  // does come later, as a stray PTRACE_EVENT_STOP, which is harmless.)
+  t.interruptPending = false;
   int sig = WSTOPSIG(status);
   int event = status >> 16;
 
@@ -132,8 +136,7 @@ Outcome Engine::Impl::processEvent(pid_t tid, int status) {
         t.awaitingFirstStop = false;
         (void)applyDebugRegisters(tid);  // watchpoints hold on every thread, new ones too
       }
-      // An interrupt we asked for, or a stale one, or a group-stop: none stops the program.
-      t.interruptPending = false;
+      // An interrupt we asked for, or a stray one, or a group-stop: none stops the program.
       return Outcome::Handled;
     case PTRACE_EVENT_CLONE: {
       unsigned long child = 0;
@@ -494,6 +497,7 @@ Result<std::vector<ThreadInfo>> Engine::Impl::doThreads() {
   if (!proc) return Error{1, "threads: no process is being debugged", true};
   std::vector<ThreadInfo> out;
   for (auto& [tid, t] : proc->threads) {
+    if (t.exiting && !t.stopped) continue;  // past its exit stop: only its death is left to report
     ThreadInfo info{tid, {}};
     std::ifstream comm("/proc/" + std::to_string(proc->pid) + "/task/" + std::to_string(tid) + "/comm");
     std::getline(comm, info.name);

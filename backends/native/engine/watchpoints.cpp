@@ -3,6 +3,9 @@
 #include <stddef.h>
 #include <sys/ptrace.h>
 #include <sys/user.h>
+#include <sys/wait.h>
+
+#include <mutex>
 
 #include "engine_impl.hpp"
 
@@ -88,6 +91,51 @@ Result<void> Engine::Impl::doRemoveWatchpoint(int slot) {
         if (auto a = applyDebugRegisters(tid); !a && result) result = a;
     return result;
   });
+}
+
+Result<bool> hardwareWatchpointsWork() {
+  static std::mutex once;
+  static std::optional<bool> cached;
+  std::lock_guard lock(once);
+  if (cached) return *cached;
+  static volatile long probe = 0;
+  pid_t child = fork();
+  if (child < 0) return errnoError("watchpoint probe: fork");
+  if (child == 0) {
+    if (ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) != 0) _exit(2);
+    raise(SIGSTOP);
+    probe = 1;
+    _exit(0);
+  }
+  auto reap = [&](int sig) {
+    if (sig) ::kill(child, sig);
+    int st = 0;
+    while (waitpid(child, &st, __WALL) < 0 && errno == EINTR) {
+    }
+    return st;
+  };
+  int status = reap(0);
+  if (!WIFSTOPPED(status)) return Error{1, "watchpoint probe: the child did not stop", true};
+  Watchpoint watch[4];
+  watch[0] = Watchpoint{true, reinterpret_cast<std::uint64_t>(&probe), 8, WatchKind::Write};
+  if (auto r = poke(child, 0, watch[0].address); !r) {
+    reap(SIGKILL);
+    return r.takeError();
+  }
+  if (auto r = poke(child, 7, dr7For(watch)); !r) {
+    reap(SIGKILL);
+    return r.takeError();
+  }
+  if (ptrace(PTRACE_CONT, child, nullptr, 0) != 0) {
+    int err = errno;
+    reap(SIGKILL);
+    return errnoError("watchpoint probe: PTRACE_CONT", err);
+  }
+  status = reap(0);
+  bool trapped = WIFSTOPPED(status) && WSTOPSIG(status) == SIGTRAP;
+  if (WIFSTOPPED(status)) reap(SIGKILL);
+  cached = trapped;
+  return trapped;
 }
 
 bool Engine::Impl::onWatchTrap(Thread& thread) {

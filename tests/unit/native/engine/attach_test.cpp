@@ -113,6 +113,7 @@ TEST_CASE("attach refusals say why") {
     otherSink.stop();
     auto r = engine.attach(spin.pid).get();
     REQUIRE_FALSE(r.ok());
+    INFO(r.error().message);
     CHECK(r.error().message.find("it is already traced by process " + std::to_string(getpid())) !=
           std::string::npos);
     ok(other.detach());

@@ -28,7 +28,15 @@ TEST_CASE("a SIGSEGV stops with signal, code, fault address and description; res
   CHECK(out.readAll() == "about to crash\n");
 }
 
+// Some hypervisors take debug register writes and never trap: nothing to test there.
+static bool watchpointsTestable() {
+  bool works = ok(hardwareWatchpointsWork());
+  if (!works) MESSAGE("SKIPPED: this machine's debug registers never trap (virtualized); watchpoints untestable here");
+  return works;
+}
+
 TEST_CASE("hardware watchpoints fire on writes with the right slot, and stop firing when removed") {
+  if (!watchpointsTestable()) return;
   RecordingSink sink;
   Engine engine(sink);
   Capture out;
@@ -69,6 +77,7 @@ TEST_CASE("hardware watchpoints fire on writes with the right slot, and stop fir
 }
 
 TEST_CASE("a read/write watchpoint fires on a read") {
+  if (!watchpointsTestable()) return;
   RecordingSink sink;
   Engine engine(sink);
   ok(engine.launch({.program = WATCH_PATH}));

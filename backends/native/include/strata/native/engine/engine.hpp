@@ -118,6 +118,10 @@ struct ReturnTarget {
   std::uint64_t stackPointerAfterReturn = 0;
 };
 
+// Whether this machine's debug registers really trap (some hypervisors accept DR0–DR7 writes
+// but never fire them). Probed once with a short-lived child of the calling thread.
+Result<bool> hardwareWatchpointsWork();
+
 class Engine {
  public:
   explicit Engine(EventSink& sink);
