@@ -156,6 +156,43 @@ Outcome Engine::Impl::onTrap(Thread& thread) {
   return Outcome::Report;
 }
 
+// The instructions that open most functions (where breakpoints mostly sit) are run here
+// instead of lifting the int3 and single-stepping: one stop per hit instead of two.
+bool Engine::Impl::emulateAtSite(Thread& thread, const BreakpointSite& site) {
+  for (auto& w : proc->watch)
+    if (w.used) return false;  // an emulated stack write would not fire a watchpoint
+  std::uint8_t code[4] = {site.original, 0, 0, 0};
+  if (!readMemory(site.address + 1, code + 1, 3)) return false;
+  user_regs_struct& r = thread.regs;
+  using Reg = unsigned long long;  // user_regs_struct's field type
+  auto push = [&](Reg value, Reg length) {
+    if (!writeRaw(r.rsp - 8, &value, sizeof value)) return false;
+    r.rsp -= 8;
+    r.rip += length;
+    return true;
+  };
+  Reg* low[8] = {&r.rax, &r.rcx, &r.rdx, &r.rbx, &r.rsp, &r.rbp, &r.rsi, &r.rdi};
+  Reg* high[8] = {&r.r8, &r.r9, &r.r10, &r.r11, &r.r12, &r.r13, &r.r14, &r.r15};
+  bool done = false;
+  if (code[0] >= 0x50 && code[0] <= 0x57) {
+    done = push(*low[code[0] - 0x50], 1);  // push %reg
+  } else if (code[0] == 0x41 && code[1] >= 0x50 && code[1] <= 0x57) {
+    done = push(*high[code[1] - 0x50], 2);  // push %r8..%r15
+  } else if (code[0] == 0xf3 && code[1] == 0x0f && code[2] == 0x1e && code[3] == 0xfa) {
+    r.rip += 4;  // endbr64
+    done = true;
+  } else if (code[0] == 0x90) {
+    r.rip += 1;  // nop
+    done = true;
+  } else if (code[0] == 0x48 && code[1] == 0x89 && code[2] == 0xe5) {
+    r.rbp = r.rsp;  // mov %rsp,%rbp
+    r.rip += 3;
+    done = true;
+  }
+  if (done) thread.regsDirty = true;
+  return done;
+}
+
 Result<Outcome> Engine::Impl::stepOverSite(Thread& thread) {
   pid_t tid = thread.tid;
   auto pc = regs(thread);
@@ -163,6 +200,10 @@ Result<Outcome> Engine::Impl::stepOverSite(Thread& thread) {
   std::uint64_t address = (*pc)->rip;
   auto it = proc->sites.find(address);
   if (it == proc->sites.end() || !it->second.inserted) return singleStep(thread);
+  if (emulateAtSite(thread, it->second)) {
+    thread.atSite = 0;
+    return Outcome::Trap;
+  }
   // Every other thread is stopped (all-stop), so none can run past the lifted byte.
   if (auto r = writeRaw(address, &it->second.original, 1); !r) return r.takeError();
   it->second.inserted = false;

@@ -55,6 +55,7 @@ struct Thread {
   std::optional<StopEvent> pending;  // a stop not reported yet
   std::uint64_t pendingSeq = 0;
   bool regsValid = false;
+  bool regsDirty = false;  // cache changed by the engine, not yet written to the thread
   user_regs_struct regs{};
 };
 
@@ -178,6 +179,9 @@ struct Engine::Impl {
   Result<void> withStopped(F&& body);
   Result<user_regs_struct*> regs(Thread& thread);
   Result<void> setPc(Thread& thread, std::uint64_t pc);
+  Result<void> flushRegs(Thread& thread);
+  void flushAllRegs();
+  bool emulateAtSite(Thread& thread, const BreakpointSite& site);
 
   // breakpoints.cpp
   Result<BreakpointId> doAddBreakpoint(std::uint64_t address, const StopPredicate& condition);

@@ -151,6 +151,10 @@ Result<pid_t> Engine::Impl::doLaunch(const LaunchOptions& options) {
       (void)!write(failure[1], report, sizeof report);
       _exit(127);
     };
+    // Wait until the engine has seized us: the exec is then the first thing it sees, and a
+    // failure below is seen as an exit of a traced child, never as a refused seize.
+    char go = 0;
+    if (read(handshake[0], &go, 1) != 1) _exit(127);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -161,9 +165,6 @@ Result<pid_t> Engine::Impl::doLaunch(const LaunchOptions& options) {
     if (options.stderrFd >= 0 && dup2(options.stderrFd, 2) < 0) fail(2);
     close_range(3, ~0u, CLOSE_RANGE_CLOEXEC);  // the program inherits stdio, nothing else
     if (!options.cwd.empty() && chdir(options.cwd.c_str()) != 0) fail(3);
-    char go = 0;
-    // Wait until the engine has seized us, so the exec is the first thing it sees.
-    if (read(handshake[0], &go, 1) != 1) _exit(127);
     execve(path->c_str(), argv.data(), envArray);
     fail(4);
   }

@@ -50,15 +50,30 @@ Result<user_regs_struct*> Engine::Impl::regs(Thread& thread) {
   return &thread.regs;
 }
 
+// Register changes made by the engine itself (rewinding onto a breakpoint, an emulated
+// instruction) stay in the cache until the thread runs or anyone else may look: a hit
+// resumed inside the engine then costs one PTRACE_SETREGS, not two.
 Result<void> Engine::Impl::setPc(Thread& thread, std::uint64_t pc) {
   auto r = regs(thread);
   if (!r) return r.takeError();
   thread.regs.rip = pc;
+  thread.regsDirty = true;
+  return {};
+}
+
+Result<void> Engine::Impl::flushRegs(Thread& thread) {
+  if (!thread.regsDirty) return {};
+  thread.regsDirty = false;
   if (ptrace(PTRACE_SETREGS, thread.tid, nullptr, &thread.regs) != 0) {
     thread.regsValid = false;
     return errnoError("PTRACE_SETREGS thread " + std::to_string(thread.tid));
   }
   return {};
+}
+
+void Engine::Impl::flushAllRegs() {
+  if (!proc) return;
+  for (auto& [tid, t] : proc->threads) (void)flushRegs(t);
 }
 
 void Engine::Impl::queueStop(Thread& thread, StopEvent event) {
@@ -68,6 +83,7 @@ void Engine::Impl::queueStop(Thread& thread, StopEvent event) {
 }
 
 Result<void> Engine::Impl::continueThread(Thread& thread, int signal) {
+  if (auto r = flushRegs(thread); !r) return r;
   thread.regsValid = false;
   thread.atSite = 0;
   thread.injectSignal = 0;
@@ -271,6 +287,7 @@ void Engine::Impl::reportStop(Thread& thread) {
   cancelStepOut();  // any stop ends a step-out, as in every debugger
   ev.pid = proc->pid;
   ev.tid = thread.tid;
+  flushAllRegs();  // the sink may hand threads to code that calls ptrace itself
   if (auto r = regs(thread)) ev.pc = (*r)->rip;
   ++quiesced;
   sink.onStopped(ev);
@@ -343,6 +360,7 @@ Result<Outcome> Engine::Impl::singleStep(Thread& thread) {
   for (;;) {
     Thread* t = findThread(tid);
     if (!t) return Outcome::Gone;
+    if (auto r = flushRegs(*t); !r) return r.takeError();
     t->regsValid = false;
     // A pending signal waits until the step is done: delivering it now would run its handler
     // with the breakpoint byte lifted.
@@ -423,6 +441,7 @@ Result<void> Engine::Impl::doDetach() {
   Result<void> result = removeAllSites();
   for (auto& [tid, t] : proc->threads)
     if (t.stopped && !t.exiting) (void)clearDebugRegisters(tid);
+  flushAllRegs();
   for (auto& [tid, t] : proc->threads) {
     // Signals the program was about to receive still reach it.
     if (ptrace(PTRACE_DETACH, tid, nullptr, t.injectSignal) != 0 && errno != ESRCH && result)
@@ -483,6 +502,7 @@ Result<void> Engine::Impl::doSetRegisters(const ThreadRegisters& registers) {
   }
   t->regs = gpr;
   t->regsValid = true;
+  t->regsDirty = false;
   // A moved pc no longer sits on the breakpoint it hit.
   if (t->atSite && gpr.rip != t->atSite) t->atSite = 0;
   if (registers.hasFpr) {

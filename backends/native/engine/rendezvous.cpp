@@ -214,6 +214,7 @@ Result<void> Engine::Impl::onRendezvous() {
   if (ev.added.empty() && ev.removed.empty()) return {};
   kept.insert(kept.end(), ev.added.begin(), ev.added.end());
   proc->objects = std::move(kept);
+  flushAllRegs();
   ++quiesced;
   sink.onLibraries(ev);
   --quiesced;
