@@ -139,7 +139,11 @@ Outcome Engine::Impl::onTrap(Thread& thread) {
       bool stop = true;
       if (bp->second.condition) {
         HitContext ctx{thread.tid, id, pc, hits, &snapshot, &memory};
+        // Conditions run with the hitting thread stopped and others possibly running: they
+        // may read memory and registers; engine calls they make run inline.
+        ++quiesced;
         stop = bp->second.condition(ctx);
+        --quiesced;
       }
       if (stop) ev.breakpoints.push_back(id);
     }

@@ -138,8 +138,11 @@ std::future<Result<void>> Engine::kill() {
 std::future<Result<void>> Engine::resume() {
   return impl_->call<void>([this]() -> Result<void> {
     if (auto r = impl_->requireStopped(); !r) return r;
-    if (impl_->quiesced > 0) {  // inside a callback: resume when it returns
-      impl_->proc->pauseRequested = false;
+    if (impl_->quiesced > 0) {
+      // Inside a callback: at a library load the process runs on anyway unless paused; at a
+      // stop it resumes once the callback returns.
+      if (impl_->proc->running) impl_->proc->pauseRequested = false;
+      else impl_->proc->resumeAfterCallback = true;
       return {};
     }
     return impl_->resumeAll();

@@ -76,6 +76,7 @@ struct Process {
   Watchpoint watch[4];
   std::optional<StepOutPlan> stepOut;
   bool pauseRequested = false;
+  bool resumeAfterCallback = false;  // resume() called from inside onStopped
   bool rendezvousPending = false;
   pid_t rendezvousTid = 0;
   bool killing = false;

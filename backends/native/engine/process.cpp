@@ -292,6 +292,10 @@ void Engine::Impl::reportStop(Thread& thread) {
   ++quiesced;
   sink.onStopped(ev);
   --quiesced;
+  if (proc && proc->resumeAfterCallback) {
+    proc->resumeAfterCallback = false;
+    (void)resumeAll();
+  }
 }
 
 Result<void> Engine::Impl::resumeAll() {
@@ -301,12 +305,13 @@ Result<void> Engine::Impl::resumeAll() {
     proc->rendezvousPending = false;
     (void)onRendezvous();
     if (!proc) return {};
-    if (proc->pauseRequested) {
-      proc->pauseRequested = false;
-      Thread* at = findThread(proc->rendezvousTid);
-      if (!at) at = &proc->threads.begin()->second;
-      if (!at->pending) queueStop(*at, stopOf(StopReason::Pause));
-    }
+  }
+  if (proc->pauseRequested && !proc->threads.empty()) {
+    // pause() from a library callback or a condition: stop here instead of running on.
+    proc->pauseRequested = false;
+    Thread* at = findThread(proc->rendezvousTid);
+    if (!at) at = &proc->threads.begin()->second;
+    if (!at->pending) queueStop(*at, stopOf(StopReason::Pause));
   }
   // A stop another thread reached while the last one was reported comes first, unless what
   // caused it is gone (a breakpoint removed meanwhile: its thread just re-runs the original

@@ -165,3 +165,20 @@ TEST_CASE("detach after breakpoints leaves the program running exactly as withou
   CHECK(exit.exitCode == plainCode);
   CHECK(out.readAll() == plainOut);
 }
+
+TEST_CASE("a sink may resume from inside onStopped") {
+  RecordingSink sink;
+  Engine engine(sink);
+  ok(engine.launch({.program = HELLO_PATH}));
+  sink.stop();
+  int hits = 0;
+  sink.onStoppedHook = [&](const StopEvent& e) {
+    if (e.reason == StopReason::Breakpoint && ++hits < 5) REQUIRE(engine.resume().get().ok());
+  };
+  ok(engine.addBreakpoint(runtimeAddress(sink, HELLO_PATH, "add")));
+  ok(engine.resume());
+  for (int i = 0; i < 5; ++i) CHECK(sink.stop().reason == StopReason::Breakpoint);
+  CHECK(hits == 5);
+  ok(engine.resume());  // only the fifth stop is left for the test to resume
+  CHECK(sink.exit().exitCode == 7);
+}

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -45,6 +46,11 @@ class RecordingSink : public EventSink {
   std::function<void(const LibraryEvent&)> onLibrariesHook;
   std::function<void(const StopEvent&)> onStoppedHook;
   std::vector<LoadedObject> objects;  // every object added, in order
+  std::atomic<int> threadsStarted{0};
+  std::atomic<int> threadsExited{0};
+
+  void onThreadStarted(pid_t, pid_t) override { ++threadsStarted; }
+  void onThreadExited(pid_t, pid_t) override { ++threadsExited; }
 
   void onStopped(const StopEvent& e) override {
     if (onStoppedHook) onStoppedHook(e);

@@ -79,11 +79,48 @@ TEST_CASE("8 threads, condition evaluated in the engine: 800 hits counted, no st
   }));
   ok(engine.resume());
   CHECK(sink.exit().exitCode == 0);
+  CHECK(sink.threadsStarted == 8);
+  CHECK(sink.threadsExited == 8);
   CHECK(perThread.size() == 8);
   int total = 0;
   for (auto& [tid, n] : perThread) total += n;
   CHECK(total == 800);
   CHECK(out.readAll() == "total=800\n");
+}
+
+TEST_CASE("8 threads on a breakpoint stepped over by single-step: no hit lost while one thread steps") {
+  RecordingSink sink;
+  Engine engine(sink);
+  ok(engine.launch({.program = THREADS_PATH}));
+  sink.stop();
+  // hit_me+4 is `mov %edi,-0x14(%rbp)`: not one of the instructions the engine emulates, so
+  // every resume lifts the int3 and single-steps while the other threads wait.
+  std::uint64_t inside = runtimeAddress(sink, THREADS_PATH, "hit_me") + 4;
+  std::uint8_t code[3] = {};
+  ok(engine.memory().read(inside, code, sizeof code));
+  REQUIRE(code[0] == 0x89);
+  REQUIRE(code[1] == 0x7d);
+  ok(engine.addBreakpoint(inside));
+  ok(engine.resume());
+  std::map<pid_t, int> perThread;
+  int hits = 0;
+  for (;;) {
+    auto e = sink.next();
+    REQUIRE_MESSAGE(e.has_value(), "no event after " << hits << " hits");
+    if (auto* exit = std::get_if<ExitEvent>(&*e)) {
+      CHECK(exit->exitCode == 0);
+      break;
+    }
+    auto& stop = std::get<StopEvent>(*e);
+    REQUIRE(stop.reason == StopReason::Breakpoint);
+    CHECK(stop.pc == inside);
+    ++hits;
+    ++perThread[stop.tid];
+    ok(engine.resume());
+  }
+  CHECK(hits == 800);
+  CHECK(perThread.size() == 8);
+  for (auto& [tid, n] : perThread) CHECK(n == 100);
 }
 
 TEST_CASE("pause stops every thread of a running program") {
