@@ -123,6 +123,7 @@ struct Engine::Impl {
   std::atomic<pid_t> currentPid{0};
   std::optional<Process> proc;
   std::set<pid_t> detachedChildren;  // launched then detached: still ours to reap
+  std::set<pid_t> forkedChildren;    // fork children stopped before their parent's event
   BreakpointId nextBreakpointId = 1;
   Error startError;
   bool started = false;
@@ -166,6 +167,8 @@ struct Engine::Impl {
   Result<std::vector<ThreadInfo>> doThreads();
   Result<void> requireStopped() const;
   void dispatch(pid_t tid, int status);
+  bool isOurThread(pid_t pid, pid_t tid);
+  void releaseFork(pid_t child, bool copiedMemory);
   Outcome handleWait(pid_t tid, int status);
   Outcome processEvent(pid_t tid, int status);
   Result<void> stopAll();

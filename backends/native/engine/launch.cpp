@@ -19,9 +19,11 @@ namespace strata::native::engine {
 
 namespace {
 
-constexpr long kLaunchOptions = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL;
+// Forks are traced only long enough to take our breakpoints out of the child and let it go.
+constexpr long kAttachOptions =
+    PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
 // No EXITKILL for attach: if the adapter dies, the program it attached to lives on.
-constexpr long kAttachOptions = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT;
+constexpr long kLaunchOptions = kAttachOptions | PTRACE_O_EXITKILL;
 
 Result<std::string> resolveProgram(const std::string& program) {
   if (program.empty()) return Error{1, "launch: no program given", true};

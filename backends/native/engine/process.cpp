@@ -5,6 +5,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+
+#include <cstdlib>
 #include <fstream>
 
 #include "engine_impl.hpp"
@@ -116,6 +119,10 @@ Outcome Engine::Impl::handleWait(pid_t tid, int status) {
       return Outcome::Gone;
     }
     if (!proc || !WIFSTOPPED(status) || (status >> 16) != PTRACE_EVENT_STOP) return Outcome::Gone;
+    if (!isOurThread(proc->pid, tid)) {  // a forked child, ahead of its parent's fork event
+      forkedChildren.insert(tid);
+      return Outcome::Gone;
+    }
     // A new thread's first stop can arrive before its parent's clone event.
     Thread& t = proc->threads[tid];
     t.tid = tid;
@@ -167,6 +174,12 @@ Outcome Engine::Impl::processEvent(pid_t tid, int status) {
     case PTRACE_EVENT_EXIT:
       t.exiting = true;
       return Outcome::Handled;
+    case PTRACE_EVENT_FORK:
+    case PTRACE_EVENT_VFORK: {
+      unsigned long child = 0;
+      if (ptrace(PTRACE_GETEVENTMSG, tid, nullptr, &child) == 0) releaseFork(static_cast<pid_t>(child), event == PTRACE_EVENT_FORK);
+      return Outcome::Handled;
+    }
     case PTRACE_EVENT_EXEC: {
       // The image is gone with every breakpoint in it; only the leader remains.
       pid_t pid = proc->pid;
@@ -217,6 +230,34 @@ Outcome Engine::Impl::processEvent(pid_t tid, int status) {
   }
   t.injectSignal = sig;
   return Outcome::Handled;
+}
+
+bool Engine::Impl::isOurThread(pid_t pid, pid_t tid) {
+  std::ifstream status("/proc/" + std::to_string(tid) + "/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("Tgid:", 0) == 0) return std::atoi(line.c_str() + 5) == pid;
+  return true;
+}
+
+// A fork child starts with a copy of our int3 bytes; it would die on the first one. Put the
+// original bytes back in its copy and let it go. (A vfork child shares the parent's memory, so
+// its copy cannot be cleaned; it normally just calls exec.)
+void Engine::Impl::releaseFork(pid_t child, bool copiedMemory) {
+  if (!forkedChildren.erase(child)) {
+    int status = 0;
+    while (waitpid(child, &status, __WALL) < 0 && errno == EINTR) {
+    }
+  }
+  if (copiedMemory) {
+    int fd = open(("/proc/" + std::to_string(child) + "/mem").c_str(), O_RDWR | O_CLOEXEC);
+    if (fd >= 0) {
+      for (auto& [address, site] : proc->sites)
+        if (site.inserted) (void)!pwrite(fd, &site.original, 1, static_cast<off_t>(address));
+      close(fd);
+    }
+  }
+  (void)ptrace(PTRACE_DETACH, child, nullptr, 0);
 }
 
 void Engine::Impl::dispatch(pid_t tid, int status) {
