@@ -104,3 +104,23 @@ TEST_CASE("stepInstruction moves one instruction and reports a step stop") {
   ok(engine.kill());
   sink.exit();
 }
+
+TEST_CASE("registers written at a stop change what the program computes") {
+  RecordingSink sink;
+  Engine engine(sink);
+  Capture out;
+  pid_t pid = ok(engine.launch({.program = HELLO_PATH, .stdoutFd = out.writeEnd()}));
+  sink.stop();
+  BreakpointId id = ok(engine.addBreakpoint(runtimeAddress(sink, HELLO_PATH, "add")));
+  ok(engine.resume());
+  REQUIRE(sink.stop().reason == StopReason::Breakpoint);
+  ok(engine.removeBreakpoint(id));
+  strata::native::ThreadRegisters regs = ok(engine.registers(pid));
+  REQUIRE(regs.gpr.rdi == 0);  // add(sum = 0, i = 0)
+  regs.gpr.rdi = 1000;
+  ok(engine.setRegisters(regs));  // with the FP registers read above: a round trip
+  CHECK(ok(engine.registers(pid)).gpr.rdi == 1000);
+  ok(engine.resume());
+  CHECK(sink.exit().exitCode == 7);
+  CHECK(out.readAll() == "sum=1010\nfactorial=120\n");
+}
