@@ -3,6 +3,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fstream>
+#include <set>
+
 #include "support.hpp"
 
 using namespace strata::native::engine;
@@ -13,12 +16,13 @@ namespace {
 struct Spinner {
   Capture out;
   pid_t pid = -1;
-  Spinner() {
+  explicit Spinner(int extraThreads = 0) {
+    std::string extra = std::to_string(extraThreads);
     pid = fork();
     REQUIRE(pid >= 0);
     if (pid == 0) {
       dup2(out.writeEnd(), 1);
-      execl(SPIN_PATH, SPIN_PATH, nullptr);
+      execl(SPIN_PATH, SPIN_PATH, extra.c_str(), nullptr);
       _exit(127);
     }
     close(out.fds[1]);
@@ -89,6 +93,45 @@ TEST_CASE("attach, read memory, break, detach: the program runs on and exits nor
   int stop = 0;
   REQUIRE(pwrite(mem, &stop, sizeof stop, static_cast<off_t>(symbolIn(sink, "keep_running"))) == sizeof stop);
   close(mem);
+  auto [code, rest] = spin.finish();
+  CHECK(code == 0);
+  CHECK(rest == "spin done\n");
+}
+
+TEST_CASE("attach seizes every thread of a multithreaded process; detach lets all of them run on") {
+  Spinner spin(4);
+  RecordingSink sink;
+  Engine engine(sink);
+  ok(engine.attach(spin.pid));
+  CHECK(sink.stop().reason == StopReason::Attach);
+  auto threads = ok(engine.threads());
+  REQUIRE(threads.size() == 5);
+  for (auto& t : threads) {
+    std::ifstream stat("/proc/" + std::to_string(spin.pid) + "/task/" + std::to_string(t.tid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), {});
+    CHECK_MESSAGE(text[text.rfind(')') + 2] == 't', "thread " << t.tid);
+  }
+  unsigned long before = 0, after = 0;
+  std::uint64_t loops = symbolIn(sink, "loops");
+  ok(engine.memory().read(loops, &before, sizeof before));
+  ok(engine.memory().read(loops, &after, sizeof after));
+  CHECK(before == after);  // nobody runs while all-stopped
+  // Every thread hits spin_once; resuming repeatedly must spread the hits over all of them.
+  std::uint64_t spinOnce = symbolIn(sink, "spin_once");
+  BreakpointId id = ok(engine.addBreakpoint(spinOnce));
+  std::set<pid_t> hitters;
+  for (int i = 0; i < 60 && hitters.size() < 5; ++i) {
+    ok(engine.resume());
+    StopEvent hit = sink.stop();
+    REQUIRE(hit.reason == StopReason::Breakpoint);
+    CHECK(hit.pc == spinOnce);
+    hitters.insert(hit.tid);
+  }
+  CHECK(hitters.size() == 5);
+  ok(engine.removeBreakpoint(id));
+  int zero = 0;
+  ok(engine.memory().write(symbolIn(sink, "keep_running"), &zero, sizeof zero));
+  ok(engine.detach());
   auto [code, rest] = spin.finish();
   CHECK(code == 0);
   CHECK(rest == "spin done\n");
