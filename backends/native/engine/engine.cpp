@@ -46,7 +46,7 @@ void Engine::Impl::post(std::function<void()> task) {
     std::lock_guard lock(queueMutex);
     queue.push_back(std::move(task));
   }
-  ::kill(waker, SIGSTOP);
+  if (waker > 0) ::kill(waker, SIGSTOP);
 }
 
 void Engine::Impl::drainQueue() {

@@ -80,7 +80,8 @@ struct Process {
   bool rendezvousPending = false;
   pid_t rendezvousTid = 0;
   bool killing = false;
-  int leaderStatus = -1;  // the leader's exit status, kept until its last thread is gone
+  int leaderStatus = -1;
+  std::set<pid_t> exitedThreads;  // recently exited, whose clone event may still be on its way  // the leader's exit status, kept until its last thread is gone
   std::uint64_t stopSeq = 0;
   // Dynamic linker rendezvous.
   std::uint64_t rDebug = 0;   // address of struct r_debug, 0 until known

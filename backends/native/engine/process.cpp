@@ -139,6 +139,8 @@ Outcome Engine::Impl::processEvent(pid_t tid, int status) {
     proc->threads.erase(tid);
     if (tid == pid) proc->leaderStatus = status;
     else sink.onThreadExited(pid, tid);
+    if (proc->exitedThreads.size() > 64) proc->exitedThreads.clear();  // only recent ones matter
+    proc->exitedThreads.insert(tid);
     // The process is over when its last thread is; the leader's status is its exit status.
     if (proc->threads.empty()) reportExit(pid, proc->leaderStatus >= 0 ? proc->leaderStatus : status);
     return Outcome::Gone;
@@ -162,13 +164,15 @@ Outcome Engine::Impl::processEvent(pid_t tid, int status) {
       // An interrupt we asked for, or a stray one, or a group-stop: none stops the program.
       return Outcome::Handled;
     case PTRACE_EVENT_CLONE: {
-      unsigned long child = 0;
-      if (ptrace(PTRACE_GETEVENTMSG, tid, nullptr, &child) == 0 && !proc->threads.count(child)) {
-        Thread& c = proc->threads[static_cast<pid_t>(child)];
-        c.tid = static_cast<pid_t>(child);
-        c.awaitingFirstStop = true;
-        sink.onThreadStarted(proc->pid, c.tid);
-      }
+      unsigned long msg = 0;
+      if (ptrace(PTRACE_GETEVENTMSG, tid, nullptr, &msg) != 0) return Outcome::Handled;
+      auto child = static_cast<pid_t>(msg);
+      // The child may have stopped, run and exited before this event reached us.
+      if (proc->exitedThreads.erase(child) || proc->threads.count(child)) return Outcome::Handled;
+      Thread& c = proc->threads[child];
+      c.tid = child;
+      c.awaitingFirstStop = true;
+      sink.onThreadStarted(proc->pid, child);
       return Outcome::Handled;
     }
     case PTRACE_EVENT_EXIT:
@@ -277,7 +281,18 @@ void Engine::Impl::dispatch(pid_t tid, int status) {
       if (t && t->stopped) (void)continueThread(*t, t->injectSignal);
       return;
     case Outcome::Report:
+      break;
     case Outcome::StepOver:
+      // A breakpoint nobody stops at, on an instruction the engine can run itself: the int3
+      // never leaves memory, so the other threads need not stop at all.
+      if (t && t->atSite && !proc->rendezvousPending && !proc->pauseRequested) {
+        auto site = proc->sites.find(t->atSite);
+        if (site != proc->sites.end() && emulateAtSite(*t, site->second)) {
+          t->atSite = 0;
+          (void)continueThread(*t, t->injectSignal);
+          return;
+        }
+      }
       break;
   }
   if (!stopAll() || !proc) return;

@@ -72,6 +72,10 @@ TEST_CASE("8 threads, condition evaluated in the engine: 800 hits counted, no st
   ok(engine.launch({.program = THREADS_PATH, .stdoutFd = out.writeEnd()}));
   sink.stop();
   std::uint64_t hit = runtimeAddress(sink, THREADS_PATH, "hit_me");
+  // At the entry the engine emulates `push %rbp` and never stops the other threads; at +4 each
+  // hit stops all threads and single-steps the one that hit.
+  SUBCASE("function entry") {}
+  SUBCASE("mid-function") { hit += 4; }
   std::map<pid_t, int> perThread;  // engine thread only
   ok(engine.addBreakpoint(hit, [&](const HitContext& ctx) {
     ++perThread[ctx.tid];
