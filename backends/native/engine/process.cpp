@@ -233,6 +233,7 @@ Outcome Engine::Impl::processEvent(pid_t tid, int status) {
     return Outcome::Report;
   }
   t.injectSignal = sig;
+  sink.onSignal(proc->pid, tid, sig);
   return Outcome::Handled;
 }
 

@@ -104,5 +104,6 @@ TEST_CASE("signals the program handles pass through without stopping") {
   ok(engine.resume());
   ExitEvent exit = sink.exit();
   CHECK(exit.exitCode == 0);
+  CHECK(sink.usr1Signals == 3);
   CHECK(out.readAll() == "handled SIGUSR1 3 times\n");
 }

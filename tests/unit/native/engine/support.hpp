@@ -2,6 +2,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -51,6 +52,10 @@ class RecordingSink : public EventSink {
 
   void onThreadStarted(pid_t, pid_t) override { ++threadsStarted; }
   void onThreadExited(pid_t, pid_t) override { ++threadsExited; }
+  std::atomic<int> usr1Signals{0};
+  void onSignal(pid_t, pid_t, int signo) override {
+    if (signo == SIGUSR1) ++usr1Signals;
+  }
 
   void onStopped(const StopEvent& e) override {
     if (onStoppedHook) onStoppedHook(e);

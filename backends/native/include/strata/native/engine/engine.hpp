@@ -83,6 +83,8 @@ class EventSink {
   virtual void onThreadExited(pid_t /*pid*/, pid_t /*tid*/) {}
   // The process resumes after this returns unless the sink called Engine::pause().
   virtual void onLibraries(const LibraryEvent& /*event*/) {}
+  // A signal passed on to the program without stopping it (everything but the fault signals).
+  virtual void onSignal(pid_t /*pid*/, pid_t /*tid*/, int /*signo*/) {}
 };
 
 struct LaunchOptions {
@@ -122,6 +124,7 @@ struct ReturnTarget {
 // but never fire them). Probed once with a short-lived child of the calling thread.
 Result<bool> hardwareWatchpointsWork();
 
+// Thread-safe: any thread may call any method. Never destroy an Engine from its own callbacks.
 class Engine {
  public:
   explicit Engine(EventSink& sink);
