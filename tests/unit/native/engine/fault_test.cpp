@@ -1,4 +1,6 @@
 // Crashes stop with the signal's details; watchpoints name their slot; other signals pass through.
+#include <cstdio>
+
 #include "support.hpp"
 
 using namespace strata::native::engine;
@@ -26,6 +28,42 @@ TEST_CASE("a SIGSEGV stops with signal, code, fault address and description; res
   CHECK(exit.signaled);
   CHECK(exit.signal == SIGSEGV);
   CHECK(out.readAll() == "about to crash\n");
+}
+
+TEST_CASE("SIGFPE and SIGABRT stop with their descriptions") {
+  RecordingSink sink;
+  Engine engine(sink);
+  SUBCASE("integer division by zero") {
+    pid_t pid = ok(engine.launch({.program = FAULTS_PATH, .args = {"fpe"}}));
+    sink.stop();
+    ok(engine.resume());
+    StopEvent fault = sink.stop();
+    REQUIRE(fault.reason == StopReason::Exception);
+    CHECK(fault.signal.signo == SIGFPE);
+    CHECK(fault.signal.code == FPE_INTDIV);
+    CHECK(fault.signal.faultAddress == fault.pc);  // the dividing instruction itself
+    char expected[80];
+    std::snprintf(expected, sizeof expected, "SIGFPE: integer divide by zero at 0x%llx",
+                  static_cast<unsigned long long>(fault.pc));
+    CHECK(fault.signal.description == expected);
+    CHECK(ok(engine.registers(pid)).gpr.rip == fault.pc);
+    ok(engine.resume());
+    ExitEvent exit = sink.exit();
+    CHECK(exit.signaled);
+    CHECK(exit.signal == SIGFPE);
+  }
+  SUBCASE("abort") {
+    ok(engine.launch({.program = FAULTS_PATH, .args = {"abort"}}));
+    sink.stop();
+    ok(engine.resume());
+    StopEvent fault = sink.stop();
+    REQUIRE(fault.reason == StopReason::Exception);
+    CHECK(fault.signal.signo == SIGABRT);
+    CHECK(fault.signal.code == SI_TKILL);
+    CHECK(fault.signal.description == "SIGABRT: aborted (sent by tkill)");
+    ok(engine.resume());
+    CHECK(sink.exit().signal == SIGABRT);
+  }
 }
 
 // Some hypervisors take debug register writes and never trap: nothing to test there.
