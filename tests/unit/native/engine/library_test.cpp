@@ -9,8 +9,9 @@ TEST_CASE("a dlopened library is reported and a breakpoint inserted at that stop
   Engine engine(sink);
   Capture out;
   std::uint64_t computeLink = ok(elfSymbol(PLUGIN_PATH, "plugin_compute"));
-  std::uint64_t compute = 0;
-  BreakpointId id = 0;
+  std::uint64_t initLink = ok(elfSymbol(PLUGIN_PATH, "plugin_init"));
+  std::uint64_t compute = 0, init = 0;
+  BreakpointId id = 0, initId = 0;
   bool libcKnownFirst = false;
   std::vector<std::string> removed;
   sink.onLibrariesHook = [&](const LibraryEvent& ev) {
@@ -18,16 +19,26 @@ TEST_CASE("a dlopened library is reported and a breakpoint inserted at that stop
       if (o.path != PLUGIN_PATH) continue;
       libcKnownFirst = sink.object("/libc.so.6").has_value();
       compute = o.loadBias + computeLink;
-      // On the engine thread with the process stopped: this runs now, before dlopen returns.
+      init = o.loadBias + initLink;
+      // On the engine thread with the process stopped: this runs now, before the library's
+      // constructor or any other of its code.
       auto r = engine.addBreakpoint(compute).get();
       REQUIRE(r.ok());
       id = *r;
+      auto i = engine.addBreakpoint(init).get();
+      REQUIRE(i.ok());
+      initId = *i;
     }
     for (auto& o : ev.removed) removed.push_back(o.path);
   };
   pid_t pid = ok(engine.launch({.program = DLOPEN_PATH, .args = {PLUGIN_PATH}, .stdoutFd = out.writeEnd()}));
   REQUIRE(sink.stop().reason == StopReason::Entry);
   CHECK_FALSE(sink.object("/libc.so.6").has_value());  // not mapped yet at the first instruction
+  ok(engine.resume());
+  StopEvent ctor = sink.stop();
+  REQUIRE(ctor.reason == StopReason::Breakpoint);
+  CHECK(ctor.breakpoints == std::vector<BreakpointId>{initId});
+  CHECK(ctor.pc == init);
   ok(engine.resume());
   StopEvent hit = sink.stop();
   REQUIRE(hit.reason == StopReason::Breakpoint);
