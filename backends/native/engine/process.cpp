@@ -480,7 +480,14 @@ Result<void> Engine::Impl::doPause() {
   for (auto& [tid, t] : proc->threads)
     if (t.pending && (!at || t.pendingSeq < at->pendingSeq)) at = &t;
   if (!at) {
+    // The leader, unless it already left (pthread_exit in main): then any live thread.
     at = findThread(proc->pid);
+    if (!at || at->exiting)
+      for (auto& [tid, t] : proc->threads)
+        if (t.stopped && !t.exiting) {
+          at = &t;
+          break;
+        }
     if (!at) at = &proc->threads.begin()->second;
     queueStop(*at, stopOf(StopReason::Pause));
   }
