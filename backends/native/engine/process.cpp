@@ -392,8 +392,14 @@ Result<void> Engine::Impl::resumeAll() {
     reportStop(*first);
     return {};
   }
-  for (auto& [tid, t] : proc->threads) {
-    if (!t.stopped || !t.atSite) continue;
+  // By id: a step may end a thread (or start one), which edits the map.
+  std::vector<pid_t> onSites;
+  for (auto& [tid, t] : proc->threads)
+    if (t.stopped && t.atSite) onSites.push_back(tid);
+  for (pid_t tid : onSites) {
+    Thread* tp = findThread(tid);
+    if (!tp) continue;
+    Thread& t = *tp;
     auto site = proc->sites.find(t.atSite);
     auto pc = regs(t);
     if (site == proc->sites.end() || !site->second.inserted || !pc || (*pc)->rip != t.atSite) {
