@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <fstream>
 #include <set>
 
@@ -134,6 +135,43 @@ TEST_CASE("attach seizes every thread of a multithreaded process; detach lets al
   ok(engine.detach());
   auto [code, rest] = spin.finish();
   CHECK(code == 0);
+  CHECK(rest == "spin done\n");
+}
+
+TEST_CASE("destroying the engine while the attached program runs detaches it cleanly") {
+  Spinner spin(2);
+  std::uint64_t spinOnce = 0, keepRunning = 0;
+  std::atomic<int> hits{0};
+  {
+    RecordingSink sink;
+    Engine engine(sink);
+    ok(engine.attach(spin.pid));
+    sink.stop();
+    spinOnce = symbolIn(sink, "spin_once");
+    keepRunning = symbolIn(sink, "keep_running");
+    ok(engine.addBreakpoint(spinOnce, [&](const HitContext&) {
+      ++hits;
+      return false;
+    }));
+    ok(engine.addBreakpoint(spinOnce + 4));  // stepped over by single-step on every hit
+    ok(engine.resume());
+    for (int i = 0; i < 3; ++i) {
+      REQUIRE(sink.stop().reason == StopReason::Breakpoint);
+      ok(engine.resume());
+    }
+  }  // running, with breakpoints inserted: the destructor stops, cleans up and detaches
+  CHECK(hits >= 3);
+  int mem = open(("/proc/" + std::to_string(spin.pid) + "/mem").c_str(), O_RDWR);
+  REQUIRE(mem >= 0);
+  std::uint8_t code[5] = {};
+  REQUIRE(pread(mem, code, sizeof code, static_cast<off_t>(spinOnce)) == sizeof code);
+  CHECK(code[0] == 0x55);  // push %rbp
+  CHECK(code[4] != 0xCC);
+  int zero = 0;
+  REQUIRE(pwrite(mem, &zero, sizeof zero, static_cast<off_t>(keepRunning)) == sizeof zero);
+  close(mem);
+  auto [code2, rest] = spin.finish();
+  CHECK(code2 == 0);
   CHECK(rest == "spin done\n");
 }
 
