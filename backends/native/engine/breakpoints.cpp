@@ -152,6 +152,10 @@ Outcome Engine::Impl::onTrap(Thread& thread) {
   auto& plan = proc->stepOut;
   if (ev.breakpoints.empty() && plan && plan->address == pc && plan->tid == thread.tid &&
       thread.regs.rsp >= plan->stackPointer) {
+    if (proc->range && proc->range->tid == thread.tid) {
+      proc->rangeResume = true;  // a call stepped over by stepRange is back: step on
+      return Outcome::StepOver;
+    }
     ev.reason = StopReason::StepOut;
   } else if (ev.breakpoints.empty()) {
     return Outcome::StepOver;

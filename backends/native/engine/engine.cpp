@@ -161,6 +161,10 @@ std::future<Result<void>> Engine::stepOut(pid_t tid, std::optional<ReturnTarget>
   return impl_->call<void>([this, tid, target]() { return impl_->doStepOut(tid, target); });
 }
 
+std::future<Result<void>> Engine::stepRange(pid_t tid, std::uint64_t low, std::uint64_t high, bool overCalls) {
+  return impl_->call<void>([this, tid, low, high, overCalls]() { return impl_->doStepRange(tid, low, high, overCalls); });
+}
+
 std::future<Result<BreakpointId>> Engine::addBreakpoint(std::uint64_t address, StopPredicate condition) {
   return impl_->call<BreakpointId>([this, address, condition = std::move(condition)]() {
     return impl_->doAddBreakpoint(address, condition);

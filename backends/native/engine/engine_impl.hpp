@@ -65,6 +65,12 @@ struct StepOutPlan {
   std::uint64_t stackPointer = 0;
 };
 
+struct RangePlan {
+  pid_t tid = 0;
+  std::uint64_t low = 0, high = 0;
+  bool overCalls = false;
+};
+
 struct Process {
   pid_t pid = 0;
   bool launched = false;
@@ -75,6 +81,8 @@ struct Process {
   std::map<BreakpointId, UserBreakpoint> breakpoints;
   Watchpoint watch[4];
   std::optional<StepOutPlan> stepOut;
+  std::optional<RangePlan> range;  // a stepRange in progress
+  bool rangeResume = false;        // its call returned: go on stepping instead of resuming
   bool pauseRequested = false;
   bool resumeAfterCallback = false;  // resume() called from inside onStopped
   bool rendezvousPending = false;
@@ -198,6 +206,10 @@ struct Engine::Impl {
   Result<Outcome> stepOverSite(Thread& thread);
   Result<void> doStepOut(pid_t tid, std::optional<ReturnTarget> target);
   void cancelStepOut();
+
+  // stepping.cpp
+  Result<void> doStepRange(pid_t tid, std::uint64_t low, std::uint64_t high, bool overCalls);
+  Result<void> continueRange();
   Result<void> removeAllSites();
 
   // watchpoints.cpp

@@ -286,7 +286,7 @@ void Engine::Impl::dispatch(pid_t tid, int status) {
     case Outcome::StepOver:
       // A breakpoint nobody stops at, on an instruction the engine can run itself: the int3
       // never leaves memory, so the other threads need not stop at all.
-      if (t && t->atSite && !proc->rendezvousPending && !proc->pauseRequested) {
+      if (t && t->atSite && !proc->rendezvousPending && !proc->pauseRequested && !proc->rangeResume) {
         auto site = proc->sites.find(t->atSite);
         if (site != proc->sites.end() && emulateAtSite(*t, site->second)) {
           t->atSite = 0;
@@ -341,7 +341,9 @@ void Engine::Impl::reportStop(Thread& thread) {
   StopEvent ev = std::move(*thread.pending);
   thread.pending.reset();
   proc->running = false;
-  cancelStepOut();  // any stop ends a step-out, as in every debugger
+  cancelStepOut();  // any stop ends a step-out or a range step, as in every debugger
+  proc->range.reset();
+  proc->rangeResume = false;
   ev.pid = proc->pid;
   ev.tid = thread.tid;
   flushAllRegs();  // the sink may hand threads to code that calls ptrace itself
@@ -369,6 +371,11 @@ Result<void> Engine::Impl::resumeAll() {
     Thread* at = findThread(proc->rendezvousTid);
     if (!at) at = &proc->threads.begin()->second;
     if (!at->pending) queueStop(*at, stopOf(StopReason::Pause));
+  }
+  if (proc->rangeResume) {
+    proc->rangeResume = false;
+    cancelStepOut();
+    if (proc->range) return continueRange();
   }
   // A stop another thread reached while the last one was reported comes first, unless what
   // caused it is gone (a breakpoint removed meanwhile: its thread just re-runs the original

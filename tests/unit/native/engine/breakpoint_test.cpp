@@ -1,5 +1,6 @@
 // Software breakpoints: hits, conditions, shared sites, hidden int3 bytes, step-out, detach.
 #include <fcntl.h>
+#include <atomic>
 #include <unistd.h>
 
 #include "support.hpp"
@@ -181,4 +182,57 @@ TEST_CASE("a sink may resume from inside onStopped") {
   CHECK(hits == 5);
   ok(engine.resume());  // only the fifth stop is left for the test to resume
   CHECK(sink.exit().exitCode == 7);
+}
+
+TEST_CASE("stepRange leaves a function through its return, stepping into nothing else") {
+  RecordingSink sink;
+  Engine engine(sink);
+  pid_t pid = ok(engine.launch({.program = HELLO_PATH}));
+  sink.stop();
+  auto add = ok(elfSymbolEntry(HELLO_PATH, "add"));
+  std::uint64_t addStart = runtimeAddress(sink, HELLO_PATH, "add");
+  std::uint64_t mainStart = runtimeAddress(sink, HELLO_PATH, "main");
+  BreakpointId id = ok(engine.addBreakpoint(addStart));
+  ok(engine.resume());
+  REQUIRE(sink.stop().reason == StopReason::Breakpoint);
+  ok(engine.removeBreakpoint(id));
+  ok(engine.stepRange(pid, addStart, addStart + add.size, false));
+  StopEvent step = sink.stop();
+  CHECK(step.reason == StopReason::Step);
+  CHECK(step.pc > mainStart);  // back in main, right after the call
+  CHECK(step.pc < mainStart + 0x80);
+  CHECK(ok(engine.registers(pid)).gpr.rax == 0);  // add(0, 0)
+  ok(engine.kill());
+  sink.exit();
+}
+
+TEST_CASE("stepRange over calls runs printf and the whole recursion at full speed") {
+  RecordingSink sink;
+  Engine engine(sink);
+  Capture out;
+  pid_t pid = ok(engine.launch({.program = HELLO_PATH, .stdoutFd = out.writeEnd()}));
+  sink.stop();
+  auto main = ok(elfSymbolEntry(HELLO_PATH, "main"));
+  std::uint64_t mainStart = runtimeAddress(sink, HELLO_PATH, "main");
+  std::uint64_t fact = runtimeAddress(sink, HELLO_PATH, "factorial");
+  std::atomic<int> factorialCalls{0};
+  ok(engine.addBreakpoint(fact, [&](const HitContext&) {
+    ++factorialCalls;
+    return false;
+  }));
+  BreakpointId atMain = ok(engine.addBreakpoint(mainStart));
+  ok(engine.resume());
+  REQUIRE(sink.stop().reason == StopReason::Breakpoint);
+  ok(engine.removeBreakpoint(atMain));
+  // All of main as one "line": every call in it is stepped over, so the step ends only when
+  // main returns into the C library.
+  ok(engine.stepRange(pid, mainStart, mainStart + main.size, true));
+  StopEvent step = sink.stop();
+  CHECK(step.reason == StopReason::Step);
+  CHECK((step.pc < mainStart || step.pc >= mainStart + main.size));
+  CHECK(ok(engine.registers(pid)).gpr.rax == 7);  // main's return value
+  CHECK(factorialCalls == 5);  // the recursion ran (and its conditions were asked) at full speed
+  ok(engine.resume());
+  CHECK(sink.exit().exitCode == 7);
+  CHECK(out.readAll() == "sum=10\nfactorial=120\n");
 }

@@ -14,7 +14,12 @@
 
 namespace strata::native::engine::testing {
 
-inline Result<std::uint64_t> elfSymbol(const std::string& path, const std::string& symbol) {
+struct ElfSymbol {
+  std::uint64_t value = 0;
+  std::uint64_t size = 0;
+};
+
+inline Result<ElfSymbol> elfSymbolEntry(const std::string& path, const std::string& symbol) {
   if (elf_version(EV_CURRENT) == EV_NONE) return Error{1, "libelf: version mismatch", true};
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return errnoError("open " + path);
@@ -23,8 +28,8 @@ inline Result<std::uint64_t> elfSymbol(const std::string& path, const std::strin
     close(fd);
     return Error{1, "read " + path + ": " + elf_errmsg(-1), true};
   }
-  std::uint64_t found = 0;
-  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn && !found; scn = elf_nextscn(elf, scn)) {
+  ElfSymbol found;
+  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn && !found.value; scn = elf_nextscn(elf, scn)) {
     GElf_Shdr sh;
     if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) || !sh.sh_entsize) continue;
     Elf_Data* data = elf_getdata(scn, nullptr);
@@ -33,15 +38,21 @@ inline Result<std::uint64_t> elfSymbol(const std::string& path, const std::strin
       if (!gelf_getsym(data, static_cast<int>(i), &sym) || sym.st_value == 0) continue;
       const char* name = elf_strptr(elf, sh.sh_link, sym.st_name);
       if (name && symbol == name) {
-        found = sym.st_value;
+        found = ElfSymbol{sym.st_value, sym.st_size};
         break;
       }
     }
   }
   elf_end(elf);
   close(fd);
-  if (!found) return Error{1, path + ": no symbol " + symbol, true};
+  if (!found.value) return Error{1, path + ": no symbol " + symbol, true};
   return found;
+}
+
+inline Result<std::uint64_t> elfSymbol(const std::string& path, const std::string& symbol) {
+  auto entry = elfSymbolEntry(path, symbol);
+  if (!entry) return entry.takeError();
+  return entry->value;
 }
 
 // The bytes of the file backing a link-time address (for comparing with memory reads).

@@ -145,6 +145,11 @@ class Engine {
   // Without a target: return address and stack from the frame pointer (rbp), or from the stack
   // pointer when the thread is at the first instruction of a function.
   std::future<Result<void>> stepOut(pid_t tid, std::optional<ReturnTarget> target = {});
+  // Single-steps `tid` inside the engine while its pc stays in [low, high) (the addresses of a
+  // source line), then reports a Step stop: one request per line step, not one per
+  // instruction. With overCalls, a call made from the range runs at full speed (all threads)
+  // until it returns to the range, recursion included.
+  std::future<Result<void>> stepRange(pid_t tid, std::uint64_t low, std::uint64_t high, bool overCalls);
 
   std::future<Result<BreakpointId>> addBreakpoint(std::uint64_t address, StopPredicate condition = {});
   std::future<Result<void>> removeBreakpoint(BreakpointId id);
