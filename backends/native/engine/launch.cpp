@@ -157,9 +157,15 @@ Result<pid_t> Engine::Impl::doLaunch(const LaunchOptions& options) {
     // failure below is seen as an exit of a traced child, never as a refused seize.
     char go = 0;
     if (read(handshake[0], &go, 1) != 1) _exit(127);
+    // The adapter's signal mask and ignored signals (SIGPIPE, typically) are not the
+    // program's: it starts as from a shell.
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; ++sig)
+      if (sig != SIGKILL && sig != SIGSTOP) sigaction(sig, &dfl, nullptr);
     int in = options.stdinFd >= 0 ? options.stdinFd : open("/dev/null", O_RDONLY);
     if (in < 0) fail(1);
     if (dup2(in, 0) < 0) fail(1);
