@@ -124,3 +124,18 @@ TEST_CASE("registers written at a stop change what the program computes") {
   CHECK(sink.exit().exitCode == 7);
   CHECK(out.readAll() == "sum=1010\nfactorial=120\n");
 }
+
+TEST_CASE("a launched program does not inherit the debugger's ignored signals") {
+  struct sigaction ignore {}, previous {};
+  ignore.sa_handler = SIG_IGN;
+  REQUIRE(sigaction(SIGPIPE, &ignore, &previous) == 0);  // as adapters commonly do
+  RecordingSink sink;
+  Engine engine(sink);
+  Capture out;
+  ok(engine.launch({.program = "/bin/sh", .args = {"-c", "grep SigIgn /proc/$$/status"}, .stdoutFd = out.writeEnd()}));
+  sink.stop();
+  ok(engine.resume());
+  CHECK(sink.exit().exitCode == 0);
+  CHECK(out.readAll() == "SigIgn:\t0000000000000000\n");
+  sigaction(SIGPIPE, &previous, nullptr);
+}
