@@ -80,6 +80,7 @@ struct Process {
   std::map<std::uint64_t, BreakpointSite> sites;
   std::map<BreakpointId, UserBreakpoint> breakpoints;
   Watchpoint watch[4];
+  bool debugRegistersUsed = false;  // ever set: threads must be written even when all are off
   std::optional<StepOutPlan> stepOut;
   std::optional<RangePlan> range;  // a stepRange in progress
   bool rangeResume = false;        // its call returned: go on stepping instead of resuming

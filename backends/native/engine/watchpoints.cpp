@@ -39,6 +39,10 @@ std::uint64_t dr7For(const Watchpoint (&watch)[4]) {
 }  // namespace
 
 Result<void> Engine::Impl::applyDebugRegisters(pid_t tid) {
+  bool any = false;
+  for (auto& w : proc->watch) any = any || w.used;
+  if (!any && !proc->debugRegistersUsed) return {};  // a new thread starts with them clear
+  proc->debugRegistersUsed = true;
   // DR7 off first: the kernel checks each address against the current DR7 settings.
   if (auto r = poke(tid, 7, 0); !r) return r;
   for (int i = 0; i < 4; ++i)

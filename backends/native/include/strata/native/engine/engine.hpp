@@ -139,8 +139,11 @@ class Engine {
   std::future<Result<void>> detach();
   std::future<Result<void>> kill();
 
+  // Resumes every thread; a stop another thread reached meanwhile is reported first instead.
   std::future<Result<void>> resume();
+  // Stops every thread (onStopped(Pause)); a no-op when already stopped.
   std::future<Result<void>> pause();
+  // One instruction of `tid` while the other threads stay stopped (onStopped(Step)).
   std::future<Result<void>> stepInstruction(pid_t tid);
   // Without a target: return address and stack from the frame pointer (rbp), or from the stack
   // pointer when the thread is at the first instruction of a function.
