@@ -178,35 +178,39 @@ Result<pid_t> Engine::Impl::doLaunch(const LaunchOptions& options) {
   }
   close(handshake[0]);
   close(failure[1]);
-
+  // Each descriptor closed exactly once: a second close could hit another thread's file.
+  int go = handshake[1];
+  int failed = failure[0];
+  auto closeOnce = [](int& fd) {
+    if (fd >= 0) close(fd);
+    fd = -1;
+  };
   auto abandon = [&](Error error) -> Result<pid_t> {
     ::kill(child, SIGKILL);
     int st = 0;
     while (waitpid(child, &st, __WALL) < 0 && errno == EINTR) {
     }
-    close(handshake[1]);
-    close(failure[0]);
+    closeOnce(go);
+    closeOnce(failed);
     return error;
   };
   if (ptrace(PTRACE_SEIZE, child, nullptr, kLaunchOptions) != 0)
     return abandon(errnoError("launch " + *path + ": PTRACE_SEIZE"));
-  if (write(handshake[1], "g", 1) != 1) return abandon(errnoError("launch " + *path + ": handshake"));
-  close(handshake[1]);
+  if (write(go, "g", 1) != 1) return abandon(errnoError("launch " + *path + ": handshake"));
+  closeOnce(go);
 
   for (;;) {
     int status = 0;
     pid_t p = waitpid(child, &status, __WALL);
     if (p < 0) {
       if (errno == EINTR) continue;
-      int err = errno;
-      close(failure[0]);
-      return errnoError("launch " + *path + ": waitpid", err);
+      return abandon(errnoError("launch " + *path + ": waitpid"));
     }
     if (WIFSTOPPED(status) && (status >> 16) == PTRACE_EVENT_EXEC) break;
     if (WIFEXITED(status) || WIFSIGNALED(status)) {
       int report[2] = {0, 0};
-      ssize_t n = read(failure[0], report, sizeof report);
-      close(failure[0]);
+      ssize_t n = read(failed, report, sizeof report);
+      closeOnce(failed);
       if (n == sizeof report) {
         std::string stage = report[0] == 1   ? "open /dev/null as stdin"
                             : report[0] == 2 ? "redirect output"
@@ -218,13 +222,10 @@ Result<pid_t> Engine::Impl::doLaunch(const LaunchOptions& options) {
     }
     // Exit stops of a failed exec, stray stops: let it go on towards exec or exit.
     int sig = (WIFSTOPPED(status) && (status >> 16) == 0 && WSTOPSIG(status) != SIGSTOP) ? WSTOPSIG(status) : 0;
-    if (ptrace(PTRACE_CONT, child, nullptr, sig) != 0 && errno != ESRCH) {
-      int err = errno;
-      close(failure[0]);
-      return abandon(errnoError("launch " + *path + ": PTRACE_CONT", err));
-    }
+    if (ptrace(PTRACE_CONT, child, nullptr, sig) != 0 && errno != ESRCH)
+      return abandon(errnoError("launch " + *path + ": PTRACE_CONT"));
   }
-  close(failure[0]);
+  closeOnce(failed);
 
   proc.emplace();
   proc->pid = child;
