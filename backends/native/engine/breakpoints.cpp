@@ -144,11 +144,12 @@ Outcome Engine::Impl::onTrap(Thread& thread) {
         ++quiesced;
         stop = bp->second.condition(ctx);
         --quiesced;
+        if (!proc) return Outcome::Gone;  // the condition killed or detached the process
+        if (!findThread(snapshot.tid)) return Outcome::Gone;
       }
       if (stop) ev.breakpoints.push_back(id);
     }
   }
-  if (!proc) return Outcome::Gone;
   auto& plan = proc->stepOut;
   if (ev.breakpoints.empty() && plan && plan->address == pc && plan->tid == thread.tid &&
       thread.regs.rsp >= plan->stackPointer) {

@@ -540,7 +540,8 @@ Result<void> Engine::Impl::doKill() {
   if (!proc) return Error{1, "kill: no process is being debugged", true};
   pid_t pid = proc->pid;
   proc->killing = true;
-  if (::kill(pid, SIGKILL) != 0) return errnoError("kill process " + std::to_string(pid));
+  // ESRCH: already dead, only its reports are left to collect.
+  if (::kill(pid, SIGKILL) != 0 && errno != ESRCH) return errnoError("kill process " + std::to_string(pid));
   for (auto& [tid, t] : proc->threads)
     if (t.stopped) (void)continueThread(t, 0);
   while (proc && proc->pid == pid) {
