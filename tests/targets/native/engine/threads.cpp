@@ -1,5 +1,8 @@
-// Debuggee: 8 threads each calling hit_me() 100 times; prints the total (800).
+// Debuggee: 8 threads named worker-N each calling hit_me() 100 times; prints the total (800).
+#include <pthread.h>
+
 #include <atomic>
+#include <string>
 #include <cstdio>
 #include <thread>
 #include <vector>
@@ -14,6 +17,7 @@ int main() {
   std::vector<std::thread> threads;
   for (int t = 0; t < 8; ++t)
     threads.emplace_back([t]() {
+      pthread_setname_np(pthread_self(), ("worker-" + std::to_string(t)).c_str());
       for (int i = 0; i < 100; ++i) hit_me(t);
     });
   for (auto& th : threads) th.join();

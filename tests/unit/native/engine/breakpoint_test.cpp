@@ -236,3 +236,32 @@ TEST_CASE("stepRange over calls runs printf and the whole recursion at full spee
   CHECK(sink.exit().exitCode == 7);
   CHECK(out.readAll() == "sum=10\nfactorial=120\n");
 }
+
+TEST_CASE("step out to an explicit return target") {
+  RecordingSink sink;
+  Engine engine(sink);
+  pid_t pid = ok(engine.launch({.program = HELLO_PATH}));
+  sink.stop();
+  std::uint64_t fact = runtimeAddress(sink, HELLO_PATH, "factorial");
+  BreakpointId id = ok(engine.addBreakpoint(fact));
+  ok(engine.resume());
+  REQUIRE(sink.stop().reason == StopReason::Breakpoint);  // factorial(5), called from main
+  ok(engine.resume());
+  REQUIRE(sink.stop().reason == StopReason::Breakpoint);  // factorial(4), called from factorial(5)
+  auto regs = ok(engine.registers(pid));
+  REQUIRE(regs.gpr.rdi == 4);
+  ok(engine.removeBreakpoint(id));
+  // At the first instruction: the return address is on top of the stack.
+  std::uint64_t ret = 0;
+  ok(engine.memory().read(regs.gpr.rsp, &ret, sizeof ret));
+  CHECK(ret > fact);  // inside factorial itself
+  ok(engine.stepOut(pid, ReturnTarget{ret, regs.gpr.rsp + 8}));
+  StopEvent out = sink.stop();
+  REQUIRE(out.reason == StopReason::StepOut);
+  CHECK(out.pc == ret);
+  auto after = ok(engine.registers(pid));
+  CHECK(after.gpr.rax == 24);  // factorial(4), not factorial(1) returning to the same address
+  CHECK(after.gpr.rsp == regs.gpr.rsp + 8);
+  ok(engine.kill());
+  sink.exit();
+}

@@ -55,6 +55,9 @@ TEST_CASE("8 threads hitting one breakpoint: all 800 hits reported, none lost, a
       auto regs = ok(engine.registers(stop.tid));
       CHECK(regs.gpr.rip == hit);
       CHECK(regs.gpr.rdi < 8);
+      // Names are read when asked, so a name set after the thread started shows.
+      for (auto& t : threads)
+        if (t.tid == stop.tid) CHECK(t.name == "worker-" + std::to_string(regs.gpr.rdi));
     }
     ok(engine.resume());
   }
