@@ -160,7 +160,6 @@ struct Engine::Impl {
   }
 
   int quiesced = 0;           // > 0 while a sink callback runs with every thread stopped
-  bool collecting = false;    // stopAll in progress
 
   // launch.cpp: launch and attach.
   Result<pid_t> doLaunch(const LaunchOptions& options);

@@ -310,7 +310,6 @@ Result<void> Engine::Impl::stopAll() {
     }
     t.interruptPending = true;
   }
-  collecting = true;
   // A thread that continued from its exit stop will only report its death, which for the
   // leader waits for every other thread: such threads don't count as running.
   auto anyRunning = [this]() {
@@ -324,7 +323,6 @@ Result<void> Engine::Impl::stopAll() {
     pid_t p = waitpid(-1, &status, __WALL | WUNTRACED | __WNOTHREAD);
     if (p < 0) {
       if (errno == EINTR) continue;
-      collecting = false;
       return errnoError("waitpid while stopping every thread");
     }
     if (p == waker) {
@@ -333,7 +331,6 @@ Result<void> Engine::Impl::stopAll() {
     }
     (void)handleWait(p, status);
   }
-  collecting = false;
   return {};
 }
 
