@@ -1,0 +1,221 @@
+// The engine thread: its command queue, its wake-up child and the public Engine methods.
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "engine_impl.hpp"
+
+namespace strata::native::engine {
+
+const char* reasonName(StopReason reason) {
+  switch (reason) {
+    case StopReason::Entry: return "entry";
+    case StopReason::Attach: return "attach";
+    case StopReason::Breakpoint: return "breakpoint";
+    case StopReason::Step: return "step";
+    case StopReason::StepOut: return "step out";
+    case StopReason::Watchpoint: return "watchpoint";
+    case StopReason::Exception: return "exception";
+    case StopReason::Pause: return "pause";
+    case StopReason::Exec: return "exec";
+  }
+  return "unknown";
+}
+
+// The engine thread sleeps in waitpid(-1), which no file descriptor can interrupt. A tiny
+// child of the engine thread serves as its doorbell: stopping it with SIGSTOP makes that
+// waitpid return, with no signal handler in the adapter and no lost wake-up (a stop is
+// queued in the kernel until reaped).
+static Result<pid_t> forkWaker() {
+  pid_t child = fork();
+  if (child < 0) return errnoError("fork the engine's wake-up process");
+  if (child == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // dies with the engine thread
+    close_range(3, ~0u, 0);            // holds no pipe of the adapter open
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    for (;;) pause();
+  }
+  return child;
+}
+
+void Engine::Impl::post(std::function<void()> task) {
+  {
+    std::lock_guard lock(queueMutex);
+    queue.push_back(std::move(task));
+  }
+  if (waker > 0) ::kill(waker, SIGSTOP);
+}
+
+void Engine::Impl::drainQueue() {
+  std::deque<std::function<void()>> work;
+  {
+    std::lock_guard lock(queueMutex);
+    work.swap(queue);
+  }
+  for (auto& task : work) task();
+}
+
+void Engine::Impl::loop() {
+  for (;;) {
+    drainQueue();
+    if (quit) break;
+    int status = 0;
+    // __WNOTHREAD: only this thread's children and tracees, never the adapter's other
+    // children (they belong to whoever spawned them).
+    pid_t p = waitpid(-1, &status, __WALL | WUNTRACED | __WNOTHREAD);
+    if (p < 0) {
+      if (errno == EINTR) continue;
+      break;  // ECHILD: the wake-up child is gone, nothing can reach this thread any more
+    }
+    if (p == waker) {
+      if (WIFSTOPPED(status)) ::kill(waker, SIGCONT);
+      continue;
+    }
+    dispatch(p, status);
+  }
+  if (proc) {
+    if (proc->launched) (void)doKill();
+    else (void)doDetach();
+  }
+  ::kill(waker, SIGKILL);
+  int status = 0;
+  while (waitpid(waker, &status, __WALL) < 0 && errno == EINTR) {
+  }
+}
+
+Engine::Engine(EventSink& sink) : impl_(std::make_unique<Impl>(sink)) {
+  std::promise<Result<void>> ready;
+  auto readyFuture = ready.get_future();
+  impl_->worker = std::thread([this, &ready]() {
+    impl_->workerId = std::this_thread::get_id();
+    auto waker = forkWaker();
+    if (!waker) {
+      ready.set_value(waker.error());
+      return;
+    }
+    impl_->waker = *waker;
+    ready.set_value(Result<void>{});
+    impl_->loop();
+  });
+  auto started = readyFuture.get();
+  if (started) {
+    impl_->started = true;
+  } else {
+    impl_->startError = started.error();
+    impl_->worker.join();
+  }
+}
+
+Engine::~Engine() {
+  if (!impl_->started) return;
+  impl_->post([this]() { impl_->quit = true; });
+  impl_->worker.join();
+}
+
+pid_t Engine::pid() const { return impl_->currentPid.load(); }
+
+MemoryAccess& Engine::memory() { return impl_->memory; }
+
+std::future<Result<pid_t>> Engine::launch(LaunchOptions options) {
+  return impl_->call<pid_t>([this, options = std::move(options)]() { return impl_->doLaunch(options); });
+}
+
+std::future<Result<void>> Engine::attach(pid_t pid) {
+  return impl_->call<void>([this, pid]() { return impl_->doAttach(pid); });
+}
+
+std::future<Result<void>> Engine::detach() {
+  return impl_->call<void>([this]() { return impl_->doDetach(); });
+}
+
+std::future<Result<void>> Engine::kill() {
+  return impl_->call<void>([this]() { return impl_->doKill(); });
+}
+
+std::future<Result<void>> Engine::resume() {
+  return impl_->call<void>([this]() -> Result<void> {
+    if (auto r = impl_->requireStopped(); !r) return r;
+    if (impl_->quiesced > 0) {
+      // Inside a callback: at a library load the process runs on anyway unless paused; at a
+      // stop it resumes once the callback returns.
+      if (impl_->proc->running) impl_->proc->pauseRequested = false;
+      else impl_->proc->resumeAfterCallback = true;
+      return {};
+    }
+    return impl_->resumeAll();
+  });
+}
+
+std::future<Result<void>> Engine::pause() {
+  return impl_->call<void>([this]() { return impl_->doPause(); });
+}
+
+std::future<Result<void>> Engine::stepInstruction(pid_t tid) {
+  return impl_->call<void>([this, tid]() { return impl_->doStepInstruction(tid); });
+}
+
+std::future<Result<void>> Engine::stepOut(pid_t tid, std::optional<ReturnTarget> target) {
+  return impl_->call<void>([this, tid, target]() { return impl_->doStepOut(tid, target); });
+}
+
+std::future<Result<void>> Engine::stepRange(pid_t tid, std::uint64_t low, std::uint64_t high, bool overCalls) {
+  return impl_->call<void>([this, tid, low, high, overCalls]() { return impl_->doStepRange(tid, low, high, overCalls); });
+}
+
+std::future<Result<BreakpointId>> Engine::addBreakpoint(std::uint64_t address, StopPredicate condition) {
+  return impl_->call<BreakpointId>([this, address, condition = std::move(condition)]() {
+    return impl_->doAddBreakpoint(address, condition);
+  });
+}
+
+std::future<Result<void>> Engine::removeBreakpoint(BreakpointId id) {
+  return impl_->call<void>([this, id]() { return impl_->doRemoveBreakpoint(id); });
+}
+
+std::future<Result<void>> Engine::enableBreakpoint(BreakpointId id, bool enabled) {
+  return impl_->call<void>([this, id, enabled]() { return impl_->doEnableBreakpoint(id, enabled); });
+}
+
+std::future<Result<int>> Engine::addWatchpoint(std::uint64_t address, int size, WatchKind kind) {
+  return impl_->call<int>([this, address, size, kind]() { return impl_->doAddWatchpoint(address, size, kind); });
+}
+
+std::future<Result<void>> Engine::removeWatchpoint(int slot) {
+  return impl_->call<void>([this, slot]() { return impl_->doRemoveWatchpoint(slot); });
+}
+
+std::future<Result<ThreadRegisters>> Engine::registers(pid_t tid) {
+  return impl_->call<ThreadRegisters>([this, tid]() { return impl_->doGetRegisters(tid); });
+}
+
+std::future<Result<void>> Engine::setRegisters(const ThreadRegisters& registers) {
+  return impl_->call<void>([this, registers]() { return impl_->doSetRegisters(registers); });
+}
+
+std::future<Result<std::vector<ThreadInfo>>> Engine::threads() {
+  return impl_->call<std::vector<ThreadInfo>>([this]() { return impl_->doThreads(); });
+}
+
+std::future<Result<std::vector<LoadedObject>>> Engine::loadedObjects() {
+  return impl_->call<std::vector<LoadedObject>>([this]() -> Result<std::vector<LoadedObject>> {
+    if (!impl_->proc) return Error{1, "no process is being debugged", true};
+    return impl_->proc->objects;
+  });
+}
+
+std::future<Result<void>> Engine::runOnEngineThread(std::function<Result<void>()> work) {
+  return impl_->call<void>(std::move(work));
+}
+
+Result<void> EngineMemory::read(std::uint64_t address, void* buffer, std::size_t size) {
+  return impl_.call<void>([this, address, buffer, size]() { return impl_.readMemory(address, buffer, size); }).get();
+}
+
+Result<void> EngineMemory::write(std::uint64_t address, const void* buffer, std::size_t size) {
+  return impl_.call<void>([this, address, buffer, size]() { return impl_.writeMemory(address, buffer, size); }).get();
+}
+
+}  // namespace strata::native::engine
