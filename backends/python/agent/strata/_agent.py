@@ -1,0 +1,254 @@
+"""The in-target agent: owns the link, its internal threads, output delivery and the lifecycle."""
+import atexit
+import json
+import os
+import socket
+import sys
+import threading
+import time
+
+from . import _link
+from ._inspect import Inspector, ReprGuard
+from ._monitor import Monitor
+from ._requests import RequestHandlers
+
+_agent = None
+
+
+def get():
+    global _agent
+    if _agent is None:
+        _agent = Agent()
+    return _agent
+
+
+class Agent(RequestHandlers):
+    def __init__(self):
+        self.monitor = Monitor(self)
+        self.internal = self.monitor.internal
+        self.inspector = Inspector(ReprGuard(self.monitor.core, self.internal))
+        self.conn = None
+        self.listener = None
+        self.listen_address = None
+        self.dial_address = None
+        self.configured = threading.Event()
+        self.connected = threading.Event()
+        self.options = {"justMyCode": True, "stopOnEntry": False}
+        self.columns_start_at_1 = True
+        self.exit_code = None
+        self.main_ident = threading.main_thread().ident
+        self._flush_lock = threading.Lock()
+        self._server = None
+        self._pump = None
+        self._known_threads = {}
+        self._sources = {}
+        self._frames = {}
+        self._frame_ids = {}
+        self._next_frame = 1
+        self._exited = False
+        self._closing = False
+        atexit.register(self._at_exit)
+        os.register_at_fork(after_in_child=self._after_fork_child)
+
+    # ---- starting ------------------------------------------------------------------------
+    def listen(self, host, port, port_file=None):
+        if self.listener is not None:
+            return self.listen_address
+        self.listener = _link.make_listener(host, port)
+        self.listen_address = self.listener.getsockname()[:2]
+        if port_file:
+            tmp = f"{port_file}.{os.getpid()}.tmp"
+            with open(tmp, "w") as f:
+                f.write(f"{self.listen_address[1]}\n")
+            os.replace(tmp, port_file)
+        self._start_server()
+        return self.listen_address
+
+    def connect(self, host, port):
+        self.dial_address = (host, port)
+        self.conn = _link.dial(host, port)
+        self._start_server()
+
+    def _start_server(self):
+        if self._server is None:
+            self._server = threading.Thread(target=self._serve, name="strata.server", daemon=True)
+            self._server.start()
+            self.internal.add(self._server.ident)
+        if self._pump is None:
+            self._pump = threading.Thread(target=self._pump_loop, name="strata.output", daemon=True)
+            self._pump.start()
+            self.internal.add(self._pump.ident)
+
+    def wait_for_client(self, timeout=None):
+        return self.configured.wait(timeout)
+
+    # ---- serving -------------------------------------------------------------------------
+    def _serve(self):
+        while True:
+            if self.conn is None:
+                if self.listener is None:
+                    return
+                try:
+                    sock, _ = self.listener.accept()
+                except OSError:
+                    return
+                self.conn = _link.Connection(sock)
+            self._session(self.conn)
+            self.conn = None
+            if self.listener is None:
+                return
+
+    def _session(self, conn):
+        self.connected.set()
+        self._known_threads = self._python_threads()
+        try:
+            self.monitor.install()
+        except RuntimeError as e:
+            conn.send({"type": "event", "event": "output",
+                       "body": {"category": "important", "output": f"{e}\n"}})
+            conn.close()
+            self.connected.clear()
+            return
+        try:
+            while True:
+                msg = conn.read()
+                if msg.get("type") == "request":
+                    self.dispatch(msg)
+                    if self._closing:
+                        break
+        except (_link.LinkClosed, ValueError):
+            pass
+        finally:
+            self._end_session(conn)
+
+    def _end_session(self, conn):
+        """Debugging ends: the program runs on as if it had never been debugged."""
+        self.flush_logs()
+        self.monitor.uninstall()
+        self.invalidate()
+        conn.close()
+        self._closing = False
+        self.connected.clear()
+        self.configured.set()
+
+    def send(self, msg):
+        conn = self.conn
+        if conn is not None:
+            conn.send(msg)
+
+    def send_event(self, event, body=None):
+        msg = {"type": "event", "event": event}
+        if body is not None:
+            msg["body"] = body
+        self.send(msg)
+
+    # ---- output and thread events --------------------------------------------------------
+    def flush_logs(self):
+        q = self.monitor.log_queue
+        if not q:
+            return
+        with self._flush_lock:
+            n = len(q)
+            items = q[:n]
+            del q[:n]
+            conn = self.conn
+            if conn is None:
+                return
+            out = []
+            head = '{"type":"event","event":"output","seq":'
+            for bp, text in items:
+                if isinstance(text, tuple):
+                    category, text = text
+                else:
+                    category = "console"
+                    text = str(text) + "\n"
+                tail = ',"body":{"category":"' + category + '","output":' + json.dumps(text)
+                if bp is not None and bp.path:
+                    loc = getattr(bp, "_json_loc", None)
+                    if loc is None:
+                        loc = ',"source":' + json.dumps({"path": bp.path}) + ',"line":' + str(bp.line)
+                        bp._json_loc = loc
+                    tail += loc
+                out.append((head, tail + "}}"))
+            conn.send_raw_bodies(out)
+
+    def _python_threads(self):
+        out = {}
+        for t in threading.enumerate():
+            if t.ident in self.internal or t.native_id is None:
+                continue
+            out[t.native_id] = t.name
+        return out
+
+    def _pump_loop(self):
+        tick = 0
+        while True:
+            time.sleep(0.01)
+            try:
+                self.flush_logs()
+                tick += 1
+                if tick % 10 == 0 and self.connected.is_set() and self.conn is not None:
+                    self._thread_events()
+            except Exception:
+                pass
+
+    def _thread_events(self):
+        now = self._python_threads()
+        old = self._known_threads
+        self._known_threads = now
+        for tid, name in now.items():
+            if tid not in old:
+                self.send_event("thread", {"reason": "started", "threadId": tid, "name": name})
+        for tid, name in old.items():
+            if tid not in now:
+                self.send_event("thread", {"reason": "exited", "threadId": tid, "name": name})
+
+    # ---- lifecycle -----------------------------------------------------------------------
+    def _at_exit(self):
+        if self._exited or self.conn is None:
+            return
+        self._exited = True
+        self.flush_logs()
+        self._thread_events()
+        code = self.exit_code if self.exit_code is not None else 0
+        self.send_event("exited", {"exitCode": code})
+        self.send_event("terminated")
+        conn = self.conn
+        if conn is not None:
+            try:
+                conn.sock.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+
+    def _after_fork_child(self):
+        """A forked child has no link of its own: it drops instrumentation and runs free."""
+        m = self.monitor
+        m.cond = threading.Condition(threading.RLock())
+        self._flush_lock = threading.Lock()
+        m.log_queue.clear()
+        self._exited = True
+        for s in (self.conn.sock if self.conn else None, self.listener):
+            if s is not None:
+                try:
+                    s.close()
+                except OSError:
+                    pass
+        self.conn = None
+        self.listener = None
+        self._server = self._pump = None
+        m.internal.clear()
+        m.threads.clear()
+        m.uninstall()
+        self.connected.clear()
+        self.configured.set()
+
+    def invalidate(self):
+        self.inspector.clear()
+        self._frames.clear()
+        self._frame_ids.clear()
+
+    def stop_here(self, frame, reason="pause", description=None):
+        if not self.connected.is_set() or not self.monitor.installed:
+            return
+        m = self.monitor
+        m.stop(m.thread(threading.get_ident()), frame, reason, description=description)
