@@ -3,7 +3,7 @@
 __all__ = ["listen", "connect", "wait_for_client", "is_client_connected", "breakpoint"]
 
 
-def _agent():
+def _get_agent():
     from . import _agent as a
     return a.get()
 
@@ -12,19 +12,19 @@ def listen(address=5678, port_file=None):
     """Serves one debug client at a time on HOST:PORT (loopback by default); returns (host, port)."""
     from ._link import parse_address
     host, port = parse_address(address) if not isinstance(address, tuple) else address
-    return _agent().listen(host, port, port_file)
+    return _get_agent().listen(host, port, port_file)
 
 
 def connect(address):
     """Dials an adapter that listens on HOST:PORT."""
     from ._link import parse_address
     host, port = parse_address(address) if not isinstance(address, tuple) else address
-    _agent().connect(host, port)
+    _get_agent().connect(host, port)
 
 
 def wait_for_client(timeout=None):
     """Blocks until a client has connected and finished configuration (configurationDone)."""
-    return _agent().wait_for_client(timeout)
+    return _get_agent().wait_for_client(timeout)
 
 
 def is_client_connected():

@@ -21,7 +21,10 @@ class ReprGuard:
         self.cv = threading.Condition()
         self.target = None
         self.item_start = None
-        self.thread = None
+        # Started before any instrumentation exists, so it can never be parked by a stop.
+        self.thread = threading.Thread(target=self._loop, name="strata.repr-guard", daemon=True)
+        self.thread.start()
+        self.internal.add(self.thread.ident)
 
     def _loop(self):
         while True:
@@ -35,10 +38,6 @@ class ReprGuard:
             time.sleep(0.02)
 
     def begin(self):
-        if self.thread is None:
-            self.thread = threading.Thread(target=self._loop, name="strata.repr-guard", daemon=True)
-            self.thread.start()
-            self.internal.add(self.thread.ident)
         with self.cv:
             self.target = threading.get_ident()
             self.cv.notify()
