@@ -61,39 +61,43 @@ def _resolve_type(frame, ins):
 
 
 def _handler_catches(frame, target, exc):
-    """Reads the handler code at target: except clauses catch, finally/with clean up and re-raise."""
+    """Reads the handler code at target: (True, None) when an except clause takes exc,
+    (False, offset) when the handler re-raises at offset (finally, with, no clause matched)."""
     ins = _instructions(frame.f_code)
     by_offset = {i.offset: k for k, i in enumerate(ins)}
     k = by_offset.get(target)
     if k is None:
-        return True
+        return True, None
     steps = 0
-    while k < len(ins) and steps < 200:
+    while k < len(ins) and steps < 400:
         steps += 1
         i = ins[k]
         op = i.opname
-        if op in ("RERAISE", "WITH_EXCEPT_START"):
-            return False
+        if op == "RERAISE":
+            return False, i.offset
         if op == "POP_EXCEPT":
-            return True
+            nxt = ins[k + 1] if k + 1 < len(ins) else None
+            if nxt is not None and nxt.opname == "RERAISE":
+                return False, nxt.offset
+            return True, None
         if op in ("CHECK_EXC_MATCH", "CHECK_EG_MATCH"):
             types = _clause_types(frame, ins, k)
             if types is None:
-                return True
+                return True, None
             try:
                 if isinstance(exc, types):
-                    return True
+                    return True, None
             except TypeError:
-                return True
+                return True, None
             nxt = ins[k + 1] if k + 1 < len(ins) else None
             if nxt is None or not nxt.opname.startswith("POP_JUMP"):
-                return True
+                return True, None
             k = by_offset.get(nxt.argval)
             if k is None:
-                return True
+                return True, None
             continue
         k += 1
-    return True
+    return True, None
 
 
 def _clause_types(frame, ins, k):
@@ -151,14 +155,20 @@ def find_catcher(frame, exc, is_boundary):
         if is_boundary(f):
             return None
         lasti = f.f_lasti
-        for start, end, target in exception_table(f.f_code):
-            if start <= lasti < end:
-                try:
-                    if _handler_catches(f, target, exc):
-                        return f
-                except Exception:
-                    return f
+        table = exception_table(f.f_code)
+        for _ in range(64):
+            entry = next((e for e in table if e[0] <= lasti < e[1]), None)
+            if entry is None:
                 break
+            try:
+                catches, reraise_at = _handler_catches(f, entry[2], exc)
+            except Exception:
+                return f
+            if catches:
+                return f
+            if reraise_at is None:
+                break
+            lasti = reraise_at
         f = f.f_back
     return None
 

@@ -12,7 +12,7 @@ E = M.events
 TOOL = M.DEBUGGER_ID
 DISABLE = M.DISABLE
 BASE_EVENTS = E.PY_START | E.PY_RESUME
-STEP_EVENTS = E.LINE | E.JUMP
+STEP_EVENTS = E.LINE | E.JUMP | E.PY_RETURN | E.PY_YIELD
 PKG_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
@@ -82,6 +82,7 @@ class Monitor:
         self.just_my_code = True
         self._events = 0
         self._stepping = False
+        self._instr_codes = set()
         self._user_cache = {}
         self._lib = _library_prefixes()
 
@@ -102,6 +103,9 @@ class Monitor:
         M.register_callback(TOOL, E.LINE, c.line)
         M.register_callback(TOOL, E.JUMP, c.jump)
         M.register_callback(TOOL, E.RAISE, self._on_raise)
+        M.register_callback(TOOL, E.PY_RETURN, self._on_return)
+        M.register_callback(TOOL, E.PY_YIELD, self._on_return)
+        M.register_callback(TOOL, E.INSTRUCTION, self._on_instruction)
         self.installed = True
         self.active = True
         self._events = 0
@@ -120,9 +124,10 @@ class Monitor:
         if self.installed:
             try:
                 M.set_events(TOOL, 0)
-                for code in list(self.codes):
+                for code in set(self.codes) | self._instr_codes:
                     M.set_local_events(TOOL, code, 0)
-                for ev in (E.PY_START, E.PY_RESUME, E.LINE, E.JUMP, E.RAISE):
+                for ev in (E.PY_START, E.PY_RESUME, E.LINE, E.JUMP, E.RAISE, E.PY_RETURN,
+                           E.PY_YIELD, E.INSTRUCTION):
                     M.register_callback(TOOL, ev, None)
                 M.free_tool_id(TOOL)
             except ValueError:
@@ -138,6 +143,7 @@ class Monitor:
         self.exc_filters = {}
         self._events = 0
         self._stepping = False
+        self._instr_codes = set()
 
     def _update_events(self):
         if not self.installed:
@@ -401,13 +407,47 @@ class Monitor:
         if mode in ("entry", "in"):
             return user
         depth = frame_depth(frame)
-        if mode == "over" and frame is sframe:
+        if mode in ("over", "return") and frame is sframe:
             return user
         if depth < sdepth:
             if user:
                 return True
             ts.step = ("in", None, 0)
         return False
+
+    def _on_return(self, code, offset, retval):
+        """The frame a step started in returns: the step ends in its caller, at the call."""
+        ts = self.threads.get(threading.get_ident())
+        if ts is None or ts.step is None or ts.step[0] not in ("over", "in", "out"):
+            return None
+        frame = sys._getframe(1)
+        if frame is not ts.step[1]:
+            return None
+        caller = frame.f_back
+        if caller is None or caller.f_code.co_filename.startswith(PKG_DIR) or not self.is_user(caller):
+            ts.step = ("in", None, 0)
+            return None
+        ts.step = ("return", caller, frame_depth(caller))
+        # The next instruction the caller runs is the return point; LINE would only come
+        # at its next line.
+        self._instr_codes.add(caller.f_code)
+        M.set_local_events(TOOL, caller.f_code,
+                           E.INSTRUCTION | (E.LINE | E.JUMP if caller.f_code in self.codes else 0))
+        return None
+
+    def _on_instruction(self, code, offset):
+        ts = self.threads.get(threading.get_ident())
+        if ts is None or ts.step is None or ts.step[0] != "return":
+            return None
+        frame = sys._getframe(1)
+        if frame is ts.step[1]:
+            self.stop(ts, frame, "step")
+        return None
+
+    def _drop_instruction_events(self):
+        for code in self._instr_codes:
+            M.set_local_events(TOOL, code, E.LINE | E.JUMP if code in self.codes else 0)
+        self._instr_codes.clear()
 
     def _on_raise(self, code, offset, exc):
         ident = threading.get_ident()
@@ -417,7 +457,10 @@ class Monitor:
         if frame.f_code.co_filename.startswith(PKG_DIR):
             return None
         ts = self.thread(ident)
-        if ts.last_exc == id(exc):
+        tb = exc.__traceback__
+        # RAISE fires again in every frame the exception unwinds into; only the first counts.
+        # A fresh raise has a one-entry traceback (ids alone get reused by the allocator).
+        if tb is not None and tb.tb_next is not None and ts.last_exc == id(exc):
             return None
         user = self.is_user(frame)
         if not user:
@@ -470,6 +513,8 @@ class Monitor:
             self.stopped_ident = ts.ident
             ts.step = None
             ts.frame, ts.reason = frame, reason
+            if self._instr_codes:
+                self._drop_instruction_events()
             self._update_events()
             body = {"reason": reason, "threadId": ts.tid, "allThreadsStopped": True}
             if ids:
