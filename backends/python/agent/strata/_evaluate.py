@@ -40,20 +40,17 @@ def evaluate(core, frame, expression, context):
 
 def assign(core, frame, target_expression, value):
     g, loc = _namespaces(frame)
+    name = target_expression.strip()
+    if name.isidentifier():
+        loc[name] = value
+        if loc is not g:
+            _sync_locals(core, frame)
+        return
+    # Attribute and item targets mutate objects, so a scratch namespace is enough.
     tmp = "__strata_assign_value"
-    scope = dict(loc) if not _PY313 and loc is not g else loc
+    scope = dict(loc)
     scope[tmp] = value
-    try:
-        exec(compile(f"{target_expression} = {tmp}", "<debug>", "exec"), g, scope)
-    finally:
-        scope.pop(tmp, None)
-    if scope is not loc:
-        # 3.12: the snapshot is written back, then pushed into the fast locals.
-        name = target_expression.strip()
-        if name.isidentifier():
-            loc[name] = scope[name]
-    if loc is not g:
-        _sync_locals(core, frame)
+    exec(compile(f"{target_expression} = {tmp}", "<debug>", "exec"), g, scope)
 
 
 def set_child(core, provider, name, value):

@@ -10,6 +10,9 @@ from . import _exceptions as excmod
 from ._monitor import PKG_DIR
 
 
+_RUNPY = os.path.splitext(getattr(sys.modules.get("runpy"), "__file__", "") or "runpy")[0] + ".py"
+
+
 class RequestError(Exception):
     pass
 
@@ -175,8 +178,11 @@ class RequestHandlers:
         out = []
         f = self._top_frame(ident)
         while f is not None:
-            if not f.f_code.co_filename.startswith(PKG_DIR):
-                out.append(f)
+            # Below the program's first frame sit only the launcher's (strata, runpy).
+            fn = f.f_code.co_filename
+            if fn.startswith(PKG_DIR) or fn in ("<frozen runpy>", _RUNPY):
+                break
+            out.append(f)
             f = f.f_back
         return out
 
