@@ -1,4 +1,4 @@
-"""Debuggee: keeps working after the debugger leaves; writes its result to a file."""
+"""Debuggee: keeps working after the debugger leaves; writes its result and the tool-id holder."""
 import sys
 import time
 
@@ -8,4 +8,4 @@ for i in range(30):
     total += i  # @bp:work
     time.sleep(0.02)
 with open(out, "w") as f:
-    f.write(str(total))
+    f.write(f"{total} {sys.monitoring.get_tool(sys.monitoring.DEBUGGER_ID)}")

@@ -251,4 +251,9 @@ class Agent(RequestHandlers):
         if not self.connected.is_set() or not self.monitor.installed:
             return
         m = self.monitor
-        m.stop(m.thread(threading.get_ident()), frame, reason, description=description)
+        ts = m.thread(threading.get_ident())
+        ts.busy = True
+        try:
+            m.stop(ts, frame, reason, description=description, explicit=True)
+        finally:
+            ts.busy = False

@@ -14,6 +14,7 @@ DISABLE = M.DISABLE
 BASE_EVENTS = E.PY_START | E.PY_RESUME
 STEP_EVENTS = E.LINE | E.JUMP | E.PY_RETURN | E.PY_YIELD
 PKG_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_PYCORE = PKG_DIR + "_pycore.py"
 
 
 def load_core():
@@ -48,7 +49,7 @@ def frame_depth(f):
 
 class ThreadState:
     __slots__ = ("ident", "tid", "name", "frame", "reason", "step", "run_epoch", "exc",
-                 "exc_mode", "exc_text", "parked", "last_exc")
+                 "exc_mode", "exc_text", "parked", "last_exc", "busy")
 
     def __init__(self, ident, tid, name):
         self.ident, self.tid, self.name = ident, tid, name
@@ -56,6 +57,9 @@ class ThreadState:
         self.run_epoch = -1
         self.parked = False
         self.last_exc = 0
+        # Set while agent code runs on this thread outside a callback (strata.breakpoint()),
+        # where sys.monitoring would otherwise report the agent's own lines.
+        self.busy = False
 
 
 class Monitor:
@@ -316,9 +320,12 @@ class Monitor:
         return code.co_name in ("_bootstrap_inner", "_bootstrap") and code.co_filename.endswith("threading.py")
 
     def _user_frame(self):
+        """The frame the event is about, or None when it is the agent's own code."""
         f = sys._getframe(2)
-        while f is not None and f.f_code.co_filename.startswith(PKG_DIR):
+        while f is not None and f.f_code.co_filename == _PYCORE:
             f = f.f_back
+        if f is None or f.f_code.co_filename.startswith(PKG_DIR):
+            return None
         return f
 
     def thread(self, ident):
@@ -361,6 +368,8 @@ class Monitor:
         if frame is None:
             return None
         ts = self.threads.get(ident) or self.thread(ident)
+        if ts.busy:
+            return None
         canon = self.files.get(code.co_filename)
         bps = None
         if canon is not None:
@@ -418,7 +427,7 @@ class Monitor:
     def _on_return(self, code, offset, retval):
         """The frame a step started in returns: the step ends in its caller, at the call."""
         ts = self.threads.get(threading.get_ident())
-        if ts is None or ts.step is None or ts.step[0] not in ("over", "in", "out"):
+        if ts is None or ts.busy or ts.step is None or ts.step[0] not in ("over", "in", "out"):
             return None
         frame = sys._getframe(1)
         if frame is not ts.step[1]:
@@ -437,7 +446,7 @@ class Monitor:
 
     def _on_instruction(self, code, offset):
         ts = self.threads.get(threading.get_ident())
-        if ts is None or ts.step is None or ts.step[0] != "return":
+        if ts is None or ts.busy or ts.step is None or ts.step[0] != "return":
             return None
         frame = sys._getframe(1)
         if frame is ts.step[1]:
@@ -457,6 +466,8 @@ class Monitor:
         if frame.f_code.co_filename.startswith(PKG_DIR):
             return None
         ts = self.thread(ident)
+        if ts.busy:
+            return None
         tb = exc.__traceback__
         # RAISE fires again in every frame the exception unwinds into; only the first counts.
         # A fresh raise has a one-entry traceback (ids alone get reused by the allocator).
@@ -500,12 +511,13 @@ class Monitor:
             self._wait_turn(ts, frame)
             ts.frame = None
 
-    def stop(self, ts, frame, reason, ids=None, description=None, text=None):
+    def stop(self, ts, frame, reason, ids=None, description=None, text=None, explicit=False):
         with self.cond:
             self._wait_turn(ts, frame)
             if not self.active:
                 return
-            if reason == "pause" and not self.pause_requested:
+            # A pause already answered by another thread's stop is not repeated.
+            if reason == "pause" and not self.pause_requested and not explicit:
                 return
             self.pause_requested = False
             self.epoch += 1
