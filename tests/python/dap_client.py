@@ -130,7 +130,8 @@ class DapClient:
                         return ev.get("body") or {}
                 left = deadline - time.monotonic()
                 if left <= 0 or self.closed:
-                    raise TimeoutError(f"no '{name}' event (have {[e.get('event') for e in self.events]})")
+                    kinds = sorted({e.get("event") for e in self.events})
+                    raise TimeoutError(f"no '{name}' event ({len(self.events)} others: {kinds})")
                 self.lock.wait(left)
 
     def take_events(self, name):

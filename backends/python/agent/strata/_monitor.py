@@ -502,43 +502,48 @@ class Monitor:
     # ---- stopping and resuming ----------------------------------------------------------
     def _wait_turn(self, ts, frame):
         while self.active and self.halt and ts.run_epoch != self.epoch:
-            ts.frame, ts.parked = frame, True
             self.cond.wait(1.0)
-        ts.parked = False
 
     def _park(self, ts, frame):
-        with self.cond:
-            self._wait_turn(ts, frame)
-            ts.frame = None
+        # Marked before taking the lock, so a stack request never shows threading's frames.
+        ts.frame, ts.parked = frame, True
+        try:
+            with self.cond:
+                self._wait_turn(ts, frame)
+        finally:
+            ts.parked, ts.frame = False, None
 
     def stop(self, ts, frame, reason, ids=None, description=None, text=None, explicit=False):
-        with self.cond:
-            self._wait_turn(ts, frame)
-            if not self.active:
-                return
-            # A pause already answered by another thread's stop is not repeated.
-            if reason == "pause" and not self.pause_requested and not explicit:
-                return
-            self.pause_requested = False
-            self.epoch += 1
-            self.halt = True
-            self.stopped_ident = ts.ident
-            ts.step = None
-            ts.frame, ts.reason = frame, reason
-            if self._instr_codes:
-                self._drop_instruction_events()
-            self._update_events()
-            body = {"reason": reason, "threadId": ts.tid, "allThreadsStopped": True}
-            if ids:
-                body["hitBreakpointIds"] = ids
-            if description:
-                body["description"] = description
-            if text:
-                body["text"] = text
-            self.agent.flush_logs()
-            self.agent.send_event("stopped", body)
-            self._wait_turn(ts, frame)
-            ts.frame = None
+        ts.frame, ts.parked = frame, True
+        try:
+            with self.cond:
+                self._wait_turn(ts, frame)
+                if not self.active:
+                    return
+                # A pause already answered by another thread's stop is not repeated.
+                if reason == "pause" and not self.pause_requested and not explicit:
+                    return
+                self.pause_requested = False
+                self.epoch += 1
+                self.halt = True
+                self.stopped_ident = ts.ident
+                ts.step = None
+                ts.reason = reason
+                if self._instr_codes:
+                    self._drop_instruction_events()
+                self._update_events()
+                body = {"reason": reason, "threadId": ts.tid, "allThreadsStopped": True}
+                if ids:
+                    body["hitBreakpointIds"] = ids
+                if description:
+                    body["description"] = description
+                if text:
+                    body["text"] = text
+                self.agent.flush_logs()
+                self.agent.send_event("stopped", body)
+                self._wait_turn(ts, frame)
+        finally:
+            ts.parked, ts.frame = False, None
 
     def request_pause(self):
         with self.cond:
