@@ -79,7 +79,8 @@ def per_hit_rounds(rounds, n, setup, count_outputs=False):
         dbg = Debugged(["hot", str(n)], setup)
         if count_outputs:
             dbg.c.wait_event("exited", timeout=60)
-            delivered.append(len([b for b in dbg.c.take_events("output") if b.get("category") == "console"]))
+            delivered.append(sum(b["output"].count("\n") for b in dbg.c.take_events("output")
+                                 if b.get("category") == "console"))
         d = elapsed_of(dbg.finish())
         costs.append((d - p) / n * 1e6)
     return costs, delivered
@@ -127,27 +128,36 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", default="attached,never,cond,log,stop,start",
+                    help="comma-separated subset of: attached,never,cond,log,stop,start")
     a = ap.parse_args()
+    only = set(a.only.split(","))
     r = a.rounds
     n_mixed = 300000 if not a.quick else 100000
     rows = []
     v = sys.version_info
     print(f"Strata Python agent benchmarks, CPython {v[0]}.{v[1]}.{v[2]}, {r} rounds")
-    ratios = ratio_rounds(r, ["mixed", str(n_mixed)])
-    rows.append(("attached, no breakpoints (ratio)", fmt(ratios, "x"), "<= 1.02x"))
-    ratios = ratio_rounds(r, ["mixed", str(n_mixed)], bp(M["never"]))
-    rows.append(("breakpoint in never-called function (ratio)", fmt(ratios, "x"), "<= 1.02x"))
-    costs, _ = per_hit_rounds(r, 1000000, bp(M["hot"], condition="i < 0"))
-    rows.append(("false condition on hot line (us/hit)", fmt(costs, " us"), "<= 0.3 us"))
-    costs, delivered = per_hit_rounds(r, 100000, bp(M["hot"], logMessage="i={i} acc={acc}"), True)
-    rows.append(("logpoint on hot line (us/hit)", fmt(costs, " us") + f"  delivered {min(delivered)}/100000",
-                 "<= 2 us, 100%"))
-    to_stop, to_children = stop_rounds(max(r, 5) * 2)
-    rows.append(("line reached -> stopped event (ms)", fmt(to_stop, " ms"), "<= 1 ms"))
-    rows.append(("stopped -> first 100 children of 100k list (ms)", fmt(to_children, " ms"), "<= 3 ms"))
-    plain_ms, agent_ms = start_rounds(r)
-    rows.append(("start -> first line, plain python (ms)", fmt(plain_ms, " ms", 1), ""))
-    rows.append(("start -> first line, with agent + connect (ms)", fmt(agent_ms, " ms", 1), "<= 150 ms"))
+    if "attached" in only:
+        ratios = ratio_rounds(r, ["mixed", str(n_mixed)])
+        rows.append(("attached, no breakpoints (ratio)", fmt(ratios, "x"), "<= 1.02x"))
+    if "never" in only:
+        ratios = ratio_rounds(r, ["mixed", str(n_mixed)], bp(M["never"]))
+        rows.append(("breakpoint in never-called function (ratio)", fmt(ratios, "x"), "<= 1.02x"))
+    if "cond" in only:
+        costs, _ = per_hit_rounds(r, 1000000, bp(M["hot"], condition="i < 0"))
+        rows.append(("false condition on hot line (us/hit)", fmt(costs, " us"), "<= 0.3 us"))
+    if "log" in only:
+        costs, delivered = per_hit_rounds(r, 100000, bp(M["hot"], logMessage="i={i} acc={acc}"), True)
+        rows.append(("logpoint on hot line (us/hit)",
+                     fmt(costs, " us") + f"  delivered {min(delivered)}/100000", "<= 2 us, 100%"))
+    if "stop" in only:
+        to_stop, to_children = stop_rounds(max(r, 5) * 2)
+        rows.append(("line reached -> stopped event (ms)", fmt(to_stop, " ms"), "<= 1 ms"))
+        rows.append(("stopped -> first 100 children of 100k list (ms)", fmt(to_children, " ms"), "<= 3 ms"))
+    if "start" in only:
+        plain_ms, agent_ms = start_rounds(r)
+        rows.append(("start -> first line, plain python (ms)", fmt(plain_ms, " ms", 1), ""))
+        rows.append(("start -> first line, with agent + connect (ms)", fmt(agent_ms, " ms", 1), "<= 150 ms"))
     w = max(len(x[0]) for x in rows)
     w2 = max(len(x[1]) for x in rows)
     print(f"{'benchmark':<{w}}  {'result':<{w2}}  target")

@@ -1,6 +1,5 @@
 """Evaluate, setVariable, setExpression and completions in the context of a stopped frame."""
 import builtins
-import keyword
 import sys
 
 _PY313 = sys.version_info >= (3, 13)
@@ -115,6 +114,7 @@ def completions(frame, text, column, columns_start_at_1=True):
             for n in list(ns):
                 if isinstance(n, str) and n.startswith(partial) and n not in seen:
                     seen[n] = _kind(ns[n])
+        import keyword
         for k in keyword.kwlist:
             if k.startswith(partial) and k not in seen:
                 seen[k] = "keyword"

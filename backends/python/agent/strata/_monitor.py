@@ -1,7 +1,6 @@
 """Execution control on sys.monitoring: arming breakpoints, slow-path callbacks, stops and steps."""
 import os
 import sys
-import sysconfig
 import threading
 
 from . import _breakpoints as bpmod
@@ -28,11 +27,8 @@ def load_core():
 
 
 def _library_prefixes():
-    out = set()
-    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
-        p = sysconfig.get_paths().get(key)
-        if p:
-            out.add(os.path.normcase(os.path.abspath(p)) + os.sep)
+    """The standard library and site-packages folders (sysconfig is too slow to import)."""
+    out = {os.path.normcase(os.path.dirname(os.path.abspath(os.__file__))) + os.sep}
     for p in sys.path:
         if p.endswith(("site-packages", "dist-packages")):
             out.add(os.path.normcase(os.path.abspath(p)) + os.sep)

@@ -1,9 +1,7 @@
 """One method per DAP request the agent serves; errors become success:false responses."""
-import linecache
 import os
 import sys
 import threading
-import traceback
 
 from . import _evaluate
 from . import _exceptions as excmod
@@ -11,6 +9,17 @@ from ._monitor import PKG_DIR
 
 
 _RUNPY = os.path.splitext(getattr(sys.modules.get("runpy"), "__file__", "") or "runpy")[0] + ".py"
+
+
+class _LazyLinecache:
+    """linecache is imported on first use: start-up time is a benchmark."""
+
+    def __getattr__(self, name):
+        import linecache as real
+        return getattr(real, name)
+
+
+linecache = _LazyLinecache()
 
 
 class RequestError(Exception):
@@ -273,6 +282,7 @@ class RequestHandlers:
             value, stmt = _evaluate.evaluate(self.monitor.core, frame, expr, ctx)
         except Exception as e:
             if ctx == "repl":
+                import traceback
                 text = "".join(traceback.format_exception_only(type(e), e)).strip()
             else:
                 text = f"{type(e).__name__}: {e}"
