@@ -143,12 +143,16 @@ class Agent(RequestHandlers):
         self.send(msg)
 
     # ---- output and thread events --------------------------------------------------------
-    def flush_logs(self):
+    def flush_logs(self, wait=True):
+        """Sends queued log lines. With wait, also waits for a flush already in progress on
+        another thread, so whatever is sent next (stopped, exited) comes after every line."""
         q = self.monitor.log_queue
-        if not q:
+        if not q and not wait:
             return
         with self._flush_lock:
             n = len(q)
+            if n == 0:
+                return
             items = q[:n]
             del q[:n]
             conn = self.conn
@@ -194,7 +198,7 @@ class Agent(RequestHandlers):
         while True:
             time.sleep(0.01)
             try:
-                self.flush_logs()
+                self.flush_logs(wait=False)
                 tick += 1
                 if tick % 10 == 0 and self.connected.is_set() and self.conn is not None:
                     self._thread_events()
