@@ -14,12 +14,11 @@ TARGETS = os.path.join(REPO, "tests", "targets", "python")
 
 def agent_pythonpath():
     """The built package tree (<build>/python) when given, else the sources with the pure core."""
-    for env in ("STRATA_AGENT_PATH",):
-        if os.environ.get(env):
-            return os.environ[env]
+    if os.environ.get("STRATA_AGENT_PATH"):
+        return os.path.abspath(os.environ["STRATA_AGENT_PATH"])
     for p in os.environ.get("PYTHONPATH", "").split(os.pathsep):
         if p and os.path.isdir(os.path.join(p, "strata")):
-            return p
+            return os.path.abspath(p)
     return os.path.join(REPO, "backends", "python", "agent")
 
 

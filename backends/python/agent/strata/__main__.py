@@ -41,9 +41,11 @@ def _strip_own_frames(tb):
     return tb
 
 
-def _run(kind, target, args):
+def _run(kind, target, args, entry):
     import types
     if kind == "module":
+        if entry:
+            entry(None)
         import runpy
         sys.argv = [target] + args
         sys.path.insert(0, os.getcwd())
@@ -69,6 +71,8 @@ def _run(kind, target, args):
             source = f.read()
     sys.modules["__main__"] = mod
     code = compile(source, filename, "exec", dont_inherit=True)
+    if entry:
+        entry(code)
     exec(code, g)
 
 
@@ -92,12 +96,15 @@ def main():
         raise SystemExit(USAGE + "--listen or --connect is required")
     if opts["wait"]:
         agent.wait_for_client()
-    if opts["entry"] or agent.options.get("stopOnEntry"):
+    entry = None
+    if (opts["entry"] or agent.options.get("stopOnEntry")) and agent.connected.is_set():
         import threading
-        if agent.connected.is_set():
-            agent.monitor.request_entry(threading.get_ident())
+        ident = threading.get_ident()
+
+        def entry(code):
+            agent.monitor.request_entry(ident, code)
     try:
-        _run(kind, target, args)
+        _run(kind, target, args, entry)
     except SystemExit as e:
         code = e.code
         agent.exit_code = code if isinstance(code, int) else (0 if code is None else 1)

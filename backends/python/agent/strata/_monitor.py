@@ -409,6 +409,8 @@ class Monitor:
     def _step_done(self, ts, frame):
         mode, sframe, sdepth = ts.step
         user = self.is_user(frame)
+        if mode == "entry" and sframe is not None:
+            return frame.f_code is sframe
         if mode in ("entry", "in"):
             return user
         depth = frame_depth(frame)
@@ -548,9 +550,10 @@ class Monitor:
             self.pause_requested = True
             self._update_events()
 
-    def request_entry(self, ident):
+    def request_entry(self, ident, code=None):
+        """Stops thread ident at the first line of code (of any user code without one)."""
         with self.cond:
-            self.thread(ident).step = ("entry", None, 0)
+            self.thread(ident).step = ("entry", code, 0)
             self._update_events()
 
     def resume(self, ident=None, single=False, step=None):

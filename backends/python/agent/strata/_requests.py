@@ -91,7 +91,12 @@ class RequestHandlers:
     on_launch = on_configure
 
     def on_configurationDone(self, args):
-        return None, self.configured.set
+        def after():
+            self.configured.set()
+            # Modules requests need later are imported now, while nothing is stopped: a
+            # thread stopped in the middle of importing one of them would hold its lock.
+            import dis, keyword, linecache, traceback  # noqa: F401,E401
+        return None, after
 
     def on_disconnect(self, args):
         self._closing = True
