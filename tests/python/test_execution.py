@@ -118,6 +118,9 @@ class Threads(AgentCase):
         main = ev["threadId"]
         self.set_bps()
         threads = {t["name"]: t["id"] for t in self.c.request("threads")["threads"]}
+        # Other threads park at their next line, a moment after the stopped event.
+        import time
+        time.sleep(0.1)
         busy = self.c.request("stackTrace", threadId=threads["busy-worker"])["stackFrames"][0]
         before = self.c.request("evaluate", expression="n", frameId=busy["id"], context="watch")["result"]
         body = self.c.request("next", threadId=main, singleThread=True)
