@@ -56,6 +56,19 @@ class Lifecycle(AgentCase):
         self.assertIn("child exit 7", out)
         self.assertEqual(rc, 0)
 
+    def test_bad_input_gets_answers_not_silence(self):
+        self.start("loop.py")
+        self.c.sock.sendall(b"Content-Length: 5\r\n\r\n{oops")
+        r = self.c.request_raw("noSuchRequest")
+        self.assertFalse(r["success"])
+        self.assertIn("noSuchRequest", r["message"])
+        r = self.c.request_raw("stackTrace", threadId=123456789)
+        self.assertFalse(r["success"])
+        r = self.c.request_raw("variables", variablesReference=999)
+        self.assertFalse(r["success"])
+        self.go()
+        self.c.wait_event("exited")
+
     def test_exit_code_reported(self):
         self.start("loop.py", "exit3")
         self.go()

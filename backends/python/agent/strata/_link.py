@@ -52,7 +52,12 @@ class Connection:
                 if len(self._buf) >= start + length:
                     body = bytes(self._buf[start:start + length])
                     del self._buf[:start + length]
-                    return json.loads(body)
+                    try:
+                        msg = json.loads(body)
+                    except ValueError:
+                        msg = None
+                    # A malformed message is dropped; the session goes on.
+                    return msg if isinstance(msg, dict) else {}
             try:
                 chunk = self.sock.recv(1 << 16)
             except OSError as e:
