@@ -105,6 +105,28 @@ class LineBreakpoints(AgentCase):
         self.c.wait_event("exited")
 
 
+class PendingFiles(AgentCase):
+    def test_breakpoint_in_file_created_later_is_verified_when_loaded(self):
+        import os
+        import tempfile
+        folder = tempfile.mkdtemp()
+        later = os.path.join(folder, "made_later.py")
+        self.start("generated.py", folder)
+        bps = self.set_bps({"line": 3}, path=later)
+        self.assertFalse(bps[0]["verified"])
+        self.assertIn("not found", bps[0]["message"])
+        self.go()
+        changed = self.c.wait_event("breakpoint")
+        self.assertEqual(changed["reason"], "changed")
+        self.assertTrue(changed["breakpoint"]["verified"])
+        self.assertEqual(changed["breakpoint"]["id"], bps[0]["id"])
+        ev, top = self.stopped("breakpoint")
+        self.assertEqual((top["source"]["path"], top["line"]), (later, 3))
+        self.assertEqual(self.locals_()["value"]["value"], "5")
+        self.cont()
+        self.c.wait_event("exited")
+
+
 class KindsOfCode(AgentCase):
     def test_every_kind_of_code(self):
         self.start("features.py")

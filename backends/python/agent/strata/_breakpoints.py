@@ -224,6 +224,8 @@ class Breakpoint:
 
 
 def canon(path):
+    if path.startswith("<"):
+        return path
     return os.path.normcase(os.path.abspath(path))
 
 

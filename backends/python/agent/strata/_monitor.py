@@ -69,6 +69,7 @@ class Monitor:
         self.path_bps = {}
         self.line_bps = {}
         self.func_bps = []
+        self.pending_bps = {}
         self.exc_filters = {}
         self.cond = threading.Condition(threading.RLock())
         self.threads = {}
@@ -139,6 +140,7 @@ class Monitor:
         self.funcnames.clear()
         self.path_bps.clear()
         self.line_bps.clear()
+        self.pending_bps.clear()
         self.func_bps = []
         self.exc_filters = {}
         self._events = 0
@@ -195,6 +197,14 @@ class Monitor:
                 self.line_bps[canon] = table
             else:
                 self.line_bps.pop(canon, None)
+            # A file that does not exist yet (generated, exec'd) is looked at again when
+            # its code first runs; the client then gets a 'breakpoint' changed event.
+            pending = [b for b in new if not b.verified and not b.error
+                       and (b.message or "").startswith("file not found")]
+            if pending:
+                self.pending_bps[canon] = pending
+            else:
+                self.pending_bps.pop(canon, None)
             old_keys = {k for k, v in self.files.items() if v == canon}
             self._refresh_files()
             for code in [c for c in self.codes if c.co_filename in old_keys
@@ -208,6 +218,8 @@ class Monitor:
 
     def _refresh_files(self):
         self.files.clear()
+        for canon in self.pending_bps:
+            self.files[canon] = canon
         for canon in self.line_bps:
             self.files[canon] = canon
             real = os.path.realpath(canon)
@@ -353,8 +365,34 @@ class Monitor:
                     if ids:
                         self.stop(self.thread(ident), frame, "function breakpoint", ids=ids)
         if code.co_filename in self.files and code not in self.codes:
+            if self.pending_bps.get(self.files[code.co_filename]):
+                self._resolve_pending(self.files[code.co_filename])
             self._arm_code(code, frame.f_globals)
         return result
+
+    def _resolve_pending(self, canon):
+        import linecache
+        with self.cond:
+            pending = self.pending_bps.get(canon) or []
+            still = []
+            for bp in pending:
+                text = None
+                if not os.path.exists(bp.path):
+                    text = "".join(linecache.getlines(bp.path)) or None
+                    if text is None:
+                        still.append(bp)
+                        continue
+                line, msg = bpmod.resolve_line(bp.path, bp.requested_line, text)
+                if line is None:
+                    bp.message = msg
+                else:
+                    bp.line, bp.verified, bp.message = line, True, None
+                    self.line_bps.setdefault(canon, {}).setdefault(line, []).append(bp)
+                self.agent.send_event("breakpoint", {"reason": "changed", "breakpoint": bp.to_dap()})
+            if still:
+                self.pending_bps[canon] = still
+            else:
+                self.pending_bps.pop(canon, None)
 
     def _on_line(self, code, line, status=0):
         ident = threading.get_ident()
