@@ -23,6 +23,20 @@ class Tricky:
         raise AttributeError("from user code")  # @bp:user_unhandled
 
 
+class Countdown:
+    def __init__(self):
+        self.n = 2
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self.n == 0:
+            raise StopIteration
+        self.n -= 1
+        return self.n
+
+
 def fail(x):
     if x > 2:
         raise RuntimeError(f"bad {x}")  # @bp:uncaught
@@ -33,6 +47,8 @@ def main():
     caught()
     value_caught()
     inspect.getmembers(Tricky())
+    for _ in Countdown():
+        pass
     try:
         with open(__file__):
             raise OSError("inside with")
@@ -40,6 +56,7 @@ def main():
         pass
     if "raise" in sys.argv:
         fail(0)
+    sys.exit(0)
 
 
 main()

@@ -43,6 +43,16 @@ def frame_depth(f):
     return n
 
 
+def _caught_by_runtime(exc, frame):
+    """Exceptions that C code (for loops, generators, attribute fallback) consumes
+    without any handler in a code object's exception table."""
+    if isinstance(exc, (StopIteration, StopAsyncIteration, GeneratorExit)):
+        return True
+    if isinstance(exc, SystemExit) and exc.code in (None, 0):
+        return True
+    return isinstance(exc, AttributeError) and frame.f_code.co_name in ("__getattr__", "__getattribute__")
+
+
 class ThreadState:
     __slots__ = ("ident", "tid", "name", "frame", "reason", "step", "run_epoch", "exc",
                  "exc_mode", "exc_text", "parked", "last_exc", "busy")
@@ -518,7 +528,7 @@ class Monitor:
         mode = None
         if "raised" in f and excmod.type_matches(t, f["raised"]):
             mode = "always"
-        elif "uncaught" in f or "userUnhandled" in f:
+        elif ("uncaught" in f or "userUnhandled" in f) and not _caught_by_runtime(exc, frame):
             catcher = excmod.find_catcher(frame, exc, self._is_boundary)
             if catcher is None and "uncaught" in f and excmod.type_matches(t, f["uncaught"]):
                 mode = "unhandled"
