@@ -194,13 +194,18 @@ class Agent(RequestHandlers):
         return out
 
     def _pump_loop(self):
-        tick = 0
+        # Wakes often only while log points produce lines, so an idle agent costs nothing.
+        last_threads = 0.0
+        busy = False
+        q = self.monitor.log_queue
         while True:
-            time.sleep(0.01)
+            time.sleep(0.005 if busy else 0.05)
             try:
+                busy = bool(q)
                 self.flush_logs(wait=False)
-                tick += 1
-                if tick % 10 == 0 and self.connected.is_set() and self.conn is not None:
+                now = time.monotonic()
+                if now - last_threads >= 0.1 and self.connected.is_set() and self.conn is not None:
+                    last_threads = now
                     self._thread_events()
             except Exception:
                 pass
