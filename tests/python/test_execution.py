@@ -163,6 +163,10 @@ class Exceptions(AgentCase):
         info = self.c.request("exceptionInfo", threadId=self.tid)
         self.assertEqual(info["breakMode"], "unhandled")
         self.assertEqual(info["description"], "bad 3")
+        trace = info["details"]["stackTrace"]
+        self.assertEqual(trace.count("in fail"), 4)
+        self.assertNotIn("strata", trace)
+        self.assertTrue(trace.rstrip().endswith("RuntimeError: bad 3"))
         self.cont()
         self.c.wait_event("exited")
         rc, _, err = self.finish()

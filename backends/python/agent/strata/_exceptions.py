@@ -173,9 +173,16 @@ def find_catcher(frame, exc, is_boundary):
     return None
 
 
-def traceback_text(frame, exc):
+def traceback_text(frame, exc, is_boundary=None):
+    """The traceback a user would read: the program's frames only, not the launcher's."""
     import traceback
-    stack = traceback.format_stack(frame)
+    frames = []
+    f = frame
+    while f is not None and not (is_boundary and is_boundary(f)):
+        frames.append((f, f.f_lineno))
+        f = f.f_back
+    frames.reverse()
+    stack = traceback.StackSummary.extract(frames).format()
     only = traceback.format_exception_only(type(exc), exc)
     return "Traceback (most recent call last):\n" + "".join(stack) + "".join(only)
 

@@ -337,6 +337,10 @@ class Monitor:
             return True
         return code.co_name in ("_bootstrap_inner", "_bootstrap") and code.co_filename.endswith("threading.py")
 
+    def _is_launcher(self, frame):
+        fn = frame.f_code.co_filename
+        return fn.startswith(PKG_DIR) or fn == "<frozen runpy>" or fn.endswith(os.sep + "runpy.py")
+
     def _user_frame(self):
         """The frame the event is about, or None when it is the agent's own code."""
         f = sys._getframe(2)
@@ -539,7 +543,7 @@ class Monitor:
             return None
         name, msg = excmod.describe(exc)
         ts.exc, ts.exc_mode = exc, mode
-        ts.exc_text = excmod.traceback_text(frame, exc)
+        ts.exc_text = excmod.traceback_text(frame, exc, self._is_launcher)
         self.stop(ts, frame, "exception", description=f"{name}: {msg}" if msg else name,
                   text=name)
         ts.exc = None
