@@ -69,6 +69,18 @@ class Lifecycle(AgentCase):
         self.go()
         self.c.wait_event("exited")
 
+    def test_program_output_redirected_in_order_with_log_points(self):
+        self.start("logs.py", "3", redirectOutput=True)
+        self.set_bps({"at": "hot", "logMessage": "log {i}"})
+        self.go()
+        self.c.wait_event("exited")
+        outs = [(b["category"], b["output"]) for b in self.c.take_events("output")]
+        text = "".join(o for _, o in outs)
+        self.assertEqual(text, "log 0\nlog 1\nlog 2\ndone 3\n")
+        self.assertIn(("stdout", "done 3\n"), outs)
+        rc, out, _ = self.finish()
+        self.assertEqual(out, "done 3\n")
+
     def test_exit_code_reported(self):
         self.start("loop.py", "exit3")
         self.go()

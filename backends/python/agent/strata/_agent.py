@@ -15,6 +15,26 @@ from ._requests import RequestHandlers
 _agent = None
 
 
+class _Tee:
+    _strata_tee = True
+
+    def __init__(self, inner, category, queue):
+        self._inner, self._category, self._queue = inner, category, queue
+
+    def write(self, text):
+        n = self._inner.write(text)
+        if text:
+            self._queue.append((None, (self._category, str(text))))
+        return n
+
+    def writelines(self, lines):
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+
 def get():
     global _agent
     if _agent is None:
@@ -123,6 +143,7 @@ class Agent(RequestHandlers):
 
     def _end_session(self, conn):
         """Debugging ends: the program runs on as if it had never been debugged."""
+        self.redirect_output(False)
         self.flush_logs()
         self.monitor.uninstall()
         self.invalidate()
@@ -259,6 +280,19 @@ class Agent(RequestHandlers):
         m.uninstall()
         self.connected.clear()
         self.configured.set()
+
+    def redirect_output(self, on):
+        """Copies the program's stdout/stderr to the client as output events, queued with
+        log lines so both keep their order; the real streams still get every byte."""
+        if on and not getattr(sys.stdout, "_strata_tee", False):
+            q = self.monitor.log_queue
+            sys.stdout = _Tee(sys.stdout, "stdout", q)
+            sys.stderr = _Tee(sys.stderr, "stderr", q)
+        elif not on:
+            for name in ("stdout", "stderr"):
+                s = getattr(sys, name)
+                if getattr(s, "_strata_tee", False):
+                    setattr(sys, name, s._inner)
 
     def invalidate(self):
         self.inspector.clear()

@@ -83,6 +83,8 @@ class RequestHandlers:
                 self.options[k] = bool(args[k])
         self.monitor.just_my_code = self.options["justMyCode"]
         self.monitor._user_cache.clear()
+        if args.get("redirectOutput"):
+            self.redirect_output(True)
 
     def on_configure(self, args):
         self._take_options(args)
