@@ -133,10 +133,12 @@ def main():
     a = ap.parse_args()
     only = set(a.only.split(","))
     r = a.rounds
-    n_mixed = 300000 if not a.quick else 100000
+    n_mixed = 1000000 if not a.quick else 200000
     rows = []
     v = sys.version_info
-    print(f"Strata Python agent benchmarks, CPython {v[0]}.{v[1]}.{v[2]}, {r} rounds")
+    load = os.getloadavg()[0]
+    print(f"Strata Python agent benchmarks, CPython {v[0]}.{v[1]}.{v[2]}, {r} rounds, "
+          f"{os.cpu_count()} CPUs, load {load:.1f}; ratios and per-hit costs use process CPU time")
     if "attached" in only:
         ratios = ratio_rounds(r, ["mixed", str(n_mixed)])
         rows.append(("attached, no breakpoints (ratio)", fmt(ratios, "x"), "<= 1.02x"))

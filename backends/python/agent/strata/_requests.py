@@ -93,12 +93,11 @@ class RequestHandlers:
     on_launch = on_configure
 
     def on_configurationDone(self, args):
-        def after():
-            self.configured.set()
-            # Modules requests need later are imported now, while nothing is stopped: a
-            # thread stopped in the middle of importing one of them would hold its lock.
-            import dis, keyword, linecache, traceback  # noqa: F401,E401
-        return None, after
+        # Modules later requests need are imported now, before the program runs: a thread
+        # stopped in the middle of importing one of them would hold its import lock, and
+        # importing them while the program runs would bill their cost to the program.
+        import dis, keyword, linecache, traceback  # noqa: F401,E401
+        return None, self.configured.set
 
     def on_disconnect(self, args):
         self._closing = True
