@@ -1,6 +1,7 @@
 """The in-target agent: owns the link, its internal threads, output delivery and the lifecycle."""
 import atexit
 import json
+import operator
 import os
 import socket
 import sys
@@ -13,6 +14,8 @@ from ._monitor import Monitor
 from ._requests import RequestHandlers
 
 _agent = None
+_first = operator.itemgetter(0)
+_second = operator.itemgetter(1)
 
 
 class _Tee:
@@ -183,6 +186,13 @@ class Agent(RequestHandlers):
             # arrives, in order, at a fraction of the cost of one event each.
             out = []
             head = '{"type":"event","event":"output","seq":'
+            bp0 = items[0][0]
+            texts = list(map(_second, items))
+            if bp0 is not None and set(map(type, texts)) == {str} and list(map(_first, items)).count(bp0) == n:
+                # The common case, one busy log point: no per-line work in Python.
+                out.append((head, self._output_tail("console", "\n".join(texts) + "\n", bp0)))
+                conn.send_raw_bodies(out)
+                return
             i = 0
             while i < n:
                 bp, text = items[i]
@@ -196,15 +206,19 @@ class Agent(RequestHandlers):
                         j += 1
                     text = "\n".join([str(t) for _, t in items[i:j]]) + "\n"
                     i = j
-                tail = ',"body":{"category":"' + category + '","output":' + json.dumps(text)
-                if bp is not None and bp.path:
-                    loc = getattr(bp, "_json_loc", None)
-                    if loc is None:
-                        loc = ',"source":' + json.dumps({"path": bp.path}) + ',"line":' + str(bp.line)
-                        bp._json_loc = loc
-                    tail += loc
-                out.append((head, tail + "}}"))
+                out.append((head, self._output_tail(category, text, bp)))
             conn.send_raw_bodies(out)
+
+    @staticmethod
+    def _output_tail(category, text, bp):
+        tail = ',"body":{"category":"' + category + '","output":' + json.dumps(text)
+        if bp is not None and bp.path:
+            loc = getattr(bp, "_json_loc", None)
+            if loc is None:
+                loc = ',"source":' + json.dumps({"path": bp.path}) + ',"line":' + str(bp.line)
+                bp._json_loc = loc
+            tail += loc
+        return tail + "}}"
 
     def _python_threads(self):
         out = {}
