@@ -62,6 +62,16 @@ class LogMessageTest(unittest.TestCase):
         self.assertEqual(args, ("a", "b"))
         self.assertEqual(fn(1, "s"), "a=1 b='s' quote=' brace={ \\n")
 
+    def test_plain_names_format_without_python(self):
+        def sample(a, b):
+            return a + b
+        b = bp.Breakpoint("/x.py", 1, log_message="{a} and {b}!")
+        kind, parts, args, _ = b.make_entry(sample.__code__, {})
+        self.assertEqual(kind, bp.KIND_LOG_NAMES)
+        self.assertEqual(parts, ("", "a", " and ", "b", "!"))
+        b = bp.Breakpoint("/x.py", 1, log_message="x{a}{b}")
+        self.assertEqual(b.make_entry(sample.__code__, {})[1], ("x", "a", "", "b", ""))
+
     def test_compiled_condition(self):
         def sample(a):
             return a

@@ -15,7 +15,7 @@ namespace {
 
 // Entry kinds in the per-line table: decided once when a breakpoint is armed, so a hit
 // needs no Python-level dispatch.
-enum EntryKind : long { kSlow = 0, kCondition = 1, kLog = 2 };
+enum EntryKind : long { kSlow = 0, kCondition = 1, kLog = 2, kLogNames = 3 };
 
 // Strong references owned by the module; replaced as a whole by configure().
 struct State {
@@ -26,6 +26,7 @@ struct State {
   PyObject *on_line = nullptr;    // callable(code, line, status) -> None | DISABLE
   PyObject *log_queue = nullptr;  // list of (bp_id, text) appended by log points
   PyObject *disable = nullptr;    // sys.monitoring.DISABLE
+  PyObject *last_log_bp = nullptr;  // the breakpoint whose lines the queue ends with
   int step_mode = 0;              // non-zero: every event goes to Python (stepping, pausing)
 };
 
@@ -35,6 +36,37 @@ PyObject *disable_result() {
   PyObject *d = g.disable ? g.disable : Py_None;
   Py_INCREF(d);
   return d;
+}
+
+// A log message whose every {expression} is a plain local name: (lit, name, lit, ..., lit)
+// is formatted here without running Python code. nullptr with the error cleared on failure.
+PyObject *format_names(PyObject *parts) {
+  PyFrameObject *frame = PyEval_GetFrame();
+  if (!frame) return nullptr;
+  Py_ssize_t n = PyTuple_GET_SIZE(parts);
+  PyObject *pieces = PyTuple_New(n);
+  if (!pieces) { PyErr_Clear(); return nullptr; }
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject *part = PyTuple_GET_ITEM(parts, i);
+    PyObject *piece;
+    if (i % 2 == 0) {
+      Py_INCREF(part);
+      piece = part;
+    } else {
+      PyObject *value = PyFrame_GetVar(frame, part);
+      if (!value) { Py_DECREF(pieces); PyErr_Clear(); return nullptr; }
+      piece = PyObject_Format(value, nullptr);
+      Py_DECREF(value);
+      if (!piece) { Py_DECREF(pieces); PyErr_Clear(); return nullptr; }
+    }
+    PyTuple_SET_ITEM(pieces, i, piece);
+  }
+  PyObject *empty = PyUnicode_New(0, 0);
+  PyObject *text = empty ? PyUnicode_Join(empty, pieces) : nullptr;
+  Py_XDECREF(empty);
+  Py_DECREF(pieces);
+  if (!text) PyErr_Clear();
+  return text;
 }
 
 PyObject *call_on_line(PyObject *code, PyObject *line, long status) {
@@ -97,16 +129,26 @@ PyObject *handle_line(PyObject *code, PyObject *line_obj) {
     }
     return call_on_line(code, line_obj, 0);
   }
-  if (kind == kLog) {
-    PyObject *text = call_entry_fn(PyTuple_GET_ITEM(entry, 1), PyTuple_GET_ITEM(entry, 2));
+  if (kind == kLog || kind == kLogNames) {
+    PyObject *text = kind == kLog
+        ? call_entry_fn(PyTuple_GET_ITEM(entry, 1), PyTuple_GET_ITEM(entry, 2))
+        : format_names(PyTuple_GET_ITEM(entry, 1));
     if (text) {
-      PyObject *item = PyTuple_Pack(2, PyTuple_GET_ITEM(entry, 3), text);
-      Py_DECREF(text);
-      if (item && PyList_Append(g.log_queue, item) == 0) {
-        Py_DECREF(item);
-        Py_RETURN_NONE;
+      // The queue is flat: a breakpoint object, then the lines it logged, as plain strings
+      // (no tuple and no GC-tracked object per hit). A breakpoint is written again only
+      // when the logging breakpoint changes.
+      PyObject *bp = PyTuple_GET_ITEM(entry, 3);
+      int ok = 0;
+      if (bp != g.last_log_bp) {
+        ok = PyList_Append(g.log_queue, bp);
+        if (ok == 0) {
+          Py_INCREF(bp);
+          Py_XSETREF(g.last_log_bp, bp);
+        }
       }
-      Py_XDECREF(item);
+      if (ok == 0) ok = PyList_Append(g.log_queue, text);
+      Py_DECREF(text);
+      if (ok == 0) Py_RETURN_NONE;
       PyErr_Clear();
     }
     return call_on_line(code, line_obj, 0);
@@ -200,11 +242,12 @@ PYBIND11_MODULE(_strata_core, m) {
           replace(g.on_start, on_start.ptr());
           replace(g.on_line, on_line.ptr());
           replace(g.log_queue, log_queue.ptr());
+          replace(g.last_log_bp, nullptr);
           replace(g.disable, disable.ptr());
         });
   m.def("reset", []() {
     for (PyObject **slot : {&g.codes, &g.files, &g.funcnames, &g.on_start, &g.on_line,
-                            &g.log_queue, &g.disable})
+                            &g.log_queue, &g.disable, &g.last_log_bp})
       replace(*slot, nullptr);
     g.step_mode = 0;
   });

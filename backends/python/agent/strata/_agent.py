@@ -1,7 +1,6 @@
 """The in-target agent: owns the link, its internal threads, output delivery and the lifecycle."""
 import atexit
 import json
-import operator
 import os
 import socket
 import sys
@@ -9,13 +8,12 @@ import threading
 import time
 
 from . import _link
+from ._breakpoints import Breakpoint
 from ._inspect import Inspector, ReprGuard
 from ._monitor import Monitor
 from ._requests import RequestHandlers
 
 _agent = None
-_first = operator.itemgetter(0)
-_second = operator.itemgetter(1)
 
 
 class _Tee:
@@ -61,6 +59,7 @@ class Agent(RequestHandlers):
         self.exit_code = None
         self.main_ident = threading.main_thread().ident
         self._flush_lock = threading.Lock()
+        self._log_bp = None
         self._server = None
         self._pump = None
         self._known_threads = {}
@@ -168,8 +167,12 @@ class Agent(RequestHandlers):
 
     # ---- output and thread events --------------------------------------------------------
     def flush_logs(self, wait=True):
-        """Sends queued log lines. With wait, also waits for a flush already in progress on
-        another thread, so whatever is sent next (stopped, exited) comes after every line."""
+        """Sends queued output. With wait, also waits for a flush already in progress on
+        another thread, so whatever is sent next (stopped, exited) comes after every line.
+
+        The queue holds, in order: a Breakpoint (the lines after it are its log lines),
+        plain strings (log lines written in C), and (bp, text) tuples from Python code,
+        where text is a log line or (category, text)."""
         q = self.monitor.log_queue
         if not q and not wait:
             return
@@ -181,32 +184,33 @@ class Agent(RequestHandlers):
             del q[:n]
             conn = self.conn
             if conn is None:
+                self._log_bp = next((x for x in reversed(items) if isinstance(x, Breakpoint)), self._log_bp)
                 return
-            # Consecutive lines of one log point travel as one output event: every line
-            # arrives, in order, at a fraction of the cost of one event each.
-            out = []
             head = '{"type":"event","event":"output","seq":'
-            bp0 = items[0][0]
-            texts = list(map(_second, items))
-            if bp0 is not None and set(map(type, texts)) == {str} and list(map(_first, items)).count(bp0) == n:
-                # The common case, one busy log point: no per-line work in Python.
-                out.append((head, self._output_tail("console", "\n".join(texts) + "\n", bp0)))
-                conn.send_raw_bodies(out)
+            if set(map(type, items)) == {str}:
+                # One busy log point: no per-line work in Python.
+                conn.send_raw_bodies([(head, self._output_tail("console", "\n".join(items) + "\n",
+                                                               self._log_bp))])
                 return
-            i = 0
-            while i < n:
-                bp, text = items[i]
+            out, run = [], []
+            for x in items:
+                if type(x) is str:
+                    run.append(x)
+                    continue
+                if run:
+                    out.append((head, self._output_tail("console", "\n".join(run) + "\n", self._log_bp)))
+                    run = []
+                if isinstance(x, Breakpoint):
+                    self._log_bp = x
+                    continue
+                bp, text = x
                 if isinstance(text, tuple):
                     category, text = text
-                    i += 1
                 else:
-                    category = "console"
-                    j = i + 1
-                    while j < n and items[j][0] is bp and not isinstance(items[j][1], tuple):
-                        j += 1
-                    text = "\n".join([str(t) for _, t in items[i:j]]) + "\n"
-                    i = j
+                    category, text = "console", str(text) + "\n"
                 out.append((head, self._output_tail(category, text, bp)))
+            if run:
+                out.append((head, self._output_tail("console", "\n".join(run) + "\n", self._log_bp)))
             conn.send_raw_bodies(out)
 
     @staticmethod

@@ -1,7 +1,7 @@
 """Breakpoint model: parsing of conditions, hit conditions and log messages; line resolution."""
 import os
 
-KIND_SLOW, KIND_CONDITION, KIND_LOG = 0, 1, 2
+KIND_SLOW, KIND_CONDITION, KIND_LOG, KIND_LOG_NAMES = 0, 1, 2, 3
 
 _HIT_OPS = (">=", "<=", "==", ">", "<", "%")
 
@@ -185,6 +185,19 @@ class Breakpoint:
         if code.co_name == "<module>":
             local_names = set()
         args = tuple(sorted(n for n in _names_of(src_code, set()) if n in local_names))
+        if kind == KIND_LOG and code.co_name != "<module>":
+            names = [p[0].strip() for p in self.log_parts if isinstance(p, tuple)]
+            if all(n.isidentifier() and n in local_names for n in names):
+                flat, want_literal = [], True
+                for p in self.log_parts:
+                    is_name = isinstance(p, tuple)
+                    if is_name == want_literal:
+                        flat.append("")
+                    flat.append(p[0].strip() if is_name else p)
+                    want_literal = is_name
+                if want_literal:
+                    flat.append("")
+                return (KIND_LOG_NAMES, tuple(flat), (), self)
         body = f"({self.condition})" if kind == KIND_CONDITION else self.log_src
         defaults = {} if kind == KIND_CONDITION else dict(self.log_defaults)
         params = list(args) + [f"{k}={k}" for k in defaults]

@@ -2,12 +2,20 @@
 import sys
 
 _g = {"codes": None, "files": None, "funcnames": None, "on_start": None, "on_line": None,
-      "log_queue": None, "disable": None, "step": 0}
+      "log_queue": None, "disable": None, "step": 0, "last_bp": None}
+
+
+def _log(bp, text):
+    q = _g["log_queue"]
+    if bp is not _g["last_bp"]:
+        q.append(bp)
+        _g["last_bp"] = bp
+    q.append(text)
 
 
 def configure(codes, files, funcnames, on_start, on_line, log_queue, disable):
     _g.update(codes=codes, files=files, funcnames=funcnames, on_start=on_start,
-              on_line=on_line, log_queue=log_queue, disable=disable)
+              on_line=on_line, log_queue=log_queue, disable=disable, last_bp=None)
 
 
 def reset():
@@ -46,7 +54,15 @@ def _handle_line(code, line):
         return _g["on_line"](code, line, 1) if ok else None
     if kind == 2:
         try:
-            _g["log_queue"].append((entry[3], _call_fn(entry[1], entry[2])))
+            _log(entry[3], _call_fn(entry[1], entry[2]))
+            return None
+        except Exception:
+            pass
+    if kind == 3:
+        try:
+            loc = sys._getframe(2).f_locals
+            parts = entry[1]
+            _log(entry[3], "".join(p if i % 2 == 0 else format(loc[p]) for i, p in enumerate(parts)))
             return None
         except Exception:
             pass
