@@ -105,6 +105,20 @@ class LineBreakpoints(AgentCase):
         self.c.wait_event("exited")
 
 
+class OneLineLoop(AgentCase):
+    def test_every_iteration_of_a_one_line_loop_stops(self):
+        self.start("oneline.py")
+        self.set_bps("oneline")
+        self.go()
+        seen = []
+        for _ in range(5):
+            self.stopped("breakpoint")
+            seen.append(self.locals_()["n"]["value"])
+            self.cont()
+        self.assertEqual(seen, ["0", "1", "2", "3", "4"])
+        self.c.wait_event("exited")
+
+
 class PendingFiles(AgentCase):
     def test_breakpoint_in_file_created_later_is_verified_when_loaded(self):
         import os
