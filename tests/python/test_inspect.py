@@ -85,6 +85,14 @@ class Inspection(AgentCase):
         r = self.c.request("evaluate", expression="counter", frameId=self.frame, context="watch")
         self.assertEqual(r["result"], "42")
 
+    def test_endless_evaluation_is_interrupted(self):
+        r = self.c.request_raw("evaluate", expression="sum(1 for _ in iter(int, 1))", frameId=self.frame,
+                               context="hover", timeout=20)
+        self.assertFalse(r["success"])
+        self.assertIn("stopped after", r["message"])
+        r = self.c.request("evaluate", expression="counter + 1", frameId=self.frame, context="hover")
+        self.assertEqual(r["result"], "11")
+
     def test_set_variable_and_expression_reach_the_program(self):
         sc = self.c.request("scopes", frameId=self.frame)["scopes"]
         r = self.c.request("setVariable", variablesReference=sc[0]["variablesReference"], name="counter",

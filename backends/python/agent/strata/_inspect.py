@@ -21,6 +21,7 @@ class ReprGuard:
         self.cv = threading.Condition()
         self.target = None
         self.item_start = None
+        self.item_limit = REPR_LIMIT_S
         # Started before any instrumentation exists, so it can never be parked by a stop.
         self.thread = threading.Thread(target=self._loop, name="strata.repr-guard", daemon=True)
         self.thread.start()
@@ -32,7 +33,7 @@ class ReprGuard:
                 while self.target is None:
                     self.cv.wait()
                 target, started = self.target, self.item_start
-            if started is not None and time.monotonic() - started > REPR_LIMIT_S:
+            if started is not None and time.monotonic() - started > self.item_limit:
                 self.item_start = None
                 self.core.async_raise(target, ReprTimeout)
             time.sleep(0.02)
@@ -41,6 +42,15 @@ class ReprGuard:
         with self.cv:
             self.target = threading.get_ident()
             self.cv.notify()
+
+    def run(self, fn, limit):
+        """fn() under a time limit; ReprTimeout when it runs longer."""
+        self.item_limit = limit
+        self.item_start = time.monotonic()
+        try:
+            return fn()
+        finally:
+            self.item_start = None
 
     def end(self):
         with self.cv:
@@ -121,6 +131,7 @@ class Inspector:
                 n = len(v)
                 if n > PREVIEW_ITEMS or depth > 0:
                     return self._preview(v, n, depth)
+            g.item_limit = REPR_LIMIT_S
             g.item_start = time.monotonic()
             try:
                 r = repr(v)

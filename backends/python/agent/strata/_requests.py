@@ -5,7 +5,12 @@ import threading
 
 from . import _evaluate
 from . import _exceptions as excmod
+from ._inspect import ReprTimeout
 from ._monitor import PKG_DIR
+
+# How long an evaluation may run before it is interrupted (seconds).
+EVAL_LIMITS = {"repl": 30.0, "clipboard": 10.0}
+EVAL_LIMIT_DEFAULT = 3.0
 
 
 _RUNPY = os.path.splitext(getattr(sys.modules.get("runpy"), "__file__", "") or "runpy")[0] + ".py"
@@ -63,7 +68,7 @@ class RequestHandlers:
                 body, after = body
             if body is not None:
                 resp["body"] = body
-        except Exception as e:
+        except (Exception, ReprTimeout) as e:
             msg = str(e) if isinstance(e, (RequestError, KeyError)) else f"{type(e).__name__}: {e}"
             resp["success"] = False
             resp["message"] = msg.strip("'\"") if isinstance(e, KeyError) else msg
@@ -285,7 +290,10 @@ class RequestHandlers:
         ins = self.inspector
         ins.guard.begin()
         try:
-            value, stmt = _evaluate.evaluate(self.monitor.core, frame, expr, ctx)
+            value, stmt = ins.guard.run(lambda: _evaluate.evaluate(self.monitor.core, frame, expr, ctx),
+                                        EVAL_LIMITS.get(ctx, EVAL_LIMIT_DEFAULT))
+        except ReprTimeout:
+            raise RequestError(f"evaluation stopped after {EVAL_LIMITS.get(ctx, EVAL_LIMIT_DEFAULT):g} s") from None
         except Exception as e:
             if ctx == "repl":
                 import traceback
