@@ -140,6 +140,8 @@ class Agent(RequestHandlers):
                         break
         except (_link.LinkClosed, ValueError):
             pass
+        except BaseException as e:  # noqa: B036 - a bug here must never take the program down
+            sys.stderr.write(f"strata: session ended by an internal error: {type(e).__name__}: {e}\n")
         finally:
             self._end_session(conn)
 
