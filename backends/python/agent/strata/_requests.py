@@ -101,7 +101,7 @@ class RequestHandlers:
         # Modules later requests need are imported now, before the program runs: a thread
         # stopped in the middle of importing one of them would hold its import lock, and
         # importing them while the program runs would bill their cost to the program.
-        import dis, keyword, linecache, traceback  # noqa: F401,E401
+        import keyword, linecache  # noqa: F401,E401
         return None, self.configured.set
 
     def on_disconnect(self, args):
@@ -295,9 +295,10 @@ class RequestHandlers:
         except ReprTimeout:
             raise RequestError(f"evaluation stopped after {EVAL_LIMITS.get(ctx, EVAL_LIMIT_DEFAULT):g} s") from None
         except Exception as e:
-            if ctx == "repl":
-                import traceback
-                text = "".join(traceback.format_exception_only(type(e), e)).strip()
+            if isinstance(e, SyntaxError):
+                text = f"SyntaxError: {e.msg}"
+                if e.text:
+                    text += f"\n    {e.text.rstrip()}"
             else:
                 text = f"{type(e).__name__}: {e}"
             raise RequestError(text) from None
