@@ -135,6 +135,23 @@ class Threads(AgentCase):
         del body
 
 
+class ConcurrentStops(AgentCase):
+    def test_each_thread_reports_its_own_stop(self):
+        self.start("two_threads.py")
+        self.set_bps("shared")
+        self.go()
+        seen = {}
+        for _ in range(2):
+            ev, top = self.stopped("breakpoint")
+            self.assertEqual(top["line"], self.m["shared"])
+            names = {t["id"]: t["name"] for t in self.c.request("threads")["threads"]}
+            seen[names[ev["threadId"]]] = self.locals_()["tag"]["value"]
+            self.cont()
+        self.assertEqual(seen, {"worker-1": "1", "worker-2": "2"})
+        self.c.wait_event("exited")
+        self.assertIn("both done", self.finish()[1])
+
+
 class Exceptions(AgentCase):
     def test_raised_with_type_condition(self):
         self.start("exc.py")
