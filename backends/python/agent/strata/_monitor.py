@@ -614,6 +614,8 @@ class Monitor:
             ts = self.threads.get(ident) if ident is not None else None
             if step and ts is not None and ts.frame is not None:
                 ts.step = (step, ts.frame, frame_depth(ts.frame))
+            # A pause nobody answered yet (every thread in C) is dropped by a resume.
+            self.pause_requested = False
             if single and ts is not None:
                 ts.run_epoch = self.epoch
             else:
