@@ -105,6 +105,8 @@ PyObject *call_entry_fn(PyObject *fn, PyObject *argnames) {
   return res;
 }
 
+PyObject *handle_entry(PyObject *code, PyObject *line_obj, PyObject *entry);
+
 // The decision for one armed line: stop (Python), skip, or log without leaving C.
 PyObject *handle_line(PyObject *code, PyObject *line_obj) {
   PyObject *lines = PyDict_GetItemWithError(g.codes, code);
@@ -117,6 +119,15 @@ PyObject *handle_line(PyObject *code, PyObject *line_obj) {
     if (PyErr_Occurred()) return nullptr;
     return disable_result();
   }
+  // Conditions and log messages run Python code, during which another thread may replace
+  // the breakpoint tables: the entry is held for the whole decision.
+  Py_INCREF(entry);
+  PyObject *res = handle_entry(code, line_obj, entry);
+  Py_DECREF(entry);
+  return res;
+}
+
+PyObject *handle_entry(PyObject *code, PyObject *line_obj, PyObject *entry) {
   long kind = PyLong_AsLong(PyTuple_GET_ITEM(entry, 0));
   if (kind == kCondition) {
     PyObject *res = call_entry_fn(PyTuple_GET_ITEM(entry, 1), PyTuple_GET_ITEM(entry, 2));
@@ -138,7 +149,7 @@ PyObject *handle_line(PyObject *code, PyObject *line_obj) {
       // (no tuple and no GC-tracked object per hit). A breakpoint is written again only
       // when the logging breakpoint changes.
       PyObject *bp = PyTuple_GET_ITEM(entry, 3);
-      int ok = 0;
+      int ok = g.log_queue ? 0 : -1;
       if (bp != g.last_log_bp) {
         ok = PyList_Append(g.log_queue, bp);
         if (ok == 0) {
@@ -149,7 +160,7 @@ PyObject *handle_line(PyObject *code, PyObject *line_obj) {
       if (ok == 0) ok = PyList_Append(g.log_queue, text);
       Py_DECREF(text);
       if (ok == 0) Py_RETURN_NONE;
-      PyErr_Clear();
+      if (PyErr_Occurred()) PyErr_Clear();
     }
     return call_on_line(code, line_obj, 0);
   }
