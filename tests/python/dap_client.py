@@ -179,6 +179,7 @@ class AgentProcess:
         c = DapClient.connect(self.port)
         c.request("initialize", adapterID="strata", clientID="tests", linesStartAt1=True,
                   columnsStartAt1=True)
+        c.wait_event("initialized")
         if configure:
             c.request("configure", **configure)
         return c

@@ -352,7 +352,8 @@ class Monitor:
 
     def thread(self, ident):
         ts = self.threads.get(ident)
-        if ts is None:
+        # Thread idents are reused as soon as a thread ends; the OS id tells them apart.
+        if ts is None or ts.tid != threading.get_native_id():
             cur = threading.current_thread()
             ts = ThreadState(ident, threading.get_native_id(), cur.name)
             ts.run_epoch = self.epoch if not self.halt else -1
@@ -415,7 +416,7 @@ class Monitor:
         frame = self._user_frame()
         if frame is None:
             return None
-        ts = self.threads.get(ident) or self.thread(ident)
+        ts = self.thread(ident)
         if ts.busy:
             return None
         canon = self.files.get(code.co_filename)

@@ -80,7 +80,7 @@ class RequestHandlers:
     # ---- session -------------------------------------------------------------------------
     def on_initialize(self, args):
         self.columns_start_at_1 = args.get("columnsStartAt1", True)
-        return dict(CAPABILITIES)
+        return dict(CAPABILITIES), lambda: self.send_event("initialized")
 
     def _take_options(self, args):
         for k in ("justMyCode", "stopOnEntry"):
@@ -148,12 +148,12 @@ class RequestHandlers:
     # ---- execution -----------------------------------------------------------------------
     def _ident(self, args, required=True):
         tid = args.get("threadId")
-        for ts in list(self.monitor.threads.values()):
-            if ts.tid == tid:
-                return ts.ident
         for t in threading.enumerate():
             if t.native_id == tid:
                 return t.ident
+        for ts in list(self.monitor.threads.values()):
+            if ts.tid == tid:
+                return ts.ident
         if required:
             raise RequestError(f"unknown threadId {tid}")
         return None
