@@ -252,6 +252,8 @@ class Agent(RequestHandlers):
                 pass
 
     def _thread_events(self):
+        if len(self.monitor.threads) > 64:
+            self.monitor.forget_dead_threads({t.ident for t in threading.enumerate()})
         now = self._python_threads()
         old = self._known_threads
         self._known_threads = now

@@ -166,7 +166,7 @@ class Monitor:
         if self.exc_filters:
             ev |= E.RAISE
         stepping = self.halt or self.pause_requested or any(
-            ts.step is not None for ts in self.threads.values())
+            ts.step is not None for ts in list(self.threads.values()))
         if stepping:
             ev |= STEP_EVENTS
         self.core.set_step_mode(1 if stepping else 0)
@@ -359,6 +359,11 @@ class Monitor:
             ts.run_epoch = self.epoch if not self.halt else -1
             self.threads[ident] = ts
         return ts
+
+    def forget_dead_threads(self, alive_idents):
+        with self.cond:
+            for ident in [i for i, ts in self.threads.items() if i not in alive_idents and not ts.parked]:
+                del self.threads[ident]
 
     def output(self, text, bp=None, category="console"):
         self.log_queue.append((bp, text if category == "console" else (category, text)))
