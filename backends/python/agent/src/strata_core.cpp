@@ -5,9 +5,12 @@
 // they run on every line of armed code. Everything that is not per-event (state set-up,
 // 3.12's locals write-back, async exceptions for repr time limits) goes through pybind11.
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include <Python.h>
 #include <frameobject.h>
+
+#include <vector>
 
 namespace py = pybind11;
 
@@ -28,6 +31,10 @@ struct State {
   PyObject *disable = nullptr;    // sys.monitoring.DISABLE
   PyObject *last_log_bp = nullptr;  // the breakpoint whose lines the queue ends with
   int step_mode = 0;              // non-zero: every event goes to Python (stepping, pausing)
+  // The agent's own threads: while events are on for stepping or parking, their lines
+  // are answered here instead of costing a Python call each.
+  std::vector<unsigned long> internal;
+  PyObject *pkg_dir = nullptr;    // the agent's own folder: its lines never need events
 };
 
 State g;
@@ -167,9 +174,30 @@ PyObject *handle_entry(PyObject *code, PyObject *line_obj, PyObject *entry) {
   return call_on_line(code, line_obj, 0);
 }
 
+bool on_internal_thread() {
+  unsigned long me = PyThread_get_thread_ident();
+  for (unsigned long t : g.internal)
+    if (t == me) return true;
+  return false;
+}
+
+// An agent thread's line: the agent's own code is switched off at that spot for good (no
+// thread ever stops there); shared code (json, threading) stays on for user threads.
+PyObject *internal_line_result(PyObject *code) {
+  if (g.pkg_dir && PyCode_Check(code)) {
+    PyObject *fn = reinterpret_cast<PyCodeObject *>(code)->co_filename;
+    if (PyUnicode_Check(fn) && PyUnicode_Tailmatch(fn, g.pkg_dir, 0, PY_SSIZE_T_MAX, -1) == 1)
+      return disable_result();
+  }
+  Py_RETURN_NONE;
+}
+
 PyObject *cb_line(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
   if (nargs < 2) return disable_result();
-  if (g.step_mode) return call_on_line(args[0], args[1], 0);
+  if (g.step_mode) {
+    if (on_internal_thread()) return internal_line_result(args[0]);
+    return call_on_line(args[0], args[1], 0);
+  }
   if (!g.codes) return disable_result();
   return handle_line(args[0], args[1]);
 }
@@ -188,7 +216,8 @@ PyObject *cb_jump(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
   PyObject *line_obj = PyLong_FromLong(dst_line);
   if (!line_obj) return nullptr;
   PyObject *res;
-  if (g.step_mode) res = call_on_line(args[0], line_obj, 0);
+  if (g.step_mode && on_internal_thread()) res = internal_line_result(args[0]);
+  else if (g.step_mode) res = call_on_line(args[0], line_obj, 0);
   else if (!g.codes) res = disable_result();
   else res = handle_line(args[0], line_obj);
   Py_DECREF(line_obj);
@@ -261,8 +290,14 @@ PYBIND11_MODULE(_strata_core, m) {
                             &g.log_queue, &g.disable, &g.last_log_bp})
       replace(*slot, nullptr);
     g.step_mode = 0;
+    g.internal.clear();
+    replace(g.pkg_dir, nullptr);
   });
   m.def("set_step_mode", [](int on) { g.step_mode = on; });
+  m.def("set_internal_threads", [](std::vector<unsigned long> idents, py::object pkg_dir) {
+    g.internal = std::move(idents);
+    replace(g.pkg_dir, pkg_dir.is_none() ? nullptr : pkg_dir.ptr());
+  });
   m.def("step_mode", []() { return g.step_mode; });
   // 3.12's frame.f_locals is a snapshot; writes must be pushed back into the fast locals.
   // 3.13's f_locals writes through (PEP 667), so there is nothing to do there.

@@ -22,26 +22,42 @@ class ReprGuard:
         self.target = None
         self.item_start = None
         self.item_limit = REPR_LIMIT_S
+        self.sleeping = True
         # Started before any instrumentation exists, so it can never be parked by a stop.
         self.thread = threading.Thread(target=self._loop, name="strata.repr-guard", daemon=True)
         self.thread.start()
         self.internal.add(self.thread.ident)
 
     def _loop(self):
+        # Polls while requests come in, sleeps on the condition after a second without
+        # one: a burst of requests costs no wake-up each, an idle agent costs nothing.
+        idle = 0
         while True:
             with self.cv:
-                while self.target is None:
+                while self.sleeping:
                     self.cv.wait()
-                target, started = self.target, self.item_start
-            if started is not None and time.monotonic() - started > self.item_limit:
-                self.item_start = None
-                self.core.async_raise(target, ReprTimeout)
+            target, started = self.target, self.item_start
+            if target is None:
+                idle += 1
+                if idle > 50:
+                    idle = 0
+                    with self.cv:
+                        if self.target is None:
+                            self.sleeping = True
+                    continue
+            else:
+                idle = 0
+                if started is not None and time.monotonic() - started > self.item_limit:
+                    self.item_start = None
+                    self.core.async_raise(target, ReprTimeout)
             time.sleep(0.02)
 
     def begin(self):
         with self.cv:
             self.target = threading.get_ident()
-            self.cv.notify()
+            if self.sleeping:
+                self.sleeping = False
+                self.cv.notify()
 
     def run(self, fn, limit):
         """fn() under a time limit; ReprTimeout when it runs longer."""
@@ -53,9 +69,8 @@ class ReprGuard:
             self.item_start = None
 
     def end(self):
-        with self.cv:
-            self.target = None
-            self.item_start = None
+        self.target = None
+        self.item_start = None
         self.core.async_raise(threading.get_ident(), None)
 
 

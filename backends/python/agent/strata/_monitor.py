@@ -11,7 +11,6 @@ E = M.events
 TOOL = M.DEBUGGER_ID
 DISABLE = M.DISABLE
 BASE_EVENTS = E.PY_START | E.PY_RESUME
-STEP_EVENTS = E.LINE | E.JUMP | E.PY_RETURN | E.PY_YIELD
 PKG_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _PYCORE = PKG_DIR + "_pycore.py"
 
@@ -109,6 +108,7 @@ class Monitor:
         c = self.core
         c.configure(self.codes, self.files, self.funcnames, self._on_start, self._on_line,
                     self.log_queue, DISABLE)
+        c.set_internal_threads(sorted(i for i in self.internal if i is not None), PKG_DIR)
         M.register_callback(TOOL, E.PY_START, c.py_start)
         M.register_callback(TOOL, E.PY_RESUME, c.py_start)
         M.register_callback(TOOL, E.LINE, c.line)
@@ -165,10 +165,13 @@ class Monitor:
             ev |= BASE_EVENTS
         if self.exc_filters:
             ev |= E.RAISE
-        stepping = self.halt or self.pause_requested or any(
-            ts.step is not None for ts in list(self.threads.values()))
+        step = any(ts.step is not None for ts in list(self.threads.values()))
+        stepping = self.halt or self.pause_requested or step
         if stepping:
-            ev |= STEP_EVENTS
+            ev |= E.LINE | E.JUMP
+        if step:
+            # Return events cost a Python call each, so only a step in progress gets them.
+            ev |= E.PY_RETURN | E.PY_YIELD
         self.core.set_step_mode(1 if stepping else 0)
         if ev != self._events:
             M.set_events(TOOL, ev)

@@ -1,5 +1,6 @@
 """Pure-Python stand-in for _strata_core, used when the extension was not built for this Python."""
 import sys
+import threading
 
 _g = {"codes": None, "files": None, "funcnames": None, "on_start": None, "on_line": None,
       "log_queue": None, "disable": None, "step": 0, "last_bp": None}
@@ -24,8 +25,16 @@ def reset():
     _g["step"] = 0
 
 
+_internal = set()
+
+
 def set_step_mode(on):
     _g["step"] = on
+
+
+def set_internal_threads(idents, pkg_dir=None):
+    _internal.clear()
+    _internal.update(idents)
 
 
 def step_mode():
@@ -71,6 +80,8 @@ def _handle_line(code, line):
 
 def line(code, line):
     if _g["step"]:
+        if _internal and threading.get_ident() in _internal:
+            return None
         return _g["on_line"](code, line, 0)
     if _g["codes"] is None:
         return _g["disable"]
