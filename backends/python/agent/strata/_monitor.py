@@ -574,6 +574,11 @@ class Monitor:
 
     def stop(self, ts, frame, reason, ids=None, description=None, text=None, explicit=False):
         ts.frame, ts.parked = frame, True
+        if "linecache" not in sys.modules:
+            # The server thread reads sources while threads are stopped; were it to import
+            # linecache then, a thread parked in the middle of that import would hold its
+            # lock. Importing it here, before the stop is reported, costs only the first stop.
+            import linecache  # noqa: F401
         try:
             with self.cond:
                 self._wait_turn(ts, frame)

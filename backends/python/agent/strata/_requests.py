@@ -98,10 +98,6 @@ class RequestHandlers:
     on_launch = on_configure
 
     def on_configurationDone(self, args):
-        # Modules later requests need are imported now, before the program runs: a thread
-        # stopped in the middle of importing one of them would hold its import lock, and
-        # importing them while the program runs would bill their cost to the program.
-        import keyword, linecache  # noqa: F401,E401
         return None, self.configured.set
 
     def on_disconnect(self, args):
