@@ -43,7 +43,7 @@ def stops(n):
 mode = sys.argv[1]
 n = int(sys.argv[2]) if len(sys.argv) > 2 else 0
 if mode == "start":
-    print(f"first_line {time.monotonic()}", flush=True)
+    print(f"first_line {time.monotonic()} {time.process_time()}", flush=True)
     sys.exit(0)
 # Process CPU time (every thread, the agent's included) is steadier than wall time on a
 # shared machine, and is what the agent adds.

@@ -82,6 +82,17 @@ class LogMessageTest(unittest.TestCase):
         self.assertFalse(fn(2))
 
 
+class LinkCodecTest(unittest.TestCase):
+    def test_round_trip_and_errors(self):
+        from strata import _link
+        msg = {"seq": 1, "type": "event", "body": {"t": "é\n\"", "n": [1, 2.5, None, True]}}
+        self.assertEqual(_link.loads(_link.dumps(msg).encode()), msg)
+        self.assertEqual(_link.dumps({"o": object}), '{"o":"<class \'object\'>"}')
+        for bad in (b"{oops", b"[1,", b"1 2", b""):
+            with self.assertRaises(ValueError, msg=bad):
+                _link.loads(bad)
+
+
 class LineResolutionTest(unittest.TestCase):
     def test_moves_to_next_line_or_reports(self):
         src = "x = 1\n\n# comment\ny = 2\n"

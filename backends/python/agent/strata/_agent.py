@@ -1,8 +1,6 @@
 """The in-target agent: owns the link, its internal threads, output delivery and the lifecycle."""
 import atexit
-import json
 import os
-import socket
 import sys
 import threading
 import time
@@ -111,10 +109,9 @@ class Agent(RequestHandlers):
                 if self.listener is None:
                     return
                 try:
-                    sock, _ = self.listener.accept()
+                    self.conn = _link.accept(self.listener)
                 except OSError:
                     return
-                self.conn = _link.Connection(sock)
             self._session(self.conn)
             self.conn = None
             if self.listener is None:
@@ -217,11 +214,11 @@ class Agent(RequestHandlers):
 
     @staticmethod
     def _output_tail(category, text, bp):
-        tail = ',"body":{"category":"' + category + '","output":' + json.dumps(text)
+        tail = ',"body":{"category":"' + category + '","output":' + _link.dumps(text)
         if bp is not None and bp.path:
             loc = getattr(bp, "_json_loc", None)
             if loc is None:
-                loc = ',"source":' + json.dumps({"path": bp.path}) + ',"line":' + str(bp.line)
+                loc = ',"source":' + _link.dumps({"path": bp.path}) + ',"line":' + str(bp.line)
                 bp._json_loc = loc
             tail += loc
         return tail + "}}"
@@ -277,7 +274,7 @@ class Agent(RequestHandlers):
         conn = self.conn
         if conn is not None:
             try:
-                conn.sock.shutdown(socket.SHUT_WR)
+                conn.sock.shutdown(_link.socket.SHUT_WR)
             except OSError:
                 pass
 

@@ -1,7 +1,14 @@
 """The adapter link: DAP Content-Length framing over a socket, one client at a time."""
-import json
-import socket
 import threading
+
+# The C halves of json and socket, used directly: the Python modules would pull in re,
+# enum and selectors, which cost more start-up time than all of the agent's own code.
+try:
+    import _json
+    import _socket as socket
+except ImportError:  # not CPython: the ordinary modules do the same job
+    _json = None
+    import socket
 
 _HEADER_END = b"\r\n\r\n"
 MAX_MESSAGE = 64 << 20
@@ -9,6 +16,49 @@ MAX_MESSAGE = 64 << 20
 
 class LinkClosed(Exception):
     pass
+
+
+class _ScanContext:
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    memo = None
+
+    @staticmethod
+    def parse_constant(name):
+        return {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}[name]
+
+
+if _json is not None:
+    _scan = _json.make_scanner(_ScanContext())
+    _encode = _json.make_encoder(None, repr, _json.encode_basestring, None, ":", ",", False, False, True)
+
+    def dumps(obj):
+        return "".join(_encode(obj, 0))
+
+    def loads(text):
+        if isinstance(text, (bytes, bytearray)):
+            text = text.decode("utf-8")
+        i = 0
+        while i < len(text) and text[i] in " \t\r\n":
+            i += 1
+        try:
+            obj, end = _scan(text, i)
+        except StopIteration:
+            raise ValueError("not JSON") from None
+        if text[end:].strip():
+            raise ValueError("extra data after JSON")
+        return obj
+else:
+    import json as _std_json
+
+    def dumps(obj):
+        return _std_json.dumps(obj, separators=(",", ":"), default=repr)
+
+    def loads(text):
+        return _std_json.loads(text)
 
 
 def _tune(sock):
@@ -53,7 +103,7 @@ class Connection:
                     body = bytes(self._buf[start:start + length])
                     del self._buf[:start + length]
                     try:
-                        msg = json.loads(body)
+                        msg = loads(body)
                     except ValueError:
                         msg = None
                     # A malformed message is dropped; the session goes on.
@@ -69,7 +119,7 @@ class Connection:
     def _frame(self, msg):
         self._seq += 1
         msg["seq"] = self._seq
-        body = json.dumps(msg, separators=(",", ":"), default=repr).encode()
+        body = dumps(msg).encode()
         return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
 
     def send(self, msg):
@@ -134,7 +184,23 @@ def make_listener(host, port):
     return srv
 
 
+def accept(listener):
+    if hasattr(listener, "_accept"):
+        fd, _ = listener._accept()
+        return Connection(socket.socket(fileno=fd))
+    return Connection(listener.accept()[0])
+
+
 def dial(host, port, timeout=10.0):
-    sock = socket.create_connection((host, port), timeout=timeout)
-    sock.settimeout(None)
-    return Connection(sock)
+    last = None
+    for family, type_, proto, _, addr in socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM):
+        sock = socket.socket(family, type_, proto)
+        try:
+            sock.settimeout(timeout)
+            sock.connect(addr)
+            sock.settimeout(None)
+            return Connection(sock)
+        except OSError as e:
+            last = e
+            sock.close()
+    raise last or OSError(f"cannot connect to {host}:{port}")
