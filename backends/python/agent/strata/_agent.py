@@ -45,7 +45,7 @@ class Agent(RequestHandlers):
     def __init__(self):
         self.monitor = Monitor(self)
         self.internal = self.monitor.internal
-        self.inspector = Inspector(ReprGuard(self.monitor.core, self.internal))
+        self.inspector = Inspector(ReprGuard(self.monitor, self.internal))
         self.conn = None
         self.listener = None
         self.listen_address = None

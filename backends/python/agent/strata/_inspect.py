@@ -15,8 +15,8 @@ class ReprTimeout(BaseException):
 class ReprGuard:
     """Interrupts a repr on the inspecting thread when it runs longer than REPR_LIMIT_S."""
 
-    def __init__(self, core, internal):
-        self.core = core
+    def __init__(self, monitor, internal):
+        self.monitor = monitor
         self.internal = internal
         self.cv = threading.Condition()
         self.target = None
@@ -49,7 +49,7 @@ class ReprGuard:
                 idle = 0
                 if started is not None and time.monotonic() - started > self.item_limit:
                     self.item_start = None
-                    self.core.async_raise(target, ReprTimeout)
+                    self.monitor.core.async_raise(target, ReprTimeout)
             time.sleep(0.02)
 
     def begin(self):
@@ -71,7 +71,7 @@ class ReprGuard:
     def end(self):
         self.target = None
         self.item_start = None
-        self.core.async_raise(threading.get_ident(), None)
+        self.monitor.core.async_raise(threading.get_ident(), None)
 
 
 def is_tensor_like(v):

@@ -191,9 +191,23 @@ def accept(listener):
     return Connection(listener.accept()[0])
 
 
+def _numeric(host):
+    for family in (socket.AF_INET, socket.AF_INET6):
+        try:
+            socket.inet_pton(family, host)
+            return family
+        except (OSError, ValueError):
+            pass
+    return None
+
+
 def dial(host, port, timeout=10.0):
     last = None
-    for family, type_, proto, _, addr in socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM):
+    family = _numeric(host)
+    # An address literal needs no resolver (getaddrinfo loads NSS modules: milliseconds).
+    targets = ([(family, socket.SOCK_STREAM, 0, "", (host, port))] if family is not None
+               else socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM))
+    for family, type_, proto, _, addr in targets:
         sock = socket.socket(family, type_, proto)
         try:
             sock.settimeout(timeout)

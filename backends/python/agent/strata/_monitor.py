@@ -70,7 +70,7 @@ class ThreadState:
 class Monitor:
     def __init__(self, agent):
         self.agent = agent
-        self.core = load_core()
+        self._core = None
         self.codes = {}
         self.files = {}
         self.funcnames = set()
@@ -95,6 +95,13 @@ class Monitor:
         self._instr_codes = set()
         self._user_cache = {}
         self._lib = _library_prefixes()
+
+    @property
+    def core(self):
+        # Loaded on first use (a client connecting), off the program's start-up path.
+        if self._core is None:
+            self._core = load_core()
+        return self._core
 
     # ---- installation -------------------------------------------------------------
     def install(self):
