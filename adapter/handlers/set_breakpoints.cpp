@@ -23,16 +23,14 @@ class SetBreakpointsHandler final : public TypedHandler<protocol::SetBreakpoints
                            "is missing (Strata sets breakpoints by path)",
                            false});
     auto source = args.source;
-    auto reply = [respond, source](Result<std::vector<backends::BreakpointState>> r) {
+    auto self = session.shared_from_this();
+    auto* owner = session.backend();
+    auto reply = [self, owner, respond, source](Result<std::vector<backends::BreakpointState>> r) {
       if (!r) return respond(r.takeError());
       protocol::BreakpointsBody out;
       for (const auto& s : *r) {
-        protocol::Breakpoint b;
-        b.verified = s.verified;
-        b.line = s.line;
+        protocol::Breakpoint b = self->toProtocol(owner, s);
         b.source = source;
-        if (!s.message.empty()) b.message = s.message;
-        if (!s.verified) b.reason = "failed";
         out.breakpoints.push_back(std::move(b));
       }
       respond(body(out));
