@@ -39,7 +39,7 @@ class FakeBackend final : public backends::Backend {
                             backends::Reply<std::vector<backends::BreakpointState>> reply) override {
     lastPath = path;
     std::vector<backends::BreakpointState> out;
-    for (const auto& b : bps) out.push_back({true, b.line + 1, ""});
+    for (const auto& b : bps) out.push_back({true, b.line + 1, "", {}, {}});
     reply(std::move(out));
   }
   void threads(backends::Reply<std::vector<backends::ThreadInfo>> reply) override {
