@@ -131,6 +131,49 @@ for (const py of PYTHONS) {
     assertClean(assert, c);
   });
 
+  test(`${v}: function breakpoint, completions, setExpression`, async () => {
+    const { c, stopped } = await launchAndStop(py, demo, { functions: [{ name: 'compute' }] });
+    assert.equal(stopped.body.reason, 'function breakpoint');
+    const tid = stopped.body.threadId;
+    let f = await topFrame(c, tid);
+    assert.equal(f.name, 'compute');
+    const comp = await c.send('completions', { frameId: f.id, text: 'compu', column: 6 });
+    assert.ok(comp.body.targets.some((t) => t.label === 'compute'), JSON.stringify(comp.body.targets));
+    const set = await c.send('setExpression', { frameId: f.id, expression: 'n', value: '7' });
+    assert.equal(set.body.value, '7');
+    const ev = await c.evaluateRequest({ expression: 'n * 6', frameId: f.id, context: 'clipboard' });
+    assert.equal(ev.body.result, '42');
+    await c.disconnectRequest({ terminateDebuggee: true });
+    assertClean(assert, c);
+  });
+
+  test(`${v}: integratedTerminal launch runs the program in the client's terminal and debugs it`, async () => {
+    const c = await startStdio();
+    let terminalOutput = '';
+    c.reverseHandler = (r) => {
+      const env = { ...process.env };
+      for (const [k, val] of Object.entries(r.arguments.env ?? {})) { if (val === null) delete env[k]; else env[k] = val; }
+      const p = spawn(r.arguments.args[0], r.arguments.args.slice(1), { cwd: r.arguments.cwd, env });
+      p.stdout.on('data', (d) => { terminalOutput += d; });
+      return { processId: p.pid };
+    };
+    await c.initializeRequest({ adapterID: 'strata', pathFormat: 'path', supportsRunInTerminalRequest: true });
+    await c.launchRequest({ program: demo, python: py, console: 'integratedTerminal' });
+    const line = lineOf(demo, 'loop');
+    await c.setBreakpointsRequest({ source: { path: demo }, breakpoints: [{ line, condition: 'i == 5' }] });
+    const s = c.waitForEvent('stopped', 30000);
+    await c.configurationDoneRequest();
+    const stopped = await s;
+    const f = await topFrame(c, stopped.body.threadId);
+    assert.equal((await locals(c, f.id)).i.value, '5');
+    const term = c.waitForEvent('terminated', 30000);
+    await c.continueRequest({ threadId: stopped.body.threadId });
+    await term;
+    await waitUntil(() => /result 1021\n/.test(terminalOutput), 10000, 'the terminal output');
+    await c.disconnectRequest();
+    assertClean(assert, c);
+  });
+
   test(`${v}: uncaught exception stops at the raise site with exceptionInfo`, async () => {
     const program = pyTarget('uncaught.py');
     const { c, stopped } = await launchAndStop(py, program, { exceptions: { filters: ['uncaught'] } });
