@@ -100,6 +100,8 @@ void Session::announceBackendCapabilities() {
     c.exceptionBreakpointFilters = std::move(filters);
     c.supportsExceptionFilterOptions = true;
   }
+  // A backend that brings nothing (the plain process runner) adds no event.
+  if (json::value_from(c).as_object().empty()) return;
   sendEvent("capabilities", json::value_from(protocol::CapabilitiesEventBody{c}));
 }
 

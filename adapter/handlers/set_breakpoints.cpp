@@ -7,6 +7,11 @@ namespace {
 class SetBreakpointsHandler final : public TypedHandler<protocol::SetBreakpointsArguments> {
  public:
   std::string_view command() const override { return "setBreakpoints"; }
+  void declare(protocol::Capabilities& caps) const override {
+    caps.supportsConditionalBreakpoints = true;
+    caps.supportsHitConditionalBreakpoints = true;
+    caps.supportsLogPoints = true;
+  }
 
  protected:
   void run(Session& session, const protocol::SetBreakpointsArguments& args, Responder respond) override {
@@ -39,7 +44,7 @@ class SetBreakpointsHandler final : public TypedHandler<protocol::SetBreakpoints
       // Before launch there is nothing to place them in yet.
       std::vector<backends::BreakpointState> pending;
       for (const auto& s : specs)
-        pending.push_back({false, s.line, "no program has been launched yet"});
+        pending.push_back({false, s.line, "no program has been launched yet", {}, {}});
       return reply(std::move(pending));
     }
     session.backend()->setSourceBreakpoints(*args.source.path, specs, reply);
