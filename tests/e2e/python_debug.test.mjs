@@ -73,6 +73,8 @@ for (const py of PYTHONS) {
     await term;
     assert.match(c.output('stdout'), /result 1019\n/);
     await c.disconnectRequest();
+    // A clean exit: under ASan a leak would make it fail.
+    assert.equal(await withTimeout(exitOf(c.adapterProcess), 10000, 'adapter exit'), 0);
     assertClean(assert, c);
   });
 
@@ -219,6 +221,7 @@ for (const py of PYTHONS) {
     assert.equal((await locals(c, f.id)).i.value, '3');
     await c.disconnectRequest({ terminateDebuggee: false });
     await waitUntil(() => fs.existsSync(out) && fs.readFileSync(out, 'utf8').length > 0, 20000, 'the program to finish');
+    assert.equal(await withTimeout(exitOf(c.adapterProcess), 10000, 'adapter exit'), 0);
     // The sum of 0..29 and no tool left holding DEBUGGER_ID.
     assert.equal(fs.readFileSync(out, 'utf8'), '435 None');
     assertClean(assert, c);
@@ -248,6 +251,7 @@ for (const py of PYTHONS) {
       assert.equal((await locals(c, f.id)).x.value, '5');
       await c.disconnectRequest();
       assert.equal(await withTimeout(exitOf(proc), 20000, 'the program to end'), 0);
+      assert.equal(await withTimeout(exitOf(c.adapterProcess), 10000, 'adapter exit'), 0);
       assert.match(stdout, /total 100\n/);
       assertClean(assert, c);
     } finally {
