@@ -176,6 +176,23 @@ for (const py of PYTHONS) {
     assertClean(assert, c);
   });
 
+  test(`${v}: configuration sent right after launch, before the program connects, still applies`, async () => {
+    const c = await startStdio();
+    await c.initializeRequest();
+    // What VS Code does: launch, then breakpoints and configurationDone without waiting.
+    const launched = c.launchRequest({ program: demo, python: py });
+    const bps = c.setBreakpointsRequest({ source: { path: demo }, breakpoints: [{ line: lineOf(demo, 'loop'), condition: 'i == 2' }] });
+    const s = c.waitForEvent('stopped', 30000);
+    const done = c.configurationDoneRequest();
+    await Promise.all([launched, bps, done]);
+    assert.equal((await bps).body.breakpoints[0].verified, true);
+    const stopped = await s;
+    const f = await topFrame(c, stopped.body.threadId);
+    assert.equal((await locals(c, f.id)).i.value, '2');
+    await c.disconnectRequest({ terminateDebuggee: true });
+    assertClean(assert, c);
+  });
+
   test(`${v}: uncaught exception stops at the raise site with exceptionInfo`, async () => {
     const program = pyTarget('uncaught.py');
     const { c, stopped } = await launchAndStop(py, program, { exceptions: { filters: ['uncaught'] } });

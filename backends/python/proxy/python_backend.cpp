@@ -157,15 +157,23 @@ void PythonBackend::startLink(tcp::socket socket, const char* startCommand) {
     link_->request(command, std::move(options), [this, alive](Result<json::value> r2) {
       if (alive.expired() || !starting_) return;
       if (!r2) return failStart(r2.takeError());
-      std::exchange(starting_, {})({});
+      started();
     });
   });
 }
 
+void PythonBackend::started() {
+  std::exchange(starting_, {})({});
+  for (auto& send : std::exchange(waiting_, {})) send();
+}
+
 void PythonBackend::failStart(Error error) {
+  startFailed_ = true;
   timer_.cancel();
   if (listener_) listener_->close();
+  if (link_) link_->close();
   if (auto reply = std::exchange(starting_, {})) reply(std::move(error));
+  for (auto& send : std::exchange(waiting_, {})) send();
   if (process_) process_->terminate(true, [](Result<void>) {});
 }
 
@@ -243,7 +251,13 @@ void PythonBackend::reportExit(const ExitStatus& status) {
 
 template <class T, class Convert>
 void PythonBackend::call(const char* command, json::value args, Reply<T> reply, Convert convert) {
-  if (!link_ || link_->closed())
+  if (starting_ && !startFailed_) {
+    waiting_.push_back([this, command, args = std::move(args), reply = std::move(reply), convert]() mutable {
+      call(command, std::move(args), std::move(reply), convert);
+    });
+    return;
+  }
+  if (startFailed_ || !link_ || link_->closed())
     return reply(Error{kAgentUnavailable, "the Python program is not connected to the debugger", false});
   link_->request(command, std::move(args), [reply = std::move(reply), convert](Result<json::value> r) {
     if (!r) return reply(r.takeError());

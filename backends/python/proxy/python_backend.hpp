@@ -72,6 +72,7 @@ class PythonBackend final : public Backend, private BackendHost {
   void onAgentEvent(const std::string& event, const boost::json::value& body);
   void onLinkClosed();
   void failStart(Error error);
+  void started();
   void reportExit(const ExitStatus& status);
   template <class T, class Convert>
   void call(const char* command, boost::json::value args, Reply<T> reply, Convert convert);
@@ -88,6 +89,10 @@ class PythonBackend final : public Backend, private BackendHost {
   bool detached_ = false;
   bool exitReported_ = false;
   Reply<void> starting_;    // launch/attach waiting for the agent
+  bool startFailed_ = false;
+  // Requests that came while the agent was still connecting (clients configure right after
+  // sending launch); they go out, in order, once the link is up.
+  std::vector<std::function<void()>> waiting_;
   std::optional<ExitStatus> pendingExit_;
   std::optional<std::int64_t> agentExitCode_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
