@@ -193,6 +193,28 @@ for (const py of PYTHONS) {
     assertClean(assert, c);
   });
 
+  test(`${v}: module launch with stopOnEntry, cwd, env and args`, async () => {
+    const pkg = pyTarget('pkg_demo/__main__.py');
+    const { c, stopped } = await launchAndStop(py, undefined, {
+      launch: { program: undefined, module: 'pkg_demo', cwd: path.dirname(path.dirname(pkg)), args: ['a b', 'c'], stopOnEntry: true,
+                env: { STRATA_TEST_VAR: 'from-launch' } },
+      breakpoints: { [pkg]: [{ line: lineOf(pkg, 'module_main') }] },
+    });
+    assert.equal(stopped.body.reason, 'entry');
+    const s = await continueTo(c, stopped.body.threadId);
+    assert.equal(s.body.reason, 'breakpoint');
+    const f = await topFrame(c, s.body.threadId);
+    assert.equal(f.name, 'report');
+    const env = await c.evaluateRequest({ expression: "__import__('os').environ['STRATA_TEST_VAR']", frameId: f.id, context: 'watch' });
+    assert.equal(env.body.result, "'from-launch'");
+    const term = c.waitForEvent('terminated', 30000);
+    await c.continueRequest({ threadId: s.body.threadId });
+    await term;
+    assert.match(c.output('stdout'), /module __main__ \['a b', 'c'\]\n/);
+    await c.disconnectRequest();
+    assertClean(assert, c);
+  });
+
   test(`${v}: uncaught exception stops at the raise site with exceptionInfo`, async () => {
     const program = pyTarget('uncaught.py');
     const { c, stopped } = await launchAndStop(py, program, { exceptions: { filters: ['uncaught'] } });
