@@ -1,14 +1,14 @@
-// next, stepIn, stepOut: one handler class, three requests that differ only in the step kind.
+// The shared body of next, stepIn and stepOut: they differ only in the kind of step.
+#pragma once
+
 #include "adapter/handlers/common.hpp"
 
 namespace strata::adapter {
-namespace {
 
 class StepHandler final : public TypedHandler<protocol::StepArguments> {
  public:
   StepHandler(const char* command, backends::StepKind kind) : command_(command), kind_(kind) {}
   std::string_view command() const override { return command_; }
-  void declare(protocol::Capabilities& caps) const override { caps.supportsSteppingGranularity = true; }
 
  protected:
   void run(Session& session, const protocol::StepArguments& args, Responder respond) override {
@@ -36,17 +36,5 @@ class StepHandler final : public TypedHandler<protocol::StepArguments> {
   const char* command_;
   backends::StepKind kind_;
 };
-
-}  // namespace
-
-std::unique_ptr<Handler> makeNextHandler() {
-  return std::make_unique<StepHandler>("next", backends::StepKind::Over);
-}
-std::unique_ptr<Handler> makeStepInHandler() {
-  return std::make_unique<StepHandler>("stepIn", backends::StepKind::In);
-}
-std::unique_ptr<Handler> makeStepOutHandler() {
-  return std::make_unique<StepHandler>("stepOut", backends::StepKind::Out);
-}
 
 }  // namespace strata::adapter
