@@ -215,6 +215,48 @@ for (const py of PYTHONS) {
     assertClean(assert, c);
   });
 
+  test(`${v}: code without a file shows through the source request`, async () => {
+    const program = pyTarget('exec_source.py');
+    const { c, stopped } = await launchAndStop(py, program, { exceptions: { filters: ['uncaught'] } });
+    assert.equal(stopped.body.reason, 'exception');
+    const f = await topFrame(c, stopped.body.threadId);
+    assert.equal(f.name, 'boom');
+    assert.equal(f.line, 2);
+    assert.equal(f.source.name, '<generated>');
+    assert.ok(f.source.sourceReference > 0);
+    const src = await c.sourceRequest({ source: f.source, sourceReference: f.source.sourceReference });
+    assert.equal(src.body.content, "def boom(v):\n    raise KeyError(v)\n\n\nboom('from exec')\n");
+    const bad = await c.sourceRequest({ sourceReference: 987654 }).catch((e) => e);
+    assert.match(String(bad.message), /unknown sourceReference 987654/);
+    await c.disconnectRequest({ terminateDebuggee: true });
+    assertClean(assert, c);
+  });
+
+  test(`${v}: a breakpoint in a file written later is resolved with a breakpoint event`, async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strata-later-'));
+    const later = path.join(dir, 'made_later.py');
+    const c = await startStdio();
+    await c.initializeRequest();
+    await c.launchRequest({ program: pyTarget('generated.py'), python: py, args: [dir] });
+    const set = await c.setBreakpointsRequest({ source: { path: later }, breakpoints: [{ line: 3 }] });
+    const id = set.body.breakpoints[0].id;
+    assert.ok(id > 0);
+    const changed = c.waitForEvent('breakpoint', 30000);
+    const s = c.waitForEvent('stopped', 30000);
+    await c.configurationDoneRequest();
+    const ev = await changed;
+    assert.equal(ev.body.reason, 'changed');
+    assert.equal(ev.body.breakpoint.id, id);
+    assert.equal(ev.body.breakpoint.verified, true);
+    const stopped = await s;
+    assert.deepEqual(stopped.body.hitBreakpointIds, [id]);
+    const f = await topFrame(c, stopped.body.threadId);
+    assert.equal(f.source.path, later);
+    assert.equal((await locals(c, f.id)).value.value, '5');
+    await c.disconnectRequest({ terminateDebuggee: true });
+    assertClean(assert, c);
+  });
+
   test(`${v}: uncaught exception stops at the raise site with exceptionInfo`, async () => {
     const program = pyTarget('uncaught.py');
     const { c, stopped } = await launchAndStop(py, program, { exceptions: { filters: ['uncaught'] } });
