@@ -192,6 +192,7 @@ int main(int argc, char** argv) {
   }
   if (cmd != "run") return usageError("unknown command '" + cmd + "'");
   RunOptions o;
+  std::vector<std::string> breakTexts;
   int i = 2;
   for (; i < argc; ++i) {
     std::string a = argv[i];
@@ -205,10 +206,7 @@ int main(int argc, char** argv) {
     else if (a == "--break") {
       auto v = need("--break");
       if (!v) return usageError("--break needs FILE:LINE[:CONDITION]");
-      std::error_code ec;
-      auto b = cli::parseBreak(v, o.cwd.empty() ? std::filesystem::current_path(ec).string() : o.cwd);
-      if (!b) return usageError(b.error().message);
-      o.breaks.push_back(*b);
+      breakTexts.emplace_back(v);
     }
     else if (a == "--cwd") { auto v = need("--cwd"); if (!v) return usageError("--cwd needs a directory"); o.cwd = v; }
     else if (a == "--python") { auto v = need("--python"); if (!v) return usageError("--python needs a path"); o.python = v; }
@@ -224,6 +222,14 @@ int main(int argc, char** argv) {
     else break;  // the program itself, without "--"
   }
   for (; i < argc; ++i) o.command.emplace_back(argv[i]);
+  // Relative breakpoint files are taken from --cwd wherever it appears on the line.
+  std::error_code ec;
+  std::string base = std::filesystem::absolute(o.cwd.empty() ? "." : o.cwd, ec).string();
+  for (const auto& text : breakTexts) {
+    auto b = cli::parseBreak(text, base);
+    if (!b) return usageError(b.error().message);
+    o.breaks.push_back(*b);
+  }
   if (o.command.empty()) return usageError("run needs a program: strata run -- PROGRAM [ARGS...]");
   return run(o);
 }

@@ -43,6 +43,15 @@ for (const py of PYTHONS) {
   });
 }
 
+test('strata run --break takes a relative file from --cwd, wherever --cwd stands', { skip: PYTHONS.length === 0 }, () => {
+  const line = lineOf(loop, 'helper_body');
+  const r = spawnSync(CLI, ['run', '--break', `loop.py:${line}:x == 8`, '--cwd', path.dirname(loop), '--', PYTHONS.at(-1), 'loop.py'],
+    { encoding: 'utf8', timeout: 120000, cwd: '/' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, new RegExp(`#0 helper at ${loop.replace(/[.]/g, '\\.')}:${line}\n`));
+  assert.match(r.stdout, /locals:\n +x = 8\n/);
+});
+
 test('strata run --break with a malformed location is a usage error', () => {
   const r = spawnSync(CLI, ['run', '--break', 'loop.py', '--', 'x.py'], { encoding: 'utf8' });
   assert.equal(r.status, 2);
