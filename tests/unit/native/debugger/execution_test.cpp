@@ -5,9 +5,11 @@ using namespace strata::native::debugger;
 using namespace strata::native::debugger::testing;
 
 namespace {
-StopInfo runTo(Session& s, const std::string& mode, const std::string& marker) {
+StopInfo runTo(Session& s, const std::string& mode, const std::string& marker, std::string condition = {}) {
   s.launch({mode});
-  ok(s.debugger.setSourceBreakpoints(kSource, {SourceBreakpoint{lineOf(kSource, marker)}}));
+  SourceBreakpoint bp{lineOf(kSource, marker)};
+  bp.condition = std::move(condition);
+  ok(s.debugger.setSourceBreakpoints(kSource, {bp}));
   ok(s.debugger.configurationDone(false));
   auto stop = s.stop();
   REQUIRE(stop.reason == StopReason::Breakpoint);
@@ -52,9 +54,9 @@ TEST_CASE("stepIn stops on the callee's first line; stepOut returns to the calle
   ok(s.debugger.terminate());
 }
 
-TEST_CASE("next at the recursion's base returns to the caller frame, not a deeper one") {
+TEST_CASE("a 1000-deep recursion pages with totalFrames and per-frame locals") {
   Session s;
-  auto stop = runTo(s, "recurse", "recurse_base");
+  auto stop = runTo(s, "recurse", "recurse_base", "n == 0");
   auto page = ok(s.debugger.stackTrace(stop.tid, 0, 20));
   CHECK(page.totalFrames >= 1003);
   REQUIRE(page.frames.size() == 20);
@@ -100,16 +102,10 @@ TEST_CASE("detach removes the breakpoints and the program runs on to its normal 
   CHECK(s.output() == "slow done 37\n");
 }
 
-TEST_CASE("instruction stepping and setVariable, memory reads and writes") {
+TEST_CASE("setVariable, memory reads and writes, instruction stepping") {
   Session s;
   auto stop = runTo(s, "basic", "square_body");
-  auto before = s.top(stop.tid);
-  ok(s.debugger.next(stop.tid, Granularity::Instruction));
-  auto stepped = s.stop();
-  CHECK(stepped.reason == StopReason::Step);
-  CHECK(s.top(stepped.tid).pc != before.pc);
-
-  auto frame = s.top(stepped.tid);
+  auto frame = s.top(stop.tid);
   auto scopes = ok(s.debugger.scopes(frame.id));
   auto set = ok(s.debugger.setVariable(scopes[0].variablesReference, "v", "5"));
   CHECK(set.value == "5");
@@ -119,6 +115,13 @@ TEST_CASE("instruction stepping and setVariable, memory reads and writes") {
   CHECK(bytes == std::vector<std::uint8_t>{5, 0, 0, 0});
   ok(s.debugger.writeMemory(at, {6, 0, 0, 0}));
   CHECK(ok(s.debugger.evaluate("v", frame.id)).value == "6");
+
+  ok(s.debugger.next(stop.tid, Granularity::Instruction));
+  auto stepped = s.stop();
+  CHECK(stepped.reason == StopReason::Step);
+  auto after = s.top(stepped.tid);
+  CHECK(after.pc != frame.pc);
+  CHECK(after.line == frame.line);
 
   ok(s.debugger.setSourceBreakpoints(kSource, {}));
   ok(s.debugger.resume());

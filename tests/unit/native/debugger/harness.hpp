@@ -51,6 +51,17 @@ inline const std::string kPluginSource = STRATA_DBG_PLUGIN_SRC;
 class Session {
  public:
   using Event = std::variant<StopInfo, ExitInfo>;
+
+ private:
+  // Declared before the debugger: its engine thread may still call back while it is destroyed.
+  int out_[2] = {-1, -1};
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::deque<Event> events_;
+  std::vector<std::string> log_;
+  std::vector<BreakpointState> changed_;
+
+ public:
   NativeDebugger debugger;
   pid_t pid = 0;
 
@@ -143,12 +154,6 @@ class Session {
     events_.pop_front();
     return e;
   }
-  int out_[2] = {-1, -1};
-  std::mutex m_;
-  std::condition_variable cv_;
-  std::deque<Event> events_;
-  std::vector<std::string> log_;
-  std::vector<BreakpointState> changed_;
 };
 
 }  // namespace strata::native::debugger::testing
