@@ -19,6 +19,13 @@ int add_squares(int a, int b) {
   return sa + sb;
 }
 
+int nodebug_twice(int v);
+
+static void nodebug(void) {
+  int r = nodebug_twice(21);  // @bp:nodebug_call
+  printf("twice=%d\n", r);  // @bp:nodebug_after
+}
+
 int depth_of(int n) {
   if (n == 0) return 0;  // @bp:recurse_base
   return 1 + depth_of(n - 1);
@@ -90,6 +97,7 @@ int main(int argc, char** argv) {
   else if (!strcmp(mode, "threads")) threads();
   else if (!strcmp(mode, "plugin") && argc > 2) plugin(argv[2]);
   else if (!strcmp(mode, "slow")) slow();
+  else if (!strcmp(mode, "nodebug")) nodebug();
   fflush(stdout);
   return 0;
 }

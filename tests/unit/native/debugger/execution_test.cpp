@@ -54,6 +54,21 @@ TEST_CASE("stepIn stops on the callee's first line; stepOut returns to the calle
   ok(s.debugger.terminate());
 }
 
+TEST_CASE("stepIn steps out of a function without debug info and stops on the next line") {
+  Session s;
+  auto stop = runTo(s, "nodebug", "nodebug_call");
+  ok(s.debugger.stepIn(stop.tid));
+  auto stepped = s.stop();
+  CHECK(stepped.reason == StopReason::Step);
+  auto frame = s.top(stepped.tid);
+  CHECK(frame.name == "nodebug");
+  CHECK(frame.line == lineOf(kSource, "nodebug_after"));
+  CHECK(s.local(frame.id, "r") == "42");
+  ok(s.debugger.resume());
+  CHECK(s.exit().exitCode == 0);
+  CHECK(s.output() == "twice=42\n");
+}
+
 TEST_CASE("a 1000-deep recursion pages with totalFrames and per-frame locals") {
   Session s;
   auto stop = runTo(s, "recurse", "recurse_base", "n == 0");
