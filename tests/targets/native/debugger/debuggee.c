@@ -28,7 +28,7 @@ static void nodebug(void) {
 
 int depth_of(int n) {
   if (n == 0) return 0;  // @bp:recurse_base
-  return 1 + depth_of(n - 1);
+  return 1 + depth_of(n - 1);  // @bp:recurse_call
 }
 
 static void basic(void) {

@@ -69,6 +69,22 @@ TEST_CASE("stepIn steps out of a function without debug info and stops on the ne
   CHECK(s.output() == "twice=42\n");
 }
 
+TEST_CASE("next over a recursive call stays in the frame it started in") {
+  Session s;
+  auto stop = runTo(s, "recurse", "recurse_call", "n == 3");
+  auto before = ok(s.debugger.stackTrace(stop.tid, 0, 1));
+  ok(s.debugger.next(stop.tid));
+  auto stepped = s.stop();
+  CHECK(stepped.reason == StopReason::Step);
+  auto after = ok(s.debugger.stackTrace(stepped.tid, 0, 1));
+  REQUIRE(after.frames.size() == 1);
+  CHECK(after.frames[0].name == "depth_of");
+  CHECK(after.frames[0].line > lineOf(kSource, "recurse_call"));
+  CHECK(after.totalFrames == before.totalFrames);
+  CHECK(s.local(after.frames[0].id, "n") == "3");
+  ok(s.debugger.terminate());
+}
+
 TEST_CASE("a 1000-deep recursion pages with totalFrames and per-frame locals") {
   Session s;
   auto stop = runTo(s, "recurse", "recurse_base", "n == 0");
