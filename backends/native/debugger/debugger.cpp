@@ -101,11 +101,13 @@ pid_t NativeDebugger::pid() const { return state_->engine->pid(); }
 
 std::future<Result<pid_t>> NativeDebugger::launch(engine::LaunchOptions options) {
   state_->holding = true;
+  state_->attached = false;
   return state_->engine->launch(std::move(options));
 }
 
 std::future<Result<void>> NativeDebugger::attach(pid_t pid) {
   state_->holding = true;
+  state_->attached = true;
   return state_->engine->attach(pid);
 }
 
@@ -119,7 +121,7 @@ std::future<Result<void>> NativeDebugger::configurationDone(bool stopOnEntry) {
       // A launched process stops before any of its code ran; an attached one where it was.
       StopInfo info;
       info.tid = s->lastTid;
-      info.reason = StopReason::Entry;
+      info.reason = s->attached ? StopReason::Attach : StopReason::Entry;
       s->report(info);
       return {};
     }

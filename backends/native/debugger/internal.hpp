@@ -127,6 +127,7 @@ struct NativeDebugger::State : engine::EventSink {
   std::unique_ptr<sym::Disassembler> disassembler;
 
   std::atomic<bool> holding{false};  // launch/attach: keep the first stop to ourselves
+  std::atomic<bool> attached{false};  // the process was attached to, not launched
   pid_t lastTid = 0;
   std::optional<StepOperation> step;
 

@@ -1,4 +1,6 @@
 // NativeDebugger execution and inspection: next, stepIn, stepOut, deep stacks, crashes, detach.
+#include <sys/wait.h>
+
 #include "harness.hpp"
 
 using namespace strata::native::debugger;
@@ -158,4 +160,41 @@ TEST_CASE("setVariable, memory reads and writes, instruction stepping") {
   ok(s.debugger.resume());
   CHECK(s.exit().exitCode == 0);
   CHECK(s.output() == "total=52\n");  // 6*6 + 4*4
+}
+
+TEST_CASE("attach by pid shows the running program's stack, detach lets it finish untouched") {
+  int out[2];
+  REQUIRE(pipe2(out, O_CLOEXEC) == 0);
+  pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    dup2(out[1], 1);
+    execl(STRATA_DBG_TARGET, STRATA_DBG_TARGET, "slow", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(out[1]);
+  usleep(100000);
+  {
+    Session s;
+    ok(s.debugger.attach(child));
+    ok(s.debugger.configurationDone(true));
+    auto stop = s.stop();
+    CHECK(stop.reason == StopReason::Attach);
+    auto page = ok(s.debugger.stackTrace(child, 0, 0));
+    bool sawSlow = false;
+    for (auto& f : page.frames) sawSlow |= f.name == "slow" && f.file.ends_with("debuggee.c");
+    CHECK(sawSlow);
+    CHECK(page.frames.size() == page.totalFrames);
+    ok(s.debugger.detach());
+  }
+  std::string text;
+  char buf[256];
+  ssize_t n;
+  while ((n = read(out[0], buf, sizeof buf)) > 0) text.append(buf, static_cast<std::size_t>(n));
+  close(out[0]);
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(text == "slow done 37\n");
 }
