@@ -10,6 +10,7 @@
 
 #include "adapter/errors.hpp"
 #include "strata/protocol/messages.hpp"
+#include "strata/protocol/debug_types.hpp"
 #include "strata/protocol/types.hpp"
 
 namespace strata::adapter {

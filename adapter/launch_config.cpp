@@ -123,6 +123,7 @@ Result<LaunchSpec> resolveLaunch(const protocol::LaunchRequestArguments& args,
   LaunchSpec spec;
   spec.noDebug = args.noDebug.value_or(false);
   spec.stopOnEntry = args.stopOnEntry.value_or(false);
+  spec.justMyCode = args.justMyCode.value_or(true);
 
   // Environment: the adapter's, then the launch's changes (null removes a variable).
   std::vector<std::string> env = adapterEnvironment;
@@ -169,6 +170,7 @@ Result<LaunchSpec> resolveLaunch(const protocol::LaunchRequestArguments& args,
     auto py = interpreter(args.python, env, cwd);
     if (!py) return py.takeError();
     spec.language = LaunchSpec::Language::Python;
+    spec.interpreter = *py;
     spec.argv = *py;
     spec.argv.push_back("-m");
     spec.argv.push_back(*args.module);
@@ -198,6 +200,7 @@ Result<LaunchSpec> resolveLaunch(const protocol::LaunchRequestArguments& args,
       auto py = interpreter(args.python, env, cwd);
       if (!py) return py.takeError();
       spec.language = LaunchSpec::Language::Python;
+      spec.interpreter = *py;
       spec.argv = *py;
     }
     spec.argv.push_back(program);

@@ -4,6 +4,7 @@
 #include <exception>
 
 #include "backends/process/process_backend.hpp"
+#include "backends/python/proxy/python_backend.hpp"
 
 namespace strata::adapter {
 
@@ -179,7 +180,14 @@ void Session::markInitialized(const protocol::InitializeRequestArguments& client
 
 std::unique_ptr<backends::Backend> Session::createBackend(const backends::LaunchSpec& spec) {
   if (options_.backendFactory) return options_.backendFactory(*this, spec);
+  if (spec.language == backends::LaunchSpec::Language::Python && !spec.noDebug)
+    return std::make_unique<backends::PythonBackend>(io_, *this);
   return std::make_unique<backends::ProcessBackend>(io_, *this);
+}
+
+std::unique_ptr<backends::Backend> Session::createAttachBackend() {
+  if (options_.backendFactory) return options_.backendFactory(*this, backends::LaunchSpec{});
+  return std::make_unique<backends::PythonBackend>(io_, *this);
 }
 
 void Session::setBackend(std::unique_ptr<backends::Backend> backend, bool launched) {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "adapter/handler.hpp"
+#include "adapter/handles.hpp"
 #include "adapter/log.hpp"
 #include "backends/backend.hpp"
 #include "strata/protocol/transport.hpp"
@@ -51,6 +52,8 @@ class Session final : public backends::BackendHost, public std::enable_shared_fr
                       std::function<void(Result<protocol::Response>)> onResponse);
   backends::Backend* backend() { return backend_.get(); }
   std::unique_ptr<backends::Backend> createBackend(const backends::LaunchSpec& spec);
+  // The backend for `attach` to an agent that listens (today only Python has one).
+  std::unique_ptr<backends::Backend> createAttachBackend();
   void setBackend(std::unique_ptr<backends::Backend> backend, bool launched);
   bool launchedDebuggee() const { return launchedDebuggee_; }
   bool debuggeeEnded() const { return debuggeeEnded_; }
@@ -70,6 +73,25 @@ class Session final : public backends::BackendHost, public std::enable_shared_fr
   void runInTerminal(const backends::TerminalLaunch& launch,
                      backends::Reply<backends::TerminalProcess> reply) override;
   const std::string& adapterExecutable() const override { return options_.adapterExecutable; }
+  void stopped(const backends::StopInfo& stop) override;
+  void continued(std::int64_t threadId, bool allThreads) override;
+  void threadChanged(std::int64_t threadId, bool started) override;
+  void breakpointChanged(const backends::BreakpointState& state) override;
+
+  // ---- ids: frames and variables live until the next resume, sources and breakpoints
+  // for the session ----
+  using Handles = HandleTable<backends::Backend>;
+  Handles& frames() { return frames_; }
+  Handles& variableRefs() { return variables_; }
+  Handles& sources() { return sources_; }
+  Handles& breakpointIds() { return breakpoints_; }
+  // The debuggee runs again: every frame id and variables reference handed out is void.
+  void resumed();
+  // Sends a `capabilities` event with what the backend brings beyond `initialize`.
+  void announceBackendCapabilities();
+  // Breakpoint and source translation shared by the breakpoint handlers and events.
+  protocol::Breakpoint toProtocol(backends::Backend* owner, const backends::BreakpointState& s);
+  protocol::Source toProtocol(backends::Backend* owner, const backends::SourceInfo& s);
 
  private:
   struct InFlight {
@@ -97,6 +119,7 @@ class Session final : public backends::BackendHost, public std::enable_shared_fr
   std::map<std::int64_t, InFlight> inFlight_;
   std::map<std::int64_t, std::function<void(Result<protocol::Response>)>> reverse_;
   std::unique_ptr<backends::Backend> backend_;
+  Handles frames_, variables_, sources_, breakpoints_;
   bool launchedDebuggee_ = false;
   bool debuggeeEnded_ = false;
   bool ended_ = false;

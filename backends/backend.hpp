@@ -28,7 +28,21 @@ class BackendHost {
   virtual void runInTerminal(const TerminalLaunch& launch, Reply<TerminalProcess> reply) = 0;
   // The strata-dap executable, for helper modes such as the terminal launcher.
   virtual const std::string& adapterExecutable() const = 0;
+
+  // Debugging events; ids inside are the backend's own, the session maps them.
+  virtual void stopped(const StopInfo& stop) { (void)stop; }
+  virtual void continued(std::int64_t threadId, bool allThreads) { (void)threadId, (void)allThreads; }
+  virtual void threadChanged(std::int64_t threadId, bool started) { (void)threadId, (void)started; }
+  virtual void breakpointChanged(const BreakpointState& state) { (void)state; }
 };
+
+// Error id of a request the backend cannot serve (the adapter's kUnsupportedRequest).
+inline constexpr int kNotSupportedErrorId = 1003;
+
+template <class T>
+void notSupported(const std::string& backend, const char* what, const Reply<T>& reply) {
+  reply(Error{kNotSupportedErrorId, "the " + backend + " backend does not support " + what, false});
+}
 
 class Backend {
  public:
@@ -45,6 +59,75 @@ class Backend {
   virtual void terminate(bool force, Reply<void> reply) = 0;
   // Leaves the debuggee running as if it had never been debugged.
   virtual void detach(Reply<void> reply) = 0;
+
+  // ---- debugging: a backend overrides what it can do; the rest answers "not supported" ----
+  virtual BackendFeatures features() const { return {}; }
+  virtual void attach(const AttachSpec& spec, Reply<void> reply) {
+    (void)spec;
+    notSupported(name(), "attach", reply);
+  }
+  virtual void setFunctionBreakpoints(const std::vector<FunctionBreakpointSpec>& breakpoints,
+                                      Reply<std::vector<BreakpointState>> reply) {
+    (void)breakpoints;
+    notSupported(name(), "function breakpoints", reply);
+  }
+  virtual void setExceptionBreakpoints(const std::vector<ExceptionFilterSpec>& filters,
+                                       Reply<std::vector<BreakpointState>> reply) {
+    if (filters.empty()) return reply(std::vector<BreakpointState>{});
+    notSupported(name(), "exception breakpoints", reply);
+  }
+  // Replies whether all threads continued.
+  virtual void resume(std::int64_t threadId, bool singleThread, Reply<bool> reply) {
+    (void)threadId, (void)singleThread;
+    notSupported(name(), "continue", reply);
+  }
+  virtual void step(StepKind kind, const StepOptions& options, Reply<void> reply) {
+    (void)kind, (void)options;
+    notSupported(name(), "stepping", reply);
+  }
+  virtual void pause(std::int64_t threadId, Reply<void> reply) {
+    (void)threadId;
+    notSupported(name(), "pause", reply);
+  }
+  virtual void stackTrace(std::int64_t threadId, std::int64_t startFrame, std::int64_t levels,
+                          Reply<StackPage> reply) {
+    (void)threadId, (void)startFrame, (void)levels;
+    notSupported(name(), "stack traces", reply);
+  }
+  virtual void scopes(std::int64_t frameId, Reply<std::vector<ScopeInfo>> reply) {
+    (void)frameId;
+    notSupported(name(), "scopes", reply);
+  }
+  virtual void variables(const VariablesQuery& query, Reply<std::vector<ValueInfo>> reply) {
+    (void)query;
+    notSupported(name(), "variables", reply);
+  }
+  virtual void evaluate(const EvaluateQuery& query, Reply<ValueInfo> reply) {
+    (void)query;
+    notSupported(name(), "evaluate", reply);
+  }
+  virtual void setVariable(std::int64_t variablesReference, const std::string& name,
+                           const std::string& value, Reply<ValueInfo> reply) {
+    (void)variablesReference, (void)name, (void)value;
+    notSupported(this->name(), "setting variables", reply);
+  }
+  virtual void setExpression(const std::string& expression, const std::string& value,
+                             std::optional<std::int64_t> frameId, Reply<ValueInfo> reply) {
+    (void)expression, (void)value, (void)frameId;
+    notSupported(name(), "setting expressions", reply);
+  }
+  virtual void completions(const CompletionsQuery& query, Reply<std::vector<CompletionEntry>> reply) {
+    (void)query;
+    notSupported(name(), "completions", reply);
+  }
+  virtual void exceptionInfo(std::int64_t threadId, Reply<ExceptionDetails> reply) {
+    (void)threadId;
+    notSupported(name(), "exception info", reply);
+  }
+  virtual void source(std::int64_t sourceReference, Reply<SourceContent> reply) {
+    (void)sourceReference;
+    notSupported(name(), "source requests", reply);
+  }
 };
 
 }  // namespace strata::backends

@@ -25,6 +25,10 @@ struct LaunchSpec {
   std::vector<std::string> environment;  // "NAME=value", complete
   bool noDebug = true;
   bool stopOnEntry = false;
+  bool justMyCode = true;
+  // For Python: the interpreter with its flags, and what it runs (the file or "-m", module);
+  // argv is interpreter + target + args.
+  std::vector<std::string> interpreter;
   Console console = Console::Internal;
   enum class Language { Native, Python } language = Language::Native;
 };
@@ -54,6 +58,125 @@ struct BreakpointState {
   bool verified = false;
   std::optional<std::int64_t> line;  // where it was actually placed
   std::string message;               // why it is not verified
+  std::optional<std::int64_t> id;    // backend-local; the session makes it global
+  std::optional<std::string> path;   // set on changes reported later (breakpointChanged)
+};
+
+struct FunctionBreakpointSpec {
+  std::string name;
+  std::optional<std::string> condition, hitCondition;
+};
+
+// One exception filter a backend offers (raised, uncaught, ...) and one the client chose.
+struct ExceptionFilter {
+  std::string filter, label, description;
+  bool enabledByDefault = false;
+  bool supportsCondition = false;
+  std::string conditionDescription;
+};
+struct ExceptionFilterSpec {
+  std::string filterId;
+  std::optional<std::string> condition;
+};
+
+// What a backend can do, turned into DAP capabilities by the session.
+struct BackendFeatures {
+  bool conditionalBreakpoints = false, hitConditionalBreakpoints = false, logPoints = false,
+       functionBreakpoints = false, evaluateForHovers = false, setVariable = false,
+       setExpression = false, completions = false, exceptionInfo = false,
+       delayedStackTraceLoading = false, clipboardContext = false, singleThreadExecution = false,
+       steppingGranularity = false;
+  std::vector<ExceptionFilter> exceptionFilters;
+};
+
+// ---- execution control ----------------------------------------------------------------------
+enum class StepKind { Over, In, Out };
+enum class Granularity { Statement, Line, Instruction };
+struct StepOptions {
+  std::int64_t threadId = 0;
+  Granularity granularity = Granularity::Statement;
+  bool singleThread = false;
+};
+
+// A stop the backend reports. Ids inside are backend-local.
+struct StopInfo {
+  std::string reason;  // breakpoint, step, exception, pause, entry, function breakpoint, ...
+  std::optional<std::int64_t> threadId;
+  std::string description, text;
+  std::vector<std::int64_t> hitBreakpointIds;
+  bool allThreadsStopped = true;
+};
+
+// ---- inspection -------------------------------------------------------------------------------
+// A source as a backend names it: a path, or a backend-local reference for code without a file.
+struct SourceInfo {
+  std::string name;
+  std::optional<std::string> path;
+  std::int64_t reference = 0;  // 0: none
+  std::string presentationHint;
+};
+struct FrameInfo {
+  std::int64_t id = 0;  // backend-local, valid until the next resume
+  std::string name;
+  std::optional<SourceInfo> source;
+  std::int64_t line = 0, column = 0;
+  std::string presentationHint;  // normal, label, subtle
+};
+struct StackPage {
+  std::vector<FrameInfo> frames;
+  std::optional<std::int64_t> totalFrames;
+};
+struct ScopeInfo {
+  std::string name, presentationHint;  // hint: arguments, locals, registers, ...
+  std::int64_t variablesReference = 0;  // backend-local
+  std::optional<std::int64_t> namedVariables, indexedVariables;
+  bool expensive = false;
+};
+struct ValueHint {
+  std::string kind, visibility;
+  std::vector<std::string> attributes;
+  bool lazy = false;
+};
+// A value shown to the user: a variable, an evaluation result, a value just assigned.
+struct ValueInfo {
+  std::string name;  // empty for evaluation results
+  std::string value, type, evaluateName;
+  std::int64_t variablesReference = 0;  // backend-local; 0: no children
+  std::optional<std::int64_t> namedVariables, indexedVariables;
+  std::optional<ValueHint> hint;
+};
+struct VariablesQuery {
+  std::int64_t variablesReference = 0;  // backend-local
+  std::string filter;                    // "", indexed, named
+  std::int64_t start = 0, count = 0;     // count 0: all
+};
+struct EvaluateQuery {
+  std::string expression;
+  std::optional<std::int64_t> frameId;  // backend-local
+  std::string context;                  // watch, repl, hover, clipboard, variables
+};
+struct CompletionsQuery {
+  std::string text;
+  std::int64_t column = 1, line = 1;
+  std::optional<std::int64_t> frameId;  // backend-local
+};
+struct CompletionEntry {
+  std::string label, text, type;
+  std::optional<std::int64_t> start, length;
+};
+struct ExceptionDetails {
+  std::string exceptionId, description, breakMode, typeName, fullTypeName, message, stackTrace;
+};
+struct SourceContent {
+  std::string content, mimeType;
+};
+
+// Attach to a debuggee that waits for a debugger (an agent listening on host:port).
+struct AttachSpec {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 0;
+  bool justMyCode = true;
+  bool stopOnEntry = false;
 };
 
 // runInTerminal as the backend needs it; the session turns it into the reverse request.

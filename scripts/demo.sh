@@ -22,3 +22,8 @@ show run -- "$bin/examples/native/primes" 30
 show run -- examples/python/train_loop.py --epochs 5
 show run --json -- "$bin/examples/native/primes" 10
 show run -- examples/python/train_loop.py --epochs 2 --fail
+
+echo
+echo "== Debugging: a conditional breakpoint in train_step prints w, b and the loss each time it holds"
+step_line=$(grep -n "return w - lr \* gw" examples/python/train_loop.py | cut -d: -f1)
+show run --break "examples/python/train_loop.py:${step_line}:loss > 0.5" -- examples/python/train_loop.py --epochs 2

@@ -11,6 +11,7 @@
 
 #include "adapter/cli/dap_client.hpp"
 #include "adapter/cli/stacks.hpp"
+#include "adapter/cli/stops.hpp"
 #include "strata/protocol/types.hpp"
 
 namespace {
@@ -22,11 +23,15 @@ namespace asio = boost::asio;
 const char* kUsage = R"(strata — command-line client of the Strata debugger
 
 usage: strata run [options] -- PROGRAM [ARGS...]
+       strata run [options] -- python SCRIPT.py [ARGS...]
   Runs PROGRAM (an executable, or a .py script under Python 3.12+) through the Strata debug
   adapter and prints its output; exits with the program's exit code.
 
 options:
-  --json               print JSON lines ({"type": "output"|"exited"|"error", ...}) instead of text
+  --break FILE:LINE[:CONDITION]
+                       debug the program (Python): stop there, print the thread, the reason,
+                       the top frames and the locals, then continue (repeatable)
+  --json               print JSON lines ({"type": "output"|"stopped"|"exited"|"error", ...})
   --cwd DIR            working directory of the program (default: the current directory)
   --python PATH        interpreter for a .py program (default: newest Python >= 3.12 found)
   --env NAME=VALUE     set a variable for the program (repeatable)
@@ -45,6 +50,7 @@ struct RunOptions {
   std::string cwd, python, connect, token, adapter;
   std::vector<std::pair<std::string, std::string>> env;
   std::vector<std::string> command;
+  std::vector<cli::BreakSpec> breaks;
 };
 
 class Printer {
@@ -87,6 +93,7 @@ int run(const RunOptions& o) {
     return 1;
   }
   std::optional<std::int64_t> exitCode;
+  const bool debugging = !o.breaks.empty();
   int result = 1;
   bool disconnecting = false;
   auto disconnect = [&](bool terminate) {
@@ -112,8 +119,10 @@ int run(const RunOptions& o) {
     } else if (e.event == "terminated") {
       result = exitCode ? static_cast<int>(*exitCode & 0xff) : 0;
       disconnect(false);
-    } else if (e.event == "initialized") {
+    } else if (e.event == "initialized" && !debugging) {
       client.request("configurationDone", nullptr, [](const protocol::Response&) {});
+    } else if (e.event == "stopped" && body) {
+      cli::reportStopAndContinue(client, *body, o.json);
     }
   });
 
@@ -130,13 +139,22 @@ int run(const RunOptions& o) {
       print.error("initialize failed: " + r.message.value_or("?"));
       return disconnect(true);
     }
-    json::object launch{{"noDebug", true}, {"program", o.command.front()}};
+    // `-- python x.py args`: the interpreter named first, the script after it.
+    std::size_t first = 0;
+    std::string python = o.python;
+    std::string name = std::filesystem::path(o.command.front()).filename().string();
+    if (o.command.size() >= 2 && name.rfind("python", 0) == 0 &&
+        name.find_first_not_of("0123456789.", 6) == std::string::npos) {
+      python = o.command.front();
+      first = 1;
+    }
+    json::object launch{{"noDebug", !debugging}, {"program", o.command[first]}};
     json::array args;
-    for (std::size_t i = 1; i < o.command.size(); ++i) args.emplace_back(o.command[i]);
+    for (std::size_t i = first + 1; i < o.command.size(); ++i) args.emplace_back(o.command[i]);
     launch["args"] = std::move(args);
     std::error_code ec;
     launch["cwd"] = o.cwd.empty() ? std::filesystem::current_path(ec).string() : o.cwd;
-    if (!o.python.empty()) launch["python"] = o.python;
+    if (!python.empty()) launch["python"] = python;
     if (!o.env.empty()) {
       json::object env;
       for (const auto& [k, v] : o.env) env[k] = v;
@@ -146,8 +164,12 @@ int run(const RunOptions& o) {
       if (!r.success) {
         print.error(r.message.value_or("launch failed"));
         result = 1;
-        disconnect(true);
+        return disconnect(true);
       }
+      if (!debugging) return;
+      cli::setBreakpoints(
+          client, o.breaks, [&](const std::string& problem) { print.error(problem); },
+          [&] { client.request("configurationDone", nullptr, [](const protocol::Response&) {}); });
     });
   });
   io.run();
@@ -176,6 +198,7 @@ int main(int argc, char** argv) {
   if (cmd == "stacks") return strata::cli::stacksCommand(argc, argv, 2);
   if (cmd != "run") return usageError("unknown command '" + cmd + "'");
   RunOptions o;
+  std::vector<std::string> breakTexts;
   int i = 2;
   for (; i < argc; ++i) {
     std::string a = argv[i];
@@ -186,6 +209,11 @@ int main(int argc, char** argv) {
     };
     if (a == "--") { ++i; break; }
     if (a == "--json") o.json = true;
+    else if (a == "--break") {
+      auto v = need("--break");
+      if (!v) return usageError("--break needs FILE:LINE[:CONDITION]");
+      breakTexts.emplace_back(v);
+    }
     else if (a == "--cwd") { auto v = need("--cwd"); if (!v) return usageError("--cwd needs a directory"); o.cwd = v; }
     else if (a == "--python") { auto v = need("--python"); if (!v) return usageError("--python needs a path"); o.python = v; }
     else if (a == "--connect") { auto v = need("--connect"); if (!v) return usageError("--connect needs HOST:PORT"); o.connect = v; }
@@ -200,6 +228,14 @@ int main(int argc, char** argv) {
     else break;  // the program itself, without "--"
   }
   for (; i < argc; ++i) o.command.emplace_back(argv[i]);
+  // Relative breakpoint files are taken from --cwd wherever it appears on the line.
+  std::error_code ec;
+  std::string base = std::filesystem::absolute(o.cwd.empty() ? "." : o.cwd, ec).string();
+  for (const auto& text : breakTexts) {
+    auto b = cli::parseBreak(text, base);
+    if (!b) return usageError(b.error().message);
+    o.breaks.push_back(*b);
+  }
   if (o.command.empty()) return usageError("run needs a program: strata run -- PROGRAM [ARGS...]");
   return run(o);
 }

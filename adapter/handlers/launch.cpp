@@ -34,14 +34,15 @@ class LaunchHandler final : public TypedHandler<protocol::LaunchRequestArguments
       e.message = "cannot launch: " + e.message;
       return respond(std::move(e));
     }
-    if (!spec->noDebug)
+    if (!spec->noDebug && spec->language != backends::LaunchSpec::Language::Python)
       session.output(backends::OutputCategory::Console,
                      "Strata has no debugging backend for this program yet; running it without "
                      "debugging.\n");
     auto backend = session.createBackend(*spec);
     auto* raw = backend.get();
     session.setBackend(std::move(backend), true);
-    raw->launch(*spec, [respond](Result<void> r) {
+    auto self = session.shared_from_this();
+    raw->launch(*spec, [self, respond](Result<void> r) {
       if (!r) {
         Error e = r.takeError();
         e.id = errors::kLaunchFailed;
@@ -49,6 +50,7 @@ class LaunchHandler final : public TypedHandler<protocol::LaunchRequestArguments
         return respond(std::move(e));
       }
       respond(json::value(nullptr));
+      self->announceBackendCapabilities();
     });
   }
 };

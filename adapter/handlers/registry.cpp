@@ -12,6 +12,22 @@ std::unique_ptr<Handler> makeCancelHandler();
 std::unique_ptr<Handler> makeThreadsHandler();
 std::unique_ptr<Handler> makeSetBreakpointsHandler();
 std::unique_ptr<Handler> makeSetExceptionBreakpointsHandler();
+std::unique_ptr<Handler> makeAttachHandler();
+std::unique_ptr<Handler> makeContinueHandler();
+std::unique_ptr<Handler> makeNextHandler();
+std::unique_ptr<Handler> makeStepInHandler();
+std::unique_ptr<Handler> makeStepOutHandler();
+std::unique_ptr<Handler> makePauseHandler();
+std::unique_ptr<Handler> makeStackTraceHandler();
+std::unique_ptr<Handler> makeScopesHandler();
+std::unique_ptr<Handler> makeVariablesHandler();
+std::unique_ptr<Handler> makeEvaluateHandler();
+std::unique_ptr<Handler> makeSetVariableHandler();
+std::unique_ptr<Handler> makeSetExpressionHandler();
+std::unique_ptr<Handler> makeCompletionsHandler();
+std::unique_ptr<Handler> makeExceptionInfoHandler();
+std::unique_ptr<Handler> makeSourceHandler();
+std::unique_ptr<Handler> makeSetFunctionBreakpointsHandler();
 
 std::vector<std::unique_ptr<Handler>> makeHandlers() {
   std::vector<std::unique_ptr<Handler>> h;
@@ -24,6 +40,22 @@ std::vector<std::unique_ptr<Handler>> makeHandlers() {
   h.push_back(makeThreadsHandler());
   h.push_back(makeSetBreakpointsHandler());
   h.push_back(makeSetExceptionBreakpointsHandler());
+  h.push_back(makeAttachHandler());
+  h.push_back(makeContinueHandler());
+  h.push_back(makeNextHandler());
+  h.push_back(makeStepInHandler());
+  h.push_back(makeStepOutHandler());
+  h.push_back(makePauseHandler());
+  h.push_back(makeStackTraceHandler());
+  h.push_back(makeScopesHandler());
+  h.push_back(makeVariablesHandler());
+  h.push_back(makeEvaluateHandler());
+  h.push_back(makeSetVariableHandler());
+  h.push_back(makeSetExpressionHandler());
+  h.push_back(makeCompletionsHandler());
+  h.push_back(makeExceptionInfoHandler());
+  h.push_back(makeSourceHandler());
+  h.push_back(makeSetFunctionBreakpointsHandler());
   return h;
 }
 

@@ -7,6 +7,11 @@ namespace {
 class SetBreakpointsHandler final : public TypedHandler<protocol::SetBreakpointsArguments> {
  public:
   std::string_view command() const override { return "setBreakpoints"; }
+  void declare(protocol::Capabilities& caps) const override {
+    caps.supportsConditionalBreakpoints = true;
+    caps.supportsHitConditionalBreakpoints = true;
+    caps.supportsLogPoints = true;
+  }
 
  protected:
   void run(Session& session, const protocol::SetBreakpointsArguments& args, Responder respond) override {
@@ -23,16 +28,14 @@ class SetBreakpointsHandler final : public TypedHandler<protocol::SetBreakpoints
                            "is missing (Strata sets breakpoints by path)",
                            false});
     auto source = args.source;
-    auto reply = [respond, source](Result<std::vector<backends::BreakpointState>> r) {
+    auto self = session.shared_from_this();
+    auto* owner = session.backend();
+    auto reply = [self, owner, respond, source](Result<std::vector<backends::BreakpointState>> r) {
       if (!r) return respond(r.takeError());
       protocol::BreakpointsBody out;
       for (const auto& s : *r) {
-        protocol::Breakpoint b;
-        b.verified = s.verified;
-        b.line = s.line;
+        protocol::Breakpoint b = self->toProtocol(owner, s);
         b.source = source;
-        if (!s.message.empty()) b.message = s.message;
-        if (!s.verified) b.reason = "failed";
         out.breakpoints.push_back(std::move(b));
       }
       respond(body(out));
@@ -41,7 +44,7 @@ class SetBreakpointsHandler final : public TypedHandler<protocol::SetBreakpoints
       // Before launch there is nothing to place them in yet.
       std::vector<backends::BreakpointState> pending;
       for (const auto& s : specs)
-        pending.push_back({false, s.line, "no program has been launched yet"});
+        pending.push_back({false, s.line, "no program has been launched yet", {}, {}});
       return reply(std::move(pending));
     }
     session.backend()->setSourceBreakpoints(*args.source.path, specs, reply);

@@ -1,27 +1,58 @@
-// setExceptionBreakpoints: no filter exists yet, so any filter named is unknown.
-#include "adapter/session.hpp"
+// setExceptionBreakpoints: which exceptions stop the program (raised, uncaught,
+// userUnhandled), each optionally limited by a condition naming exception types.
+#include "adapter/handlers/common.hpp"
 
 namespace strata::adapter {
 namespace {
+
+const std::vector<std::string> kFilters = {"raised", "uncaught", "userUnhandled"};
 
 class SetExceptionBreakpointsHandler final
     : public TypedHandler<protocol::SetExceptionBreakpointsArguments> {
  public:
   std::string_view command() const override { return "setExceptionBreakpoints"; }
   void declare(protocol::Capabilities& caps) const override {
-    // Advertised empty: clients then show no exception options that would do nothing.
-    caps.exceptionBreakpointFilters = std::vector<protocol::ExceptionBreakpointsFilter>{};
+    const char* conditionText = "Exception types to stop on, e.g. ValueError, KeyError";
+    caps.exceptionBreakpointFilters = std::vector<protocol::ExceptionBreakpointsFilter>{
+        {"raised", "Raised Exceptions", "Stop whenever an exception is raised", false, true, conditionText},
+        {"uncaught", "Uncaught Exceptions", "Stop where an exception nothing catches is raised", true,
+         true, conditionText},
+        {"userUnhandled", "User Uncaught Exceptions",
+         "Stop when an exception leaves user code into library code", false, true, conditionText}};
+    caps.supportsExceptionFilterOptions = true;
   }
 
  protected:
-  void run(Session&, const protocol::SetExceptionBreakpointsArguments& args, Responder respond) override {
-    std::vector<std::string> names = args.filters;
+  void run(Session& session, const protocol::SetExceptionBreakpointsArguments& args,
+           Responder respond) override {
+    std::vector<backends::ExceptionFilterSpec> specs;
+    for (const auto& f : args.filters) specs.push_back({f, std::nullopt});
     if (args.filterOptions)
-      for (const auto& o : *args.filterOptions) names.push_back(o.filterId);
-    if (!names.empty())
-      return respond(Error{errors::kBadArguments,
-                           "unknown exception filter '" + names.front() + "'", false});
-    respond(body(protocol::BreakpointsBody{}));
+      for (const auto& o : *args.filterOptions) specs.push_back({o.filterId, o.condition});
+    for (const auto& s : specs)
+      if (std::find(kFilters.begin(), kFilters.end(), s.filterId) == kFilters.end())
+        return respond(Error{errors::kBadArguments,
+                             "unknown exception filter '" + s.filterId +
+                                 "' (Strata has 'raised', 'uncaught' and 'userUnhandled')",
+                             false});
+    if (!session.backend() || session.debuggeeEnded()) {
+      protocol::BreakpointsBody out;
+      for (std::size_t i = 0; i < specs.size(); ++i) {
+        protocol::Breakpoint b;
+        b.message = "no program has been launched yet";
+        b.reason = "pending";
+        out.breakpoints.push_back(std::move(b));
+      }
+      return respond(body(out));
+    }
+    auto self = session.shared_from_this();
+    auto* owner = session.backend();
+    owner->setExceptionBreakpoints(specs, [self, owner, respond](Result<std::vector<backends::BreakpointState>> r) {
+      if (!r) return respond(r.takeError());
+      protocol::BreakpointsBody out;
+      for (const auto& s : *r) out.breakpoints.push_back(self->toProtocol(owner, s));
+      respond(body(out));
+    });
   }
 };
 

@@ -2,36 +2,11 @@
 // so the two directions cannot drift apart.
 #include "strata/protocol/types.hpp"
 
+#include "codec.hpp"
+
 namespace strata::protocol {
-namespace {
-
-// Encodes every present field; absent optionals and null JSON values are left out.
-struct Encoder {
-  json::object& o;
-  template <class T>
-  void field(const char* key, const T& value, bool /*required*/) {
-    if constexpr (std::is_same_v<T, json::value>) {
-      if (!value.is_null()) o[key] = value;
-    } else {
-      put(o, key, value);
-    }
-  }
-};
-
-struct Decoder {
-  Reader& r;
-  template <class T>
-  void field(const char* key, T& value, bool required) {
-    if (required) r.required(key, value);
-    else r.optionalOr(key, value);
-  }
-  template <class T>
-  void field(const char* key, std::optional<T>& value, bool /*required*/) {
-    r.optional(key, value);
-  }
-};
-
-}  // namespace
+using codec::Encoder;
+using codec::Decoder;
 
 // Both conversions of a struct, from its one field list.
 #define STRATA_CODEC(T)                                                   \
@@ -134,6 +109,7 @@ static void fieldsOfLaunchRequestArguments(V& v, T& t) {
   v.field("stopOnEntry", t.stopOnEntry, false);
   v.field("console", t.console, false);
   v.field("python", t.python, false);
+  v.field("justMyCode", t.justMyCode, false);
   v.field("__restart", t.__restart, false);
 }
 STRATA_CODEC(LaunchRequestArguments)

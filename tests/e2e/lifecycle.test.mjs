@@ -14,10 +14,15 @@ test('initialize answers capabilities, then sends initialized', async () => {
   assert.equal(r.body.supportsTerminateRequest, true);
   assert.equal(r.body.supportTerminateDebuggee, true);
   assert.equal(r.body.supportsCancelRequest, true);
-  assert.deepEqual(r.body.exceptionBreakpointFilters, []);
-  // Nothing is advertised that does not exist yet.
-  for (const k of ['supportsFunctionBreakpoints', 'supportsConditionalBreakpoints', 'supportsEvaluateForHovers',
-                   'supportsStepBack', 'supportsSetVariable', 'supportsReadMemoryRequest']) {
+  // What the Python backend implements is advertised up front; the rest is not.
+  assert.deepEqual(r.body.exceptionBreakpointFilters.map((f) => f.filter), ['raised', 'uncaught', 'userUnhandled']);
+  for (const k of ['supportsFunctionBreakpoints', 'supportsConditionalBreakpoints', 'supportsHitConditionalBreakpoints',
+                   'supportsLogPoints', 'supportsEvaluateForHovers', 'supportsSetVariable', 'supportsSetExpression',
+                   'supportsCompletionsRequest', 'supportsExceptionInfoRequest', 'supportsDelayedStackTraceLoading',
+                   'supportsClipboardContext', 'supportsSingleThreadExecutionRequests']) {
+    assert.equal(r.body[k], true, k);
+  }
+  for (const k of ['supportsStepBack', 'supportsReadMemoryRequest', 'supportsTerminateThreadsRequest']) {
     assert.equal(r.body[k], undefined, k);
   }
   const order = c.received.map((m) => m.type === 'event' ? `event:${m.event}` : `${m.type}:${m.command}`);

@@ -39,7 +39,7 @@ class FakeBackend final : public backends::Backend {
                             backends::Reply<std::vector<backends::BreakpointState>> reply) override {
     lastPath = path;
     std::vector<backends::BreakpointState> out;
-    for (const auto& b : bps) out.push_back({true, b.line + 1, ""});
+    for (const auto& b : bps) out.push_back({true, b.line + 1, "", {}, {}});
     reply(std::move(out));
   }
   void threads(backends::Reply<std::vector<backends::ThreadInfo>> reply) override {
@@ -200,4 +200,46 @@ TEST_CASE("a malformed message before initialize closes quietly; after it, an ou
   auto r = h.receive(1);
   CHECK(kind(r[0]) == "event:output");
   CHECK(std::string(r[0].at("body").at("output").as_string()).find("malformed JSON") != std::string::npos);
+}
+
+TEST_CASE("debugging requests a backend lacks answer 'not supported'; stale ids are refused") {
+  Harness h;
+  h.send("initialize");
+  h.receive(2);
+  h.send("stackTrace", json::object{{"threadId", 11}});
+  auto r = h.receive(1);
+  CHECK(kind(r[0]) == "response:stackTrace:fail");
+  CHECK(r[0].at("message") == "there is no debuggee (launch or attach first)");
+  h.send("launch", json::object{{"program", "/bin/true"}, {"noDebug", true}});
+  r = h.receive(2);
+  CHECK(kind(r[1]) == "event:process");  // the fake brings no capabilities: no event for them
+  h.send("stackTrace", json::object{{"threadId", 11}});
+  r = h.receive(1);
+  CHECK(kind(r[0]) == "response:stackTrace:fail");
+  CHECK(r[0].at("message") == "the fake backend does not support stack traces");
+  h.send("scopes", json::object{{"frameId", 77}});
+  r = h.receive(1);
+  CHECK(r[0].at("message") == "unknown frameId 77 (ids are valid only until the program runs again)");
+  h.send("variables", json::object{{"variablesReference", "x"}});
+  r = h.receive(1);
+  CHECK(kind(r[0]) == "response:variables:fail");
+  h.send("setExceptionBreakpoints", json::object{{"filters", json::array{"bogus"}}});
+  r = h.receive(1);
+  CHECK(r[0].at("message") ==
+        "unknown exception filter 'bogus' (Strata has 'raised', 'uncaught' and 'userUnhandled')");
+  h.send("disconnect");
+  h.receive(4);
+}
+
+TEST_CASE("session ids map back to their owner and die on clear") {
+  adapter::HandleTable<int> t;
+  int a = 0, b = 0;
+  auto x = t.add(&a, 5), y = t.add(&b, 5);
+  CHECK(x != y);
+  CHECK(t.add(&a, 5) == x);
+  CHECK(t.find(y)->owner == &b);
+  CHECK(t.find(y)->local == 5);
+  t.clear();
+  CHECK(!t.find(x));
+  CHECK(t.add(&a, 5) > y);  // a new id, never a reused one
 }

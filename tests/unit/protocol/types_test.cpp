@@ -1,7 +1,7 @@
 // Every protocol struct survives a JSON round trip; decoding errors name the field's path.
 #include <doctest/doctest.h>
 
-#include "strata/protocol/types.hpp"
+#include "strata/protocol/debug_types.hpp"
 
 using namespace strata::protocol;
 
@@ -64,4 +64,28 @@ TEST_CASE("decoding errors name the path of the field") {
   CHECK_FALSE(e5.ok());
   auto e6 = decode<Thread>(json::parse("[]"), "body");
   CHECK(e6.error().message == "body: expected an object, got an array");
+}
+
+TEST_CASE("round trip of the debugging structs") {
+  roundTrip<AttachRequestArguments>(R"({"connect":{"host":"127.0.0.1","port":5678},"justMyCode":false,"stopOnEntry":true})");
+  roundTrip<StepArguments>(R"({"threadId":7,"singleThread":true,"granularity":"line"})");
+  roundTrip<StackTraceArguments>(R"({"threadId":7,"startFrame":1,"levels":20})");
+  roundTrip<StackTraceBody>(R"({"stackFrames":[{"id":1,"name":"f","source":{"path":"/a.py"},"line":3,"column":1,"presentationHint":"subtle"}],"totalFrames":9})");
+  roundTrip<ScopesBody>(R"({"scopes":[{"name":"Locals","presentationHint":"locals","variablesReference":4,"expensive":false}]})");
+  roundTrip<VariablesArguments>(R"({"variablesReference":4,"filter":"indexed","start":10,"count":5})");
+  roundTrip<VariablesBody>(R"({"variables":[{"name":"x","value":"[1]","type":"list","presentationHint":{"kind":"data","attributes":["readOnly"]},"evaluateName":"x","variablesReference":5,"indexedVariables":1}]})");
+  roundTrip<EvaluateArguments>(R"({"expression":"x+1","frameId":2,"context":"hover"})");
+  roundTrip<EvaluateResponseBody>(R"({"result":"2","type":"int","variablesReference":0})");
+  roundTrip<SetVariableArguments>(R"({"variablesReference":4,"name":"x","value":"3"})");
+  roundTrip<SetValueResponseBody>(R"({"value":"3","type":"int","variablesReference":0})");
+  roundTrip<CompletionsBody>(R"({"targets":[{"label":"label","type":"variable","start":0,"length":3}]})");
+  roundTrip<ExceptionInfoResponseBody>(R"({"exceptionId":"ValueError","description":"bad","breakMode":"unhandled","details":{"message":"bad","typeName":"ValueError","stackTrace":"Traceback"}})");
+  roundTrip<StoppedEventBody>(R"({"reason":"breakpoint","threadId":7,"allThreadsStopped":true,"hitBreakpointIds":[1,2]})");
+  roundTrip<BreakpointEventBody>(R"({"reason":"changed","breakpoint":{"id":3,"verified":true,"line":8}})");
+}
+
+TEST_CASE("debugging structs name a missing field") {
+  auto r = decode<StepArguments>(json::parse(R"({"granularity":"line"})"), "arguments");
+  REQUIRE(!r.ok());
+  CHECK(r.error().message == "arguments.threadId: required field is missing");
 }

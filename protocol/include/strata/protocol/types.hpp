@@ -62,6 +62,7 @@ struct LaunchRequestArguments {
   std::optional<bool> stopOnEntry;
   std::optional<std::string> console;  // internalConsole | integratedTerminal | externalTerminal
   json::value python;  // interpreter path, or [path, flags...]
+  std::optional<bool> justMyCode;
   json::value __restart;
 };
 

@@ -1,0 +1,162 @@
+// Breakpoints from the command line and the printing of stops.
+#include "adapter/cli/stops.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <memory>
+
+namespace strata::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string str(const json::object& o, const char* key) {
+  auto* v = o.if_contains(key);
+  return v && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+std::int64_t num(const json::object& o, const char* key) {
+  auto* v = o.if_contains(key);
+  return v && v->is_int64() ? v->get_int64() : 0;
+}
+const json::object& obj(const json::value& v) {
+  static const json::object empty;
+  return v.is_object() ? v.get_object() : empty;
+}
+const json::array& arr(const json::object& o, const char* key) {
+  static const json::array empty;
+  auto* v = o.if_contains(key);
+  return v && v->is_array() ? v->get_array() : empty;
+}
+
+constexpr std::size_t kFramesShown = 5;
+constexpr std::size_t kLocalsShown = 40;
+
+// What one stop shows, gathered across several requests.
+struct Stop {
+  std::int64_t threadId = 0;
+  std::string threadName, reason, description;
+  json::array frames;     // {name, file, line}
+  json::object locals;    // name -> value
+  std::vector<std::pair<std::string, std::string>> localsInOrder;
+};
+
+void print(const Stop& s, bool asJson) {
+  if (asJson) {
+    json::object line{{"type", "stopped"}, {"threadId", s.threadId}, {"thread", s.threadName},
+                      {"reason", s.reason}, {"frames", s.frames}, {"locals", s.locals}};
+    if (!s.description.empty()) line["description"] = s.description;
+    std::string text = json::serialize(line) + "\n";
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+    return;
+  }
+  std::fflush(stdout);
+  std::string out = "-- stopped (" + s.reason + ")";
+  if (!s.description.empty() && s.description != s.reason) out += ": " + s.description;
+  out += " in thread " + std::to_string(s.threadId);
+  if (!s.threadName.empty()) out += " \"" + s.threadName + "\"";
+  out += "\n";
+  for (std::size_t i = 0; i < s.frames.size(); ++i) {
+    const auto& f = s.frames[i].get_object();
+    out += "   #" + std::to_string(i) + " " + str(f, "name") + " at " + str(f, "file") + ":" +
+           std::to_string(num(f, "line")) + "\n";
+  }
+  if (!s.localsInOrder.empty()) out += "   locals:\n";
+  for (const auto& [name, value] : s.localsInOrder) out += "     " + name + " = " + value + "\n";
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+Result<BreakSpec> parseBreak(const std::string& text, const std::string& cwd) {
+  auto colon = text.find(':');
+  if (colon == std::string::npos || colon == 0)
+    return Error{2, "--break needs FILE:LINE[:CONDITION], got '" + text + "'", true};
+  BreakSpec b;
+  b.file = text.substr(0, colon);
+  std::string rest = text.substr(colon + 1);
+  auto second = rest.find(':');
+  std::string line = rest.substr(0, second);
+  if (line.empty() || line.find_first_not_of("0123456789") != std::string::npos)
+    return Error{2, "--break needs a line number after the file, got '" + text + "'", true};
+  b.line = std::stoll(line);
+  if (second != std::string::npos && second + 1 < rest.size()) b.condition = rest.substr(second + 1);
+  b.file = (fs::path(cwd) / b.file).lexically_normal().string();
+  return b;
+}
+
+void setBreakpoints(DapClient& client, const std::vector<BreakSpec>& breaks,
+                    std::function<void(const std::string&)> warn, std::function<void()> done) {
+  std::map<std::string, json::array> byFile;
+  for (const auto& b : breaks) {
+    json::object bp{{"line", b.line}};
+    if (b.condition) bp["condition"] = *b.condition;
+    byFile[b.file].push_back(std::move(bp));
+  }
+  auto remaining = std::make_shared<std::size_t>(byFile.size());
+  auto finish = std::make_shared<std::function<void()>>(std::move(done));
+  for (auto& [file, bps] : byFile) {
+    json::object args{{"source", json::object{{"path", file}}}, {"breakpoints", bps}};
+    client.request("setBreakpoints", std::move(args), [=](const protocol::Response& r) {
+      if (!r.success) {
+        warn("breakpoints in " + file + " failed: " + r.message.value_or("?"));
+      } else {
+        for (const auto& b : arr(obj(r.body), "breakpoints")) {
+          const auto& bo = obj(b);
+          auto* verified = bo.if_contains("verified");
+          if (verified && verified->is_bool() && !verified->get_bool())
+            warn("breakpoint in " + file + " not set: " + str(bo, "message"));
+        }
+      }
+      if (--*remaining == 0) (*finish)();
+    });
+  }
+  if (byFile.empty()) (*finish)();
+}
+
+void reportStopAndContinue(DapClient& client, const json::object& stoppedBody, bool asJson) {
+  auto stop = std::make_shared<Stop>();
+  stop->threadId = num(stoppedBody, "threadId");
+  stop->reason = str(stoppedBody, "reason");
+  stop->description = str(stoppedBody, "text");
+  DapClient* c = &client;
+  auto resume = [c, stop, asJson] {
+    print(*stop, asJson);
+    c->request("continue", json::object{{"threadId", stop->threadId}}, [](const protocol::Response&) {});
+  };
+  c->request("threads", nullptr, [c, stop, resume](const protocol::Response& r) {
+    for (const auto& t : arr(obj(r.body), "threads"))
+      if (num(obj(t), "id") == stop->threadId) stop->threadName = str(obj(t), "name");
+    json::object args{{"threadId", stop->threadId}, {"startFrame", 0}, {"levels", kFramesShown}};
+    c->request("stackTrace", std::move(args), [c, stop, resume](const protocol::Response& r) {
+      const auto& frames = arr(obj(r.body), "stackFrames");
+      for (const auto& f : frames) {
+        const auto& fo = obj(f);
+        std::string file = str(obj(fo.contains("source") ? fo.at("source") : json::value()), "path");
+        if (file.empty()) file = str(obj(fo.contains("source") ? fo.at("source") : json::value()), "name");
+        stop->frames.push_back(json::object{{"name", str(fo, "name")}, {"file", file}, {"line", num(fo, "line")}});
+      }
+      if (frames.empty()) return resume();
+      std::int64_t frameId = num(obj(frames[0]), "id");
+      c->request("scopes", json::object{{"frameId", frameId}}, [c, stop, resume](const protocol::Response& r) {
+        const auto& scopes = arr(obj(r.body), "scopes");
+        if (scopes.empty()) return resume();
+        std::int64_t ref = num(obj(scopes[0]), "variablesReference");
+        json::object args{{"variablesReference", ref}, {"start", 0}, {"count", kLocalsShown}};
+        c->request("variables", std::move(args), [stop, resume](const protocol::Response& r) {
+          for (const auto& v : arr(obj(r.body), "variables")) {
+            std::string name = str(obj(v), "name"), value = str(obj(v), "value");
+            stop->locals[name] = value;
+            stop->localsInOrder.emplace_back(name, value);
+          }
+          resume();
+        });
+      });
+    });
+  });
+}
+
+}  // namespace strata::cli

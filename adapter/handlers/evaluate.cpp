@@ -1,0 +1,48 @@
+// evaluate: an expression (or, in the REPL, a statement) in a frame's context.
+#include "adapter/handlers/common.hpp"
+
+namespace strata::adapter {
+namespace {
+
+class EvaluateHandler final : public TypedHandler<protocol::EvaluateArguments> {
+ public:
+  std::string_view command() const override { return "evaluate"; }
+  void declare(protocol::Capabilities& caps) const override {
+    caps.supportsEvaluateForHovers = true;
+    caps.supportsClipboardContext = true;
+  }
+
+ protected:
+  void run(Session& session, const protocol::EvaluateArguments& args, Responder respond) override {
+    auto backend = liveBackend(session);
+    if (!backend) return respond(backend.takeError());
+    backends::EvaluateQuery q;
+    q.expression = args.expression;
+    q.context = args.context.value_or("repl");
+    backends::Backend* owner = *backend;
+    if (args.frameId) {
+      auto frame = resolveId(session.frames(), *args.frameId, "frameId");
+      if (!frame) return respond(frame.takeError());
+      q.frameId = frame->local;
+      owner = frame->owner;
+    }
+    auto self = session.shared_from_this();
+    owner->evaluate(q, [self, owner, respond](Result<backends::ValueInfo> r) {
+      if (!r) return respond(r.takeError());
+      protocol::EvaluateResponseBody out;
+      out.result = r->value;
+      if (!r->type.empty()) out.type = r->type;
+      if (r->hint) out.presentationHint = toProtocol(*r->hint);
+      out.variablesReference = globalRef(*self, owner, r->variablesReference);
+      out.namedVariables = r->namedVariables;
+      out.indexedVariables = r->indexedVariables;
+      respond(body(out));
+    });
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Handler> makeEvaluateHandler() { return std::make_unique<EvaluateHandler>(); }
+
+}  // namespace strata::adapter

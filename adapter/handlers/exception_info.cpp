@@ -1,0 +1,37 @@
+// exceptionInfo: the exception a thread stopped on: type, message, traceback.
+#include "adapter/handlers/common.hpp"
+
+namespace strata::adapter {
+namespace {
+
+class ExceptionInfoHandler final : public TypedHandler<protocol::ExceptionInfoArguments> {
+ public:
+  std::string_view command() const override { return "exceptionInfo"; }
+  void declare(protocol::Capabilities& caps) const override { caps.supportsExceptionInfoRequest = true; }
+
+ protected:
+  void run(Session& session, const protocol::ExceptionInfoArguments& args, Responder respond) override {
+    auto backend = liveBackend(session);
+    if (!backend) return respond(backend.takeError());
+    (*backend)->exceptionInfo(args.threadId, [respond](Result<backends::ExceptionDetails> r) {
+      if (!r) return respond(r.takeError());
+      protocol::ExceptionInfoResponseBody out;
+      out.exceptionId = r->exceptionId;
+      if (!r->description.empty()) out.description = r->description;
+      out.breakMode = r->breakMode.empty() ? "always" : r->breakMode;
+      protocol::ExceptionDetails d;
+      if (!r->message.empty()) d.message = r->message;
+      if (!r->typeName.empty()) d.typeName = r->typeName;
+      if (!r->fullTypeName.empty()) d.fullTypeName = r->fullTypeName;
+      if (!r->stackTrace.empty()) d.stackTrace = r->stackTrace;
+      out.details = std::move(d);
+      respond(body(out));
+    });
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Handler> makeExceptionInfoHandler() { return std::make_unique<ExceptionInfoHandler>(); }
+
+}  // namespace strata::adapter

@@ -1,0 +1,40 @@
+// scopes: the variable groups (locals, globals, ...) of one frame.
+#include "adapter/handlers/common.hpp"
+
+namespace strata::adapter {
+namespace {
+
+class ScopesHandler final : public TypedHandler<protocol::ScopesArguments> {
+ public:
+  std::string_view command() const override { return "scopes"; }
+
+ protected:
+  void run(Session& session, const protocol::ScopesArguments& args, Responder respond) override {
+    if (auto b = liveBackend(session); !b) return respond(b.takeError());
+    auto frame = resolveId(session.frames(), args.frameId, "frameId");
+    if (!frame) return respond(frame.takeError());
+    auto self = session.shared_from_this();
+    auto* owner = frame->owner;
+    owner->scopes(frame->local, [self, owner, respond](Result<std::vector<backends::ScopeInfo>> r) {
+      if (!r) return respond(r.takeError());
+      protocol::ScopesBody out;
+      for (const auto& s : *r) {
+        protocol::Scope p;
+        p.name = s.name;
+        if (!s.presentationHint.empty()) p.presentationHint = s.presentationHint;
+        p.variablesReference = globalRef(*self, owner, s.variablesReference);
+        p.namedVariables = s.namedVariables;
+        p.indexedVariables = s.indexedVariables;
+        p.expensive = s.expensive;
+        out.scopes.push_back(std::move(p));
+      }
+      respond(body(out));
+    });
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Handler> makeScopesHandler() { return std::make_unique<ScopesHandler>(); }
+
+}  // namespace strata::adapter

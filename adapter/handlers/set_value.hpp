@@ -1,0 +1,24 @@
+// The reply shared by setVariable and setExpression: the value as it now reads.
+#pragma once
+
+#include "adapter/handlers/common.hpp"
+
+namespace strata::adapter {
+
+inline backends::Reply<backends::ValueInfo> setValueReply(Session& session, backends::Backend* owner,
+                                                          Responder respond) {
+  auto self = session.shared_from_this();
+  return [self, owner, respond](Result<backends::ValueInfo> r) {
+    if (!r) return respond(r.takeError());
+    protocol::SetValueResponseBody out;
+    out.value = r->value;
+    if (!r->type.empty()) out.type = r->type;
+    if (r->hint) out.presentationHint = toProtocol(*r->hint);
+    out.variablesReference = globalRef(*self, owner, r->variablesReference);
+    out.namedVariables = r->namedVariables;
+    out.indexedVariables = r->indexedVariables;
+    respond(body(out));
+  };
+}
+
+}  // namespace strata::adapter

@@ -1,0 +1,49 @@
+// stackTrace: one page of a stopped thread's frames, with the total when the backend knows it.
+#include "adapter/handlers/common.hpp"
+
+namespace strata::adapter {
+namespace {
+
+class StackTraceHandler final : public TypedHandler<protocol::StackTraceArguments> {
+ public:
+  std::string_view command() const override { return "stackTrace"; }
+  void declare(protocol::Capabilities& caps) const override {
+    caps.supportsDelayedStackTraceLoading = true;
+  }
+
+ protected:
+  void run(Session& session, const protocol::StackTraceArguments& args, Responder respond) override {
+    auto backend = liveBackend(session);
+    if (!backend) return respond(backend.takeError());
+    std::int64_t start = args.startFrame.value_or(0), levels = args.levels.value_or(0);
+    if (start < 0 || levels < 0)
+      return respond(Error{errors::kBadArguments,
+                           "invalid 'stackTrace' request: startFrame and levels must not be negative",
+                           false});
+    backends::Backend* owner = *backend;
+    auto self = session.shared_from_this();
+    owner->stackTrace(args.threadId, start, levels,
+                      [self, owner, respond](Result<backends::StackPage> r) {
+                        if (!r) return respond(r.takeError());
+                        protocol::StackTraceBody out;
+                        for (const auto& f : r->frames) {
+                          protocol::StackFrame p;
+                          p.id = self->frames().add(owner, f.id);
+                          p.name = f.name;
+                          if (f.source) p.source = self->toProtocol(owner, *f.source);
+                          p.line = f.line;
+                          p.column = f.column;
+                          if (!f.presentationHint.empty()) p.presentationHint = f.presentationHint;
+                          out.stackFrames.push_back(std::move(p));
+                        }
+                        out.totalFrames = r->totalFrames;
+                        respond(body(out));
+                      });
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Handler> makeStackTraceHandler() { return std::make_unique<StackTraceHandler>(); }
+
+}  // namespace strata::adapter

@@ -1,0 +1,40 @@
+// The shared body of next, stepIn and stepOut: they differ only in the kind of step.
+#pragma once
+
+#include "adapter/handlers/common.hpp"
+
+namespace strata::adapter {
+
+class StepHandler final : public TypedHandler<protocol::StepArguments> {
+ public:
+  StepHandler(const char* command, backends::StepKind kind) : command_(command), kind_(kind) {}
+  std::string_view command() const override { return command_; }
+
+ protected:
+  void run(Session& session, const protocol::StepArguments& args, Responder respond) override {
+    backends::StepOptions o;
+    o.threadId = args.threadId;
+    o.singleThread = args.singleThread.value_or(false);
+    std::string g = args.granularity.value_or("statement");
+    if (g == "statement") o.granularity = backends::Granularity::Statement;
+    else if (g == "line") o.granularity = backends::Granularity::Line;
+    else if (g == "instruction") o.granularity = backends::Granularity::Instruction;
+    else
+      return respond(Error{errors::kBadArguments,
+                           "invalid '" + std::string(command_) + "' request: arguments.granularity: "
+                           "expected 'statement', 'line' or 'instruction', got '" + g + "'", false});
+    auto backend = liveBackend(session);
+    if (!backend) return respond(backend.takeError());
+    session.resumed();
+    (*backend)->step(kind_, o, [respond](Result<void> r) {
+      if (!r) return respond(r.takeError());
+      respond(json::value(nullptr));
+    });
+  }
+
+ private:
+  const char* command_;
+  backends::StepKind kind_;
+};
+
+}  // namespace strata::adapter

@@ -1,0 +1,56 @@
+// Session-global ids for things each backend numbers on its own (frames, variables, sources,
+// breakpoints), mapped back to the owning backend and its local id.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <utility>
+
+namespace strata::adapter {
+
+template <class Owner>
+class HandleTable {
+ public:
+  struct Entry {
+    Owner* owner = nullptr;
+    std::int64_t local = 0;
+  };
+
+  // The same (owner, local) pair keeps its id until clear().
+  std::int64_t add(Owner* owner, std::int64_t local) {
+    auto key = std::make_pair(owner, local);
+    if (auto it = byLocal_.find(key); it != byLocal_.end()) return it->second;
+    std::int64_t id = next_++;
+    byLocal_.emplace(key, id);
+    byId_.emplace(id, Entry{owner, local});
+    return id;
+  }
+  std::optional<Entry> find(std::int64_t id) const {
+    auto it = byId_.find(id);
+    if (it == byId_.end()) return std::nullopt;
+    return it->second;
+  }
+  // Ids keep counting up afterwards, so a stale id from before never names a new thing.
+  void clear() {
+    byId_.clear();
+    byLocal_.clear();
+  }
+  void forget(Owner* owner) {
+    for (auto it = byId_.begin(); it != byId_.end();) {
+      if (it->second.owner == owner) {
+        byLocal_.erase({owner, it->second.local});
+        it = byId_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+ private:
+  std::int64_t next_ = 1;
+  std::map<std::int64_t, Entry> byId_;
+  std::map<std::pair<Owner*, std::int64_t>, std::int64_t> byLocal_;
+};
+
+}  // namespace strata::adapter

@@ -1,0 +1,317 @@
+// _strata_core: the sys.monitoring callbacks that run on every event, kept in raw C.
+//
+// The hot callbacks (PY_START, LINE, JUMP) are METH_FASTCALL functions written against the
+// CPython C API because a pybind11 call costs ~100 ns where a raw one costs ~20 ns, and
+// they run on every line of armed code. Everything that is not per-event (state set-up,
+// 3.12's locals write-back, async exceptions for repr time limits) goes through pybind11.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <Python.h>
+#include <frameobject.h>
+
+#include <vector>
+
+namespace py = pybind11;
+
+namespace {
+
+// Entry kinds in the per-line table: decided once when a breakpoint is armed, so a hit
+// needs no Python-level dispatch.
+enum EntryKind : long { kSlow = 0, kCondition = 1, kLog = 2, kLogNames = 3 };
+
+// Strong references owned by the module; replaced as a whole by configure().
+struct State {
+  PyObject *codes = nullptr;      // dict: code -> dict(line -> entry tuple)
+  PyObject *files = nullptr;      // dict: filename -> anything (files with breakpoints)
+  PyObject *funcnames = nullptr;  // set of co_name strings with function breakpoints
+  PyObject *on_start = nullptr;   // callable(code) -> None | DISABLE
+  PyObject *on_line = nullptr;    // callable(code, line, status) -> None | DISABLE
+  PyObject *log_queue = nullptr;  // list of (bp_id, text) appended by log points
+  PyObject *disable = nullptr;    // sys.monitoring.DISABLE
+  PyObject *last_log_bp = nullptr;  // the breakpoint whose lines the queue ends with
+  int step_mode = 0;              // non-zero: every event goes to Python (stepping, pausing)
+  // The agent's own threads: while events are on for stepping or parking, their lines
+  // are answered here instead of costing a Python call each.
+  std::vector<unsigned long> internal;
+  PyObject *pkg_dir = nullptr;    // the agent's own folder: its lines never need events
+};
+
+State g;
+
+PyObject *disable_result() {
+  PyObject *d = g.disable ? g.disable : Py_None;
+  Py_INCREF(d);
+  return d;
+}
+
+// A log message whose every {expression} is a plain local name: (lit, name, lit, ..., lit)
+// is formatted here without running Python code. nullptr with the error cleared on failure.
+PyObject *format_names(PyObject *parts) {
+  PyFrameObject *frame = PyEval_GetFrame();
+  if (!frame) return nullptr;
+  Py_ssize_t n = PyTuple_GET_SIZE(parts);
+  PyObject *pieces = PyTuple_New(n);
+  if (!pieces) { PyErr_Clear(); return nullptr; }
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject *part = PyTuple_GET_ITEM(parts, i);
+    PyObject *piece;
+    if (i % 2 == 0) {
+      Py_INCREF(part);
+      piece = part;
+    } else {
+      PyObject *value = PyFrame_GetVar(frame, part);
+      if (!value) { Py_DECREF(pieces); PyErr_Clear(); return nullptr; }
+      piece = PyObject_Format(value, nullptr);
+      Py_DECREF(value);
+      if (!piece) { Py_DECREF(pieces); PyErr_Clear(); return nullptr; }
+    }
+    PyTuple_SET_ITEM(pieces, i, piece);
+  }
+  PyObject *empty = PyUnicode_New(0, 0);
+  PyObject *text = empty ? PyUnicode_Join(empty, pieces) : nullptr;
+  Py_XDECREF(empty);
+  Py_DECREF(pieces);
+  if (!text) PyErr_Clear();
+  return text;
+}
+
+PyObject *call_on_line(PyObject *code, PyObject *line, long status) {
+  if (!g.on_line) return disable_result();
+  PyObject *st = PyLong_FromLong(status);
+  if (!st) return nullptr;
+  PyObject *argv[3] = {code, line, st};
+  PyObject *res = PyObject_Vectorcall(g.on_line, argv, 3, nullptr);
+  Py_DECREF(st);
+  return res;
+}
+
+// Calls entry's compiled function with the frame's locals named in argnames.
+// Returns a new reference, or nullptr with the error cleared when anything fails, so the
+// caller falls back to the Python path which reports the error properly.
+PyObject *call_entry_fn(PyObject *fn, PyObject *argnames) {
+  PyFrameObject *frame = PyEval_GetFrame();
+  if (!frame) return nullptr;
+  Py_ssize_t n = PyTuple_GET_SIZE(argnames);
+  PyObject *small[8];
+  PyObject **argv = small;
+  if (n > 8) {
+    argv = static_cast<PyObject **>(PyMem_Malloc(sizeof(PyObject *) * n));
+    if (!argv) { PyErr_Clear(); return nullptr; }
+  }
+  Py_ssize_t got = 0;
+  PyObject *res = nullptr;
+  for (; got < n; ++got) {
+    argv[got] = PyFrame_GetVar(frame, PyTuple_GET_ITEM(argnames, got));
+    if (!argv[got]) break;
+  }
+  if (got == n) res = PyObject_Vectorcall(fn, argv, n, nullptr);
+  for (Py_ssize_t i = 0; i < got; ++i) Py_DECREF(argv[i]);
+  if (argv != small) PyMem_Free(argv);
+  if (!res) PyErr_Clear();
+  return res;
+}
+
+PyObject *handle_entry(PyObject *code, PyObject *line_obj, PyObject *entry);
+
+// The decision for one armed line: stop (Python), skip, or log without leaving C.
+PyObject *handle_line(PyObject *code, PyObject *line_obj) {
+  PyObject *lines = PyDict_GetItemWithError(g.codes, code);
+  if (!lines) {
+    if (PyErr_Occurred()) return nullptr;
+    return disable_result();
+  }
+  PyObject *entry = PyDict_GetItemWithError(lines, line_obj);
+  if (!entry) {
+    if (PyErr_Occurred()) return nullptr;
+    return disable_result();
+  }
+  // Conditions and log messages run Python code, during which another thread may replace
+  // the breakpoint tables: the entry is held for the whole decision.
+  Py_INCREF(entry);
+  PyObject *res = handle_entry(code, line_obj, entry);
+  Py_DECREF(entry);
+  return res;
+}
+
+PyObject *handle_entry(PyObject *code, PyObject *line_obj, PyObject *entry) {
+  long kind = PyLong_AsLong(PyTuple_GET_ITEM(entry, 0));
+  if (kind == kCondition) {
+    PyObject *res = call_entry_fn(PyTuple_GET_ITEM(entry, 1), PyTuple_GET_ITEM(entry, 2));
+    if (res) {
+      int truth = PyObject_IsTrue(res);
+      Py_DECREF(res);
+      if (truth == 0) Py_RETURN_NONE;
+      if (truth > 0) return call_on_line(code, line_obj, 1);
+      PyErr_Clear();
+    }
+    return call_on_line(code, line_obj, 0);
+  }
+  if (kind == kLog || kind == kLogNames) {
+    PyObject *text = kind == kLog
+        ? call_entry_fn(PyTuple_GET_ITEM(entry, 1), PyTuple_GET_ITEM(entry, 2))
+        : format_names(PyTuple_GET_ITEM(entry, 1));
+    if (text) {
+      // The queue is flat: a breakpoint object, then the lines it logged, as plain strings
+      // (no tuple and no GC-tracked object per hit). A breakpoint is written again only
+      // when the logging breakpoint changes.
+      PyObject *bp = PyTuple_GET_ITEM(entry, 3);
+      int ok = g.log_queue ? 0 : -1;
+      if (bp != g.last_log_bp) {
+        ok = PyList_Append(g.log_queue, bp);
+        if (ok == 0) {
+          Py_INCREF(bp);
+          Py_XSETREF(g.last_log_bp, bp);
+        }
+      }
+      if (ok == 0) ok = PyList_Append(g.log_queue, text);
+      Py_DECREF(text);
+      if (ok == 0) Py_RETURN_NONE;
+      if (PyErr_Occurred()) PyErr_Clear();
+    }
+    return call_on_line(code, line_obj, 0);
+  }
+  return call_on_line(code, line_obj, 0);
+}
+
+bool on_internal_thread() {
+  unsigned long me = PyThread_get_thread_ident();
+  for (unsigned long t : g.internal)
+    if (t == me) return true;
+  return false;
+}
+
+// An agent thread's line: the agent's own code is switched off at that spot for good (no
+// thread ever stops there); shared code (json, threading) stays on for user threads.
+PyObject *internal_line_result(PyObject *code) {
+  if (g.pkg_dir && PyCode_Check(code)) {
+    PyObject *fn = reinterpret_cast<PyCodeObject *>(code)->co_filename;
+    if (PyUnicode_Check(fn) && PyUnicode_Tailmatch(fn, g.pkg_dir, 0, PY_SSIZE_T_MAX, -1) == 1)
+      return disable_result();
+  }
+  Py_RETURN_NONE;
+}
+
+PyObject *cb_line(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs < 2) return disable_result();
+  if (g.step_mode) {
+    if (on_internal_thread()) return internal_line_result(args[0]);
+    return call_on_line(args[0], args[1], 0);
+  }
+  if (!g.codes) return disable_result();
+  return handle_line(args[0], args[1]);
+}
+
+// Back-edges within one line (`while x: x -= 1`) raise no LINE event on 3.12 or 3.13,
+// so a backward JUMP that lands on its own line stands in for one.
+PyObject *cb_jump(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs < 3 || !PyCode_Check(args[0])) return disable_result();
+  long src = PyLong_AsLong(args[1]);
+  long dst = PyLong_AsLong(args[2]);
+  if (dst >= src) return disable_result();
+  auto *co = reinterpret_cast<PyCodeObject *>(args[0]);
+  int dst_line = PyCode_Addr2Line(co, static_cast<int>(dst));
+  if (dst_line < 0 || dst_line != PyCode_Addr2Line(co, static_cast<int>(src)))
+    return disable_result();
+  PyObject *line_obj = PyLong_FromLong(dst_line);
+  if (!line_obj) return nullptr;
+  PyObject *res;
+  if (g.step_mode && on_internal_thread()) res = internal_line_result(args[0]);
+  else if (g.step_mode) res = call_on_line(args[0], line_obj, 0);
+  else if (!g.codes) res = disable_result();
+  else res = handle_line(args[0], line_obj);
+  Py_DECREF(line_obj);
+  return res;
+}
+
+PyObject *call_on_start(PyObject *code) {
+  if (!g.on_start) return disable_result();
+  return PyObject_Vectorcall(g.on_start, &code, 1, nullptr);
+}
+
+// Runs once per code object between restart_events() calls: code in a file with
+// breakpoints, or named like a function breakpoint, goes to Python to be armed.
+PyObject *cb_py_start(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs < 1 || !PyCode_Check(args[0]) || !g.codes) return disable_result();
+  auto *co = reinterpret_cast<PyCodeObject *>(args[0]);
+  if (g.funcnames && PySet_GET_SIZE(g.funcnames) > 0) {
+    int has = PySet_Contains(g.funcnames, co->co_name);
+    if (has < 0) return nullptr;
+    if (has) return call_on_start(args[0]);
+  }
+  int armed = PyDict_Contains(g.codes, args[0]);
+  if (armed < 0) return nullptr;
+  if (armed) return disable_result();
+  int in_file = PyDict_Contains(g.files, co->co_filename);
+  if (in_file < 0) return nullptr;
+  if (in_file) return call_on_start(args[0]);
+  return disable_result();
+}
+
+PyMethodDef kHotMethods[] = {
+    {"py_start", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(cb_py_start)),
+     METH_FASTCALL, "PY_START/PY_RESUME callback."},
+    {"line", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(cb_line)),
+     METH_FASTCALL, "LINE callback."},
+    {"jump", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(cb_jump)),
+     METH_FASTCALL, "JUMP callback."},
+    {nullptr, nullptr, 0, nullptr}};
+
+void replace(PyObject *&slot, PyObject *value) {
+  Py_XINCREF(value);
+  PyObject *old = slot;
+  slot = value;
+  Py_XDECREF(old);
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_strata_core, m) {
+  m.doc() = "Strata agent: sys.monitoring hot callbacks";
+  for (PyMethodDef *def = kHotMethods; def->ml_name; ++def) {
+    PyObject *fn = PyCFunction_NewEx(def, nullptr, m.attr("__name__").ptr());
+    if (!fn) throw py::error_already_set();
+    m.add_object(def->ml_name, py::reinterpret_steal<py::object>(fn));
+  }
+  m.def("configure",
+        [](py::dict codes, py::dict files, py::set funcnames, py::object on_start,
+           py::object on_line, py::list log_queue, py::object disable) {
+          replace(g.codes, codes.ptr());
+          replace(g.files, files.ptr());
+          replace(g.funcnames, funcnames.ptr());
+          replace(g.on_start, on_start.ptr());
+          replace(g.on_line, on_line.ptr());
+          replace(g.log_queue, log_queue.ptr());
+          replace(g.last_log_bp, nullptr);
+          replace(g.disable, disable.ptr());
+        });
+  m.def("reset", []() {
+    for (PyObject **slot : {&g.codes, &g.files, &g.funcnames, &g.on_start, &g.on_line,
+                            &g.log_queue, &g.disable, &g.last_log_bp})
+      replace(*slot, nullptr);
+    g.step_mode = 0;
+    g.internal.clear();
+    replace(g.pkg_dir, nullptr);
+  });
+  m.def("set_step_mode", [](int on) { g.step_mode = on; });
+  m.def("set_internal_threads", [](std::vector<unsigned long> idents, py::object pkg_dir) {
+    g.internal = std::move(idents);
+    replace(g.pkg_dir, pkg_dir.is_none() ? nullptr : pkg_dir.ptr());
+  });
+  m.def("step_mode", []() { return g.step_mode; });
+  // 3.12's frame.f_locals is a snapshot; writes must be pushed back into the fast locals.
+  // 3.13's f_locals writes through (PEP 667), so there is nothing to do there.
+  m.def("locals_to_fast", [](py::object frame) {
+#if PY_VERSION_HEX < 0x030D0000
+    if (!PyFrame_Check(frame.ptr())) throw py::type_error("frame expected");
+    PyFrame_LocalsToFast(reinterpret_cast<PyFrameObject *>(frame.ptr()), 0);
+    if (PyErr_Occurred()) throw py::error_already_set();
+#else
+    (void)frame;
+#endif
+  });
+  // Interrupts a repr that runs past its time limit on the inspecting thread.
+  m.def("async_raise", [](unsigned long thread_id, py::object exc_type) {
+    return PyThreadState_SetAsyncExc(thread_id, exc_type.is_none() ? nullptr : exc_type.ptr());
+  });
+}

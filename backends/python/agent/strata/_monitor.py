@@ -1,0 +1,652 @@
+"""Execution control on sys.monitoring: arming breakpoints, slow-path callbacks, stops and steps."""
+import os
+import sys
+import threading
+
+from . import _breakpoints as bpmod
+from . import _exceptions as excmod
+
+M = sys.monitoring
+E = M.events
+TOOL = M.DEBUGGER_ID
+DISABLE = M.DISABLE
+BASE_EVENTS = E.PY_START | E.PY_RESUME
+PKG_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_PYCORE = PKG_DIR + "_pycore.py"
+
+
+def load_core():
+    try:
+        from . import _strata_core as core
+    except ImportError:
+        if os.environ.get("STRATA_REQUIRE_CORE"):
+            raise
+        from . import _pycore as core
+    return core
+
+
+def _library_prefixes():
+    """The standard library and site-packages folders (sysconfig is too slow to import)."""
+    out = {os.path.normcase(os.path.dirname(os.path.abspath(os.__file__))) + os.sep}
+    for p in sys.path:
+        if p.endswith(("site-packages", "dist-packages")):
+            out.add(os.path.normcase(os.path.abspath(p)) + os.sep)
+    return tuple(out)
+
+
+def frame_depth(f):
+    n = 0
+    while f is not None:
+        n += 1
+        f = f.f_back
+    return n
+
+
+def _caught_by_runtime(exc, frame):
+    """Exceptions that C code (for loops, generators, attribute fallback) consumes
+    without any handler in a code object's exception table."""
+    if isinstance(exc, (StopIteration, StopAsyncIteration, GeneratorExit)):
+        return True
+    if isinstance(exc, SystemExit) and exc.code in (None, 0):
+        return True
+    return isinstance(exc, AttributeError) and frame.f_code.co_name in ("__getattr__", "__getattribute__")
+
+
+class ThreadState:
+    __slots__ = ("ident", "tid", "name", "frame", "reason", "step", "run_epoch", "exc",
+                 "exc_mode", "exc_text", "parked", "last_exc", "busy")
+
+    def __init__(self, ident, tid, name):
+        self.ident, self.tid, self.name = ident, tid, name
+        self.frame = self.reason = self.step = self.exc = self.exc_mode = self.exc_text = None
+        self.run_epoch = -1
+        self.parked = False
+        self.last_exc = 0
+        # Set while agent code runs on this thread outside a callback (strata.breakpoint()),
+        # where sys.monitoring would otherwise report the agent's own lines.
+        self.busy = False
+
+
+class Monitor:
+    def __init__(self, agent):
+        self.agent = agent
+        self._core = None
+        self.codes = {}
+        self.files = {}
+        self.funcnames = set()
+        self.log_queue = []
+        self.path_bps = {}
+        self.line_bps = {}
+        self.func_bps = []
+        self.pending_bps = {}
+        self.exc_filters = {}
+        self.cond = threading.Condition(threading.RLock())
+        self.threads = {}
+        self.internal = set()
+        self.epoch = 0
+        self.halt = False
+        self.pause_requested = False
+        self.stopped_ident = None
+        self.active = False
+        self.installed = False
+        self.just_my_code = True
+        self._events = 0
+        self._stepping = False
+        self._instr_codes = set()
+        self._user_cache = {}
+        self._lib = _library_prefixes()
+
+    @property
+    def core(self):
+        # Loaded on first use (a client connecting), off the program's start-up path.
+        if self._core is None:
+            self._core = load_core()
+        return self._core
+
+    # ---- installation -------------------------------------------------------------
+    def install(self):
+        if self.installed:
+            return
+        try:
+            M.use_tool_id(TOOL, "strata")
+        except ValueError:
+            raise RuntimeError(f"sys.monitoring tool id {TOOL} (DEBUGGER_ID) is already held by "
+                               f"{M.get_tool(TOOL)!r}; Strata cannot debug this process") from None
+        c = self.core
+        c.configure(self.codes, self.files, self.funcnames, self._on_start, self._on_line,
+                    self.log_queue, DISABLE)
+        c.set_internal_threads(sorted(i for i in self.internal if i is not None), PKG_DIR)
+        M.register_callback(TOOL, E.PY_START, c.py_start)
+        M.register_callback(TOOL, E.PY_RESUME, c.py_start)
+        M.register_callback(TOOL, E.LINE, c.line)
+        M.register_callback(TOOL, E.JUMP, c.jump)
+        M.register_callback(TOOL, E.RAISE, self._on_raise)
+        M.register_callback(TOOL, E.PY_RETURN, self._on_return)
+        M.register_callback(TOOL, E.PY_YIELD, self._on_return)
+        M.register_callback(TOOL, E.INSTRUCTION, self._on_instruction)
+        self.installed = True
+        self.active = True
+        self._events = 0
+        self._update_events()
+
+    def uninstall(self):
+        """Removes every trace of instrumentation and lets every parked thread run."""
+        with self.cond:
+            self.active = False
+            self.halt = False
+            self.pause_requested = False
+            self.stopped_ident = None
+            for ts in self.threads.values():
+                ts.step = None
+            self.cond.notify_all()
+        if self.installed:
+            try:
+                M.set_events(TOOL, 0)
+                for code in set(self.codes) | self._instr_codes:
+                    M.set_local_events(TOOL, code, 0)
+                for ev in (E.PY_START, E.PY_RESUME, E.LINE, E.JUMP, E.RAISE, E.PY_RETURN,
+                           E.PY_YIELD, E.INSTRUCTION):
+                    M.register_callback(TOOL, ev, None)
+                M.free_tool_id(TOOL)
+            except ValueError:
+                pass
+            self.core.reset()
+            self.installed = False
+        self.codes.clear()
+        self.files.clear()
+        self.funcnames.clear()
+        self.path_bps.clear()
+        self.line_bps.clear()
+        self.pending_bps.clear()
+        self.func_bps = []
+        self.exc_filters = {}
+        self._events = 0
+        self._stepping = False
+        self._instr_codes = set()
+
+    def _update_events(self):
+        if not self.installed:
+            return
+        ev = 0
+        if self.files or self.funcnames:
+            ev |= BASE_EVENTS
+        if self.exc_filters:
+            ev |= E.RAISE
+        step = any(ts.step is not None for ts in list(self.threads.values()))
+        stepping = self.halt or self.pause_requested or step
+        if stepping:
+            ev |= E.LINE | E.JUMP
+        if step:
+            # Return events cost a Python call each, so only a step in progress gets them.
+            ev |= E.PY_RETURN | E.PY_YIELD
+        self.core.set_step_mode(1 if stepping else 0)
+        if ev != self._events:
+            M.set_events(TOOL, ev)
+            self._events = ev
+        if stepping and not self._stepping:
+            # Lines that returned DISABLE must report again while a thread steps or parks.
+            M.restart_events()
+        self._stepping = stepping
+
+    # ---- breakpoints ----------------------------------------------------------------
+    def set_breakpoints(self, path, specs, source_text=None):
+        canon = bpmod.canon(path)
+        new = []
+        for s in specs:
+            bp = bpmod.Breakpoint(path, int(s.get("line", 0)), s.get("condition"),
+                                  s.get("hitCondition"), s.get("logMessage"))
+            if bp.error:
+                bp.message = bp.error
+            else:
+                line, msg = bpmod.resolve_line(path, bp.requested_line, source_text)
+                if line is None:
+                    bp.message = msg
+                else:
+                    bp.line, bp.verified = line, True
+            new.append(bp)
+        with self.cond:
+            if new:
+                self.path_bps[canon] = new
+            else:
+                self.path_bps.pop(canon, None)
+            table = {}
+            for bp in new:
+                if bp.verified:
+                    table.setdefault(bp.line, []).append(bp)
+            if table:
+                self.line_bps[canon] = table
+            else:
+                self.line_bps.pop(canon, None)
+            # A file that does not exist yet (generated, exec'd) is looked at again when
+            # its code first runs; the client then gets a 'breakpoint' changed event.
+            pending = [b for b in new if not b.verified and not b.error
+                       and (b.message or "").startswith("file not found")]
+            if pending:
+                self.pending_bps[canon] = pending
+            else:
+                self.pending_bps.pop(canon, None)
+            old_keys = {k for k, v in self.files.items() if v == canon}
+            self._refresh_files()
+            for code in [c for c in self.codes if c.co_filename in old_keys
+                         or bpmod.canon(c.co_filename) == canon]:
+                del self.codes[code]
+                M.set_local_events(TOOL, code, 0)
+            self._arm_running(canon)
+            self._update_events()
+            M.restart_events()
+        return new
+
+    def _refresh_files(self):
+        self.files.clear()
+        for canon in self.pending_bps:
+            self.files[canon] = canon
+        for canon in self.line_bps:
+            self.files[canon] = canon
+            real = os.path.realpath(canon)
+            self.files[real] = canon
+        if not self.line_bps:
+            return
+        for mod in list(sys.modules.values()):
+            f = getattr(mod, "__file__", None)
+            if isinstance(f, str) and f not in self.files:
+                c = bpmod.canon(f)
+                if c in self.line_bps:
+                    self.files[f] = c
+                else:
+                    r = os.path.realpath(f)
+                    for canon in self.line_bps:
+                        if os.path.realpath(canon) == r:
+                            self.files[f] = canon
+
+    def _arm_running(self, canon):
+        for top in sys._current_frames().values():
+            f = top
+            while f is not None:
+                fn = f.f_code.co_filename
+                if fn not in self.files and bpmod.canon(fn) == canon:
+                    self.files[fn] = canon
+                if self.files.get(fn) == canon:
+                    self._arm_code(f.f_code, f.f_globals)
+                f = f.f_back
+
+    def _arm_code(self, code, globals_):
+        canon = self.files.get(code.co_filename)
+        table_bps = self.line_bps.get(canon) if canon else None
+        if not table_bps:
+            return
+        lines = bpmod.code_lines(code)
+        table = {}
+        for line, bps in table_bps.items():
+            if line in lines:
+                table[line] = bps[0].make_entry(code, globals_) if len(bps) == 1 else (
+                    bpmod.KIND_SLOW, None, (), bps[0])
+        if table:
+            self.codes[code] = table
+            M.set_local_events(TOOL, code, E.LINE | E.JUMP)
+
+    def set_function_breakpoints(self, specs):
+        new = []
+        for s in specs:
+            name = str(s.get("name", "")).strip()
+            bp = bpmod.Breakpoint(None, None, s.get("condition"), s.get("hitCondition"),
+                                  func_name=name)
+            if not name or not all(p.isidentifier() for p in name.split(".")):
+                bp.message = f"invalid function name {name!r}"
+            elif bp.error:
+                bp.message = bp.error
+            else:
+                bp.verified = True
+            new.append(bp)
+        with self.cond:
+            self.func_bps = [b for b in new if b.verified]
+            self.funcnames.clear()
+            self.funcnames.update(b.func_name.rsplit(".", 1)[-1] for b in self.func_bps)
+            self._update_events()
+            M.restart_events()
+        return new
+
+    def set_exception_filters(self, filters, options):
+        chosen = {}
+        errors = {}
+        for f in filters:
+            if f in excmod.NAMES:
+                chosen[f] = set()
+        for opt in options or ():
+            f = opt.get("filterId")
+            if f not in excmod.NAMES:
+                continue
+            try:
+                chosen[f] = excmod.parse_type_condition(opt.get("condition", ""))
+            except ValueError as e:
+                errors[f] = str(e)
+                chosen.pop(f, None)
+        with self.cond:
+            self.exc_filters = chosen
+            self._update_events()
+        return errors
+
+    # ---- helpers --------------------------------------------------------------------
+    def is_user(self, frame):
+        fn = frame.f_code.co_filename
+        got = self._user_cache.get(fn)
+        if got is None:
+            if fn.startswith(PKG_DIR) or fn.startswith("<frozen"):
+                got = False
+            else:
+                c = os.path.normcase(os.path.abspath(fn)) if not fn.startswith("<") else fn
+                got = not (self.just_my_code and c.startswith(self._lib))
+            self._user_cache[fn] = got
+        return got
+
+    def is_internal_frame(self, frame):
+        return frame.f_code.co_filename.startswith(PKG_DIR)
+
+    def _is_boundary(self, frame):
+        code = frame.f_code
+        if code.co_filename.startswith(PKG_DIR):
+            return True
+        return code.co_name in ("_bootstrap_inner", "_bootstrap") and code.co_filename.endswith("threading.py")
+
+    def _is_launcher(self, frame):
+        fn = frame.f_code.co_filename
+        return fn.startswith(PKG_DIR) or fn == "<frozen runpy>" or fn.endswith(os.sep + "runpy.py")
+
+    def _user_frame(self):
+        """The frame the event is about, or None when it is the agent's own code."""
+        f = sys._getframe(2)
+        while f is not None and f.f_code.co_filename == _PYCORE:
+            f = f.f_back
+        if f is None or f.f_code.co_filename.startswith(PKG_DIR):
+            return None
+        return f
+
+    def thread(self, ident):
+        ts = self.threads.get(ident)
+        # Thread idents are reused as soon as a thread ends; the OS id tells them apart.
+        if ts is None or ts.tid != threading.get_native_id():
+            cur = threading.current_thread()
+            ts = ThreadState(ident, threading.get_native_id(), cur.name)
+            ts.run_epoch = self.epoch if not self.halt else -1
+            self.threads[ident] = ts
+        return ts
+
+    def forget_dead_threads(self, alive_idents):
+        with self.cond:
+            for ident in [i for i, ts in self.threads.items() if i not in alive_idents and not ts.parked]:
+                del self.threads[ident]
+
+    def output(self, text, bp=None, category="console"):
+        self.log_queue.append((bp, text if category == "console" else (category, text)))
+
+    # ---- callbacks (slow paths) -------------------------------------------------------
+    def _on_start(self, code, offset=0):
+        result = DISABLE
+        frame = self._user_frame()
+        if frame is None:
+            return result
+        if code.co_name in self.funcnames:
+            mod = frame.f_globals.get("__name__")
+            hits = [bp for bp in self.func_bps if bpmod.func_bp_matches(bp.func_name, code, mod)]
+            if hits:
+                result = None
+                ident = threading.get_ident()
+                if offset == 0 and ident not in self.internal and self.active:
+                    ids = [bp.id for bp in hits if self._bp_acts(bp, frame, 0)]
+                    if ids:
+                        self.stop(self.thread(ident), frame, "function breakpoint", ids=ids)
+        if code.co_filename in self.files and code not in self.codes:
+            if self.pending_bps.get(self.files[code.co_filename]):
+                self._resolve_pending(self.files[code.co_filename])
+            self._arm_code(code, frame.f_globals)
+        return result
+
+    def _resolve_pending(self, canon):
+        import linecache
+        with self.cond:
+            pending = self.pending_bps.get(canon) or []
+            still = []
+            for bp in pending:
+                text = None
+                if not os.path.exists(bp.path):
+                    text = "".join(linecache.getlines(bp.path)) or None
+                    if text is None:
+                        still.append(bp)
+                        continue
+                line, msg = bpmod.resolve_line(bp.path, bp.requested_line, text)
+                if line is None:
+                    bp.message = msg
+                else:
+                    bp.line, bp.verified, bp.message = line, True, None
+                    self.line_bps.setdefault(canon, {}).setdefault(line, []).append(bp)
+                self.agent.send_event("breakpoint", {"reason": "changed", "breakpoint": bp.to_dap()})
+            if still:
+                self.pending_bps[canon] = still
+            else:
+                self.pending_bps.pop(canon, None)
+
+    def _on_line(self, code, line, status=0):
+        ident = threading.get_ident()
+        if ident in self.internal or not self.active:
+            return None
+        frame = self._user_frame()
+        if frame is None:
+            return None
+        ts = self.thread(ident)
+        if ts.busy:
+            return None
+        canon = self.files.get(code.co_filename)
+        bps = None
+        if canon is not None:
+            table = self.line_bps.get(canon)
+            if table:
+                bps = table.get(line)
+        if bps:
+            ids = [bp.id for bp in bps if self._bp_acts(bp, frame, status)]
+            if ids:
+                self.stop(ts, frame, "breakpoint", ids=ids)
+                return None
+        if ts.step is not None and self._step_done(ts, frame):
+            self.stop(ts, frame, "entry" if ts.step[0] == "entry" else "step")
+            return None
+        if self.pause_requested and self.is_user(frame):
+            self.stop(ts, frame, "pause")
+        elif self.halt and ts.run_epoch != self.epoch:
+            self._park(ts, frame)
+        if bps or self.core.step_mode():
+            return None
+        return DISABLE
+
+    def _bp_acts(self, bp, frame, status):
+        if bp.cond_code is not None and status != 1:
+            try:
+                ok = eval(bp.cond_code, frame.f_globals, frame.f_locals)
+            except Exception as e:
+                bp.hits += 1
+                self.output(f"Breakpoint condition {bp.condition!r} raised "
+                            f"{type(e).__name__}: {e}; stopping\n", bp)
+                return True
+            if not ok:
+                return False
+        if not bp.count_hit():
+            return False
+        if bp.log_code is not None:
+            self.log_queue.append((bp, bp.format_log(frame)))
+            return False
+        return True
+
+    def _step_done(self, ts, frame):
+        mode, sframe, sdepth = ts.step
+        user = self.is_user(frame)
+        if mode == "entry" and sframe is not None:
+            return frame.f_code is sframe
+        if mode in ("entry", "in"):
+            return user
+        depth = frame_depth(frame)
+        if mode in ("over", "return") and frame is sframe:
+            return user
+        if depth < sdepth:
+            if user:
+                return True
+            ts.step = ("in", None, 0)
+        return False
+
+    def _on_return(self, code, offset, retval):
+        """The frame a step started in returns: the step ends in its caller, at the call."""
+        ts = self.threads.get(threading.get_ident())
+        if ts is None or ts.busy or ts.step is None or ts.step[0] not in ("over", "in", "out"):
+            return None
+        frame = sys._getframe(1)
+        if frame is not ts.step[1]:
+            return None
+        caller = frame.f_back
+        if caller is None or caller.f_code.co_filename.startswith(PKG_DIR) or not self.is_user(caller):
+            ts.step = ("in", None, 0)
+            return None
+        ts.step = ("return", caller, frame_depth(caller))
+        # The next instruction the caller runs is the return point; LINE would only come
+        # at its next line.
+        self._instr_codes.add(caller.f_code)
+        M.set_local_events(TOOL, caller.f_code,
+                           E.INSTRUCTION | (E.LINE | E.JUMP if caller.f_code in self.codes else 0))
+        return None
+
+    def _on_instruction(self, code, offset):
+        ts = self.threads.get(threading.get_ident())
+        if ts is None or ts.busy or ts.step is None or ts.step[0] != "return":
+            return None
+        frame = sys._getframe(1)
+        if frame is ts.step[1]:
+            self.stop(ts, frame, "step")
+        return None
+
+    def _drop_instruction_events(self):
+        for code in self._instr_codes:
+            M.set_local_events(TOOL, code, E.LINE | E.JUMP if code in self.codes else 0)
+        self._instr_codes.clear()
+
+    def _on_raise(self, code, offset, exc):
+        ident = threading.get_ident()
+        if ident in self.internal or not self.active or not self.exc_filters:
+            return None
+        frame = sys._getframe(1)
+        if frame.f_code.co_filename.startswith(PKG_DIR):
+            return None
+        ts = self.thread(ident)
+        if ts.busy:
+            return None
+        tb = exc.__traceback__
+        # RAISE fires again in every frame the exception unwinds into; only the first counts.
+        # A fresh raise has a one-entry traceback (ids alone get reused by the allocator).
+        if tb is not None and tb.tb_next is not None and ts.last_exc == id(exc):
+            return None
+        user = self.is_user(frame)
+        if not user:
+            return None
+        ts.last_exc = id(exc)
+        f = self.exc_filters
+        t = type(exc)
+        mode = None
+        if "raised" in f and excmod.type_matches(t, f["raised"]):
+            mode = "always"
+        elif ("uncaught" in f or "userUnhandled" in f) and not _caught_by_runtime(exc, frame):
+            catcher = excmod.find_catcher(frame, exc, self._is_boundary)
+            if catcher is None and "uncaught" in f and excmod.type_matches(t, f["uncaught"]):
+                mode = "unhandled"
+            elif (catcher is not None and "userUnhandled" in f and not self.is_user(catcher)
+                  and excmod.type_matches(t, f["userUnhandled"])):
+                mode = "userUnhandled"
+        if mode is None:
+            return None
+        name, msg = excmod.describe(exc)
+        ts.exc, ts.exc_mode = exc, mode
+        ts.exc_text = excmod.traceback_text(frame, exc, self._is_launcher)
+        self.stop(ts, frame, "exception", description=f"{name}: {msg}" if msg else name,
+                  text=name)
+        ts.exc = None
+        return None
+
+    # ---- stopping and resuming ----------------------------------------------------------
+    def _wait_turn(self, ts, frame):
+        while self.active and self.halt and ts.run_epoch != self.epoch:
+            self.cond.wait(1.0)
+
+    def _park(self, ts, frame):
+        # Marked before taking the lock, so a stack request never shows threading's frames.
+        ts.frame, ts.parked = frame, True
+        try:
+            with self.cond:
+                self._wait_turn(ts, frame)
+        finally:
+            ts.parked, ts.frame = False, None
+
+    def stop(self, ts, frame, reason, ids=None, description=None, text=None, explicit=False):
+        ts.frame, ts.parked = frame, True
+        if "linecache" not in sys.modules:
+            # The server thread reads sources while threads are stopped; were it to import
+            # linecache then, a thread parked in the middle of that import would hold its
+            # lock. Importing it here, before the stop is reported, costs only the first stop.
+            import linecache  # noqa: F401
+        try:
+            with self.cond:
+                self._wait_turn(ts, frame)
+                if not self.active:
+                    return
+                # A pause already answered by another thread's stop is not repeated.
+                if reason == "pause" and not self.pause_requested and not explicit:
+                    return
+                self.pause_requested = False
+                self.epoch += 1
+                self.halt = True
+                self.stopped_ident = ts.ident
+                ts.step = None
+                ts.reason = reason
+                if self._instr_codes:
+                    self._drop_instruction_events()
+                self._update_events()
+                body = {"reason": reason, "threadId": ts.tid, "allThreadsStopped": True}
+                if ids:
+                    body["hitBreakpointIds"] = ids
+                if description:
+                    body["description"] = description
+                if text:
+                    body["text"] = text
+                self.agent.flush_logs()
+                self.agent.send_event("stopped", body)
+                self._wait_turn(ts, frame)
+        finally:
+            ts.parked, ts.frame = False, None
+
+    def request_pause(self):
+        with self.cond:
+            if self.halt or not self.active:
+                return
+            self.pause_requested = True
+            self._update_events()
+
+    def request_entry(self, ident, code=None):
+        """Stops thread ident at the first line of code (of any user code without one)."""
+        with self.cond:
+            self.thread(ident).step = ("entry", code, 0)
+            self._update_events()
+
+    def resume(self, ident=None, single=False, step=None):
+        """Lets threads run; with step, thread `ident` stops again where the step ends."""
+        with self.cond:
+            ts = self.threads.get(ident) if ident is not None else None
+            if step and ts is not None and ts.frame is not None:
+                ts.step = (step, ts.frame, frame_depth(ts.frame))
+            # A pause nobody answered yet (every thread in C) is dropped by a resume.
+            self.pause_requested = False
+            if single and ts is not None:
+                ts.run_epoch = self.epoch
+            else:
+                self.halt = False
+                self.stopped_ident = None
+            self._update_events()
+            self.cond.notify_all()
+
+    def parked_frame(self, ident):
+        ts = self.threads.get(ident)
+        if ts is not None and ts.parked and ts.frame is not None:
+            return ts.frame
+        return None

@@ -1,0 +1,356 @@
+"""One method per DAP request the agent serves; errors become success:false responses."""
+import os
+import sys
+import threading
+
+from . import _evaluate
+from . import _exceptions as excmod
+from ._inspect import ReprTimeout
+from ._monitor import PKG_DIR
+
+# How long an evaluation may run before it is interrupted (seconds).
+EVAL_LIMITS = {"repl": 30.0, "clipboard": 10.0}
+EVAL_LIMIT_DEFAULT = 3.0
+
+
+_RUNPY = os.path.splitext(getattr(sys.modules.get("runpy"), "__file__", "") or "runpy")[0] + ".py"
+
+
+class _LazyLinecache:
+    """linecache is imported on first use: start-up time is a benchmark."""
+
+    def __getattr__(self, name):
+        import linecache as real
+        return getattr(real, name)
+
+
+linecache = _LazyLinecache()
+
+
+class RequestError(Exception):
+    pass
+
+
+CAPABILITIES = {
+    "supportsConfigurationDoneRequest": True,
+    "supportsFunctionBreakpoints": True,
+    "supportsConditionalBreakpoints": True,
+    "supportsHitConditionalBreakpoints": True,
+    "supportsEvaluateForHovers": True,
+    "exceptionBreakpointFilters": excmod.FILTERS,
+    "supportsSetVariable": True,
+    "supportsCompletionsRequest": True,
+    "completionTriggerCharacters": ["."],
+    "supportsExceptionInfoRequest": True,
+    "supportsExceptionFilterOptions": True,
+    "supportsLogPoints": True,
+    "supportsSetExpression": True,
+    "supportsClipboardContext": True,
+    "supportsDelayedStackTraceLoading": True,
+    "supportsSingleThreadExecutionRequests": True,
+    "supportTerminateDebuggee": True,
+}
+
+
+class RequestHandlers:
+    def dispatch(self, req):
+        command = req.get("command", "")
+        args = req.get("arguments") or {}
+        handler = getattr(self, "on_" + command, None)
+        resp = {"type": "response", "request_seq": req.get("seq", 0), "command": command,
+                "success": True}
+        after = None
+        try:
+            if handler is None:
+                raise RequestError(f"unsupported request '{command}'")
+            body = handler(args)
+            if isinstance(body, tuple):
+                body, after = body
+            if body is not None:
+                resp["body"] = body
+        except (Exception, ReprTimeout) as e:
+            msg = str(e) if isinstance(e, (RequestError, KeyError)) else f"{type(e).__name__}: {e}"
+            resp["success"] = False
+            resp["message"] = msg.strip("'\"") if isinstance(e, KeyError) else msg
+            resp["body"] = {"error": {"id": 1, "format": resp["message"], "showUser": False}}
+        self.send(resp)
+        if after:
+            after()
+
+    # ---- session -------------------------------------------------------------------------
+    def on_initialize(self, args):
+        self.columns_start_at_1 = args.get("columnsStartAt1", True)
+        return dict(CAPABILITIES), lambda: self.send_event("initialized")
+
+    def _take_options(self, args):
+        for k in ("justMyCode", "stopOnEntry"):
+            if k in args:
+                self.options[k] = bool(args[k])
+        self.monitor.just_my_code = self.options["justMyCode"]
+        self.monitor._user_cache.clear()
+        if args.get("redirectOutput"):
+            self.redirect_output(True)
+
+    def on_configure(self, args):
+        self._take_options(args)
+
+    on_attach = on_configure
+    on_launch = on_configure
+
+    def on_configurationDone(self, args):
+        return None, self.configured.set
+
+    def on_disconnect(self, args):
+        self._closing = True
+        if args.get("terminateDebuggee"):
+            return None, lambda: os._exit(0)
+        return None
+
+    # ---- breakpoints ---------------------------------------------------------------------
+    def on_setBreakpoints(self, args):
+        src = args.get("source") or {}
+        path = src.get("path")
+        if not path:
+            ref = src.get("sourceReference")
+            path = self._sources.get(ref)
+            if not path:
+                raise RequestError("arguments.source.path is required")
+        specs = args.get("breakpoints")
+        if specs is None:
+            specs = [{"line": ln} for ln in args.get("lines", [])]
+        text = None
+        if path.startswith("<"):
+            text = "".join(linecache.getlines(path)) or None
+        bps = self.monitor.set_breakpoints(path, specs, text)
+        return {"breakpoints": [b.to_dap() for b in bps]}
+
+    def on_setFunctionBreakpoints(self, args):
+        bps = self.monitor.set_function_breakpoints(args.get("breakpoints", []))
+        return {"breakpoints": [b.to_dap() for b in bps]}
+
+    def on_setExceptionBreakpoints(self, args):
+        errors = self.monitor.set_exception_filters(args.get("filters", []), args.get("filterOptions"))
+        names = list(args.get("filters", [])) + [o.get("filterId") for o in args.get("filterOptions") or ()]
+        out = []
+        for n in names:
+            if n in errors:
+                out.append({"verified": False, "message": errors[n]})
+            elif n in excmod.NAMES:
+                out.append({"verified": True})
+            else:
+                out.append({"verified": False, "message": f"unknown exception filter {n!r}"})
+        return {"breakpoints": out}
+
+    # ---- execution -----------------------------------------------------------------------
+    def _ident(self, args, required=True):
+        tid = args.get("threadId")
+        for t in threading.enumerate():
+            if t.native_id == tid:
+                return t.ident
+        for ts in list(self.monitor.threads.values()):
+            if ts.tid == tid:
+                return ts.ident
+        if required:
+            raise RequestError(f"unknown threadId {tid}")
+        return None
+
+    def _resume(self, args, step=None):
+        ident = self._ident(args, required=step is not None)
+        single = bool(args.get("singleThread"))
+        self.invalidate()
+        self.monitor.resume(ident, single, step)
+        return single
+
+    def on_continue(self, args):
+        single = self._resume(args)
+        return {"allThreadsContinued": not single}
+
+    def on_next(self, args):
+        self._resume(args, "over")
+
+    def on_stepIn(self, args):
+        self._resume(args, "in")
+
+    def on_stepOut(self, args):
+        self._resume(args, "out")
+
+    def on_pause(self, args):
+        self.monitor.request_pause()
+
+    # ---- inspection ----------------------------------------------------------------------
+    def on_threads(self, args):
+        self._thread_events()
+        return {"threads": [{"id": tid, "name": name} for tid, name in self._python_threads().items()]}
+
+    def _top_frame(self, ident):
+        f = self.monitor.parked_frame(ident)
+        if f is None:
+            f = sys._current_frames().get(ident)
+        while f is not None and f.f_code.co_filename.startswith(PKG_DIR):
+            f = f.f_back
+        return f
+
+    def _frame_list(self, ident):
+        out = []
+        f = self._top_frame(ident)
+        while f is not None:
+            # Below the program's first frame sit only the launcher's (strata, runpy).
+            fn = f.f_code.co_filename
+            if fn.startswith(PKG_DIR) or fn in ("<frozen runpy>", _RUNPY):
+                break
+            out.append(f)
+            f = f.f_back
+        return out
+
+    def _frame_id(self, frame, ident):
+        key = id(frame)
+        fid = self._frame_ids.get(key)
+        if fid is None:
+            fid = self._next_frame
+            self._next_frame += 1
+            self._frame_ids[key] = fid
+            self._frames[fid] = (frame, ident)
+        return fid
+
+    def _frame(self, args, key="frameId", required=True):
+        fid = args.get(key)
+        if fid is None and not required:
+            return None
+        got = self._frames.get(fid)
+        if got is None:
+            raise RequestError(f"unknown frameId {fid} (frames are valid while stopped)")
+        return got[0]
+
+    def _source(self, filename):
+        if not filename.startswith("<") and os.path.exists(filename):
+            return {"name": os.path.basename(filename), "path": filename}
+        ref = None
+        for r, fn in self._sources.items():
+            if fn == filename:
+                ref = r
+        if ref is None and linecache.getlines(filename):
+            ref = len(self._sources) + 1
+            self._sources[ref] = filename
+        src = {"name": filename}
+        if ref:
+            src["sourceReference"] = ref
+        else:
+            src["presentationHint"] = "deemphasize"
+        return src
+
+    def on_stackTrace(self, args):
+        ident = self._ident(args)
+        frames = self._frame_list(ident)
+        start = args.get("startFrame") or 0
+        levels = args.get("levels") or 0
+        sel = frames[start:start + levels] if levels else frames[start:]
+        out = []
+        for f in sel:
+            item = {"id": self._frame_id(f, ident), "name": f.f_code.co_qualname,
+                    "line": f.f_lineno or f.f_code.co_firstlineno, "column": 1,
+                    "source": self._source(f.f_code.co_filename)}
+            if not self.monitor.is_user(f):
+                item["presentationHint"] = "subtle"
+            out.append(item)
+        return {"stackFrames": out, "totalFrames": len(frames)}
+
+    def on_source(self, args):
+        ref = args.get("sourceReference") or (args.get("source") or {}).get("sourceReference")
+        fn = self._sources.get(ref)
+        lines = linecache.getlines(fn) if fn else []
+        if not lines:
+            raise RequestError(f"no source available for sourceReference {ref}")
+        return {"content": "".join(lines), "mimeType": "text/x-python"}
+
+    def on_scopes(self, args):
+        frame = self._frame(args)
+        ins = self.inspector
+        loc = ins.new_ref(("scope", "locals", frame))
+        glo = ins.new_ref(("scope", "globals", frame))
+        is_module = frame.f_locals is frame.f_globals if frame.f_code.co_name == "<module>" else False
+        scopes = [{"name": "Locals", "presentationHint": "locals", "variablesReference": loc,
+                   "expensive": False}]
+        if not is_module:
+            scopes.append({"name": "Globals", "variablesReference": glo, "expensive": False})
+        return {"scopes": scopes}
+
+    def on_variables(self, args):
+        ref = args.get("variablesReference")
+        return {"variables": self.inspector.children(ref, args.get("filter"), args.get("start", 0),
+                                                     args.get("count", 0))}
+
+    def on_evaluate(self, args):
+        frame = self._frame(args, required=False)
+        expr = args.get("expression", "")
+        ctx = args.get("context", "repl")
+        ins = self.inspector
+        ins.guard.begin()
+        try:
+            value, stmt = ins.guard.run(lambda: _evaluate.evaluate(self.monitor.core, frame, expr, ctx),
+                                        EVAL_LIMITS.get(ctx, EVAL_LIMIT_DEFAULT))
+        except ReprTimeout:
+            raise RequestError(f"evaluation stopped after {EVAL_LIMITS.get(ctx, EVAL_LIMIT_DEFAULT):g} s") from None
+        except Exception as e:
+            if isinstance(e, SyntaxError):
+                text = f"SyntaxError: {e.msg}"
+                if e.text:
+                    text += f"\n    {e.text.rstrip()}"
+            else:
+                text = f"{type(e).__name__}: {e}"
+            raise RequestError(text) from None
+        finally:
+            ins.guard.end()
+        if stmt:
+            return {"result": "", "variablesReference": 0}
+        if ctx == "clipboard" and isinstance(value, (str, bytes)):
+            return {"result": repr(value), "variablesReference": 0}
+        var = ins.variable(expr, value, expr)
+        body = {"result": var["value"], "type": var.get("type"),
+                "variablesReference": var["variablesReference"]}
+        for k in ("indexedVariables", "namedVariables", "presentationHint"):
+            if k in var:
+                body[k] = var[k]
+        return body
+
+    def on_setVariable(self, args):
+        ref = args.get("variablesReference")
+        prov = self.inspector.refs.get(ref)
+        if prov is None:
+            raise RequestError(f"unknown variablesReference {ref}")
+        frame = prov[2] if prov[0] == "scope" else None
+        if frame is None:
+            for f, _ in self._frames.values():
+                frame = f
+                break
+        value, _ = _evaluate.evaluate(self.monitor.core, frame, args.get("value", ""), "watch")
+        _evaluate.set_child(self.monitor.core, prov, args.get("name", ""), value)
+        var = self.inspector.variable(args.get("name", ""), value)
+        body = {"value": var["value"], "type": var["type"], "variablesReference": var["variablesReference"]}
+        for k in ("indexedVariables", "namedVariables"):
+            if k in var:
+                body[k] = var[k]
+        return body
+
+    def on_setExpression(self, args):
+        frame = self._frame(args, required=False)
+        value, _ = _evaluate.evaluate(self.monitor.core, frame, args.get("value", ""), "watch")
+        _evaluate.assign(self.monitor.core, frame, args.get("expression", ""), value)
+        var = self.inspector.variable(args.get("expression", ""), value)
+        return {"value": var["value"], "type": var["type"], "variablesReference": var["variablesReference"]}
+
+    def on_completions(self, args):
+        frame = self._frame(args, required=False)
+        return {"targets": _evaluate.completions(frame, args.get("text", ""), args.get("column", 1),
+                                                 self.columns_start_at_1)}
+
+    def on_exceptionInfo(self, args):
+        ident = self._ident(args)
+        ts = self.monitor.threads.get(ident)
+        if ts is None or ts.exc is None:
+            raise RequestError("this thread is not stopped on an exception")
+        name, msg = excmod.describe(ts.exc)
+        t = type(ts.exc)
+        return {"exceptionId": name, "description": msg, "breakMode": ts.exc_mode,
+                "details": {"message": msg, "typeName": t.__qualname__,
+                            "fullTypeName": f"{t.__module__}.{t.__qualname__}",
+                            "stackTrace": ts.exc_text}}

@@ -1,0 +1,98 @@
+// Peer identification through /proc (Linux): socket inode from /proc/net/tcp{,6}, owner from
+// the fd tables of the user's processes.
+#include "backends/python/proxy/peer_check.hpp"
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+namespace strata::backends {
+
+std::string makeLaunchToken() {
+  std::random_device rd;
+  std::string out;
+  char buf[9];
+  for (int i = 0; i < 4; ++i) {
+    std::snprintf(buf, sizeof buf, "%08x", static_cast<unsigned>(rd()));
+    out += buf;
+  }
+  return out;
+}
+
+namespace {
+
+// The inode of the socket whose local port is `localPort` and remote port `remotePort`.
+std::optional<unsigned long> socketInode(const char* table, unsigned localPort, unsigned remotePort) {
+  std::ifstream in(table);
+  std::string line;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) {
+    std::istringstream ss(line);
+    std::string sl, local, remote, st, queues, timer, retr, uid, timeout;
+    unsigned long inode = 0;
+    if (!(ss >> sl >> local >> remote >> st >> queues >> timer >> retr >> uid >> timeout >> inode)) continue;
+    auto port = [](const std::string& endpoint) {
+      auto colon = endpoint.rfind(':');
+      return colon == std::string::npos ? 0u : static_cast<unsigned>(std::stoul(endpoint.substr(colon + 1), nullptr, 16));
+    };
+    if (port(local) == localPort && port(remote) == remotePort && inode != 0) return inode;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Result<int> loopbackPeerPid(const boost::asio::ip::tcp::socket& socket) {
+  boost::system::error_code ec;
+  auto peer = socket.remote_endpoint(ec);
+  if (ec) return Error{1, "cannot read the peer address: " + ec.message(), false};
+  auto local = socket.local_endpoint(ec);
+  if (ec) return Error{1, "cannot read the local address: " + ec.message(), false};
+  auto inode = socketInode("/proc/net/tcp", peer.port(), local.port());
+  if (!inode) inode = socketInode("/proc/net/tcp6", peer.port(), local.port());
+  if (!inode) return Error{1, "the peer's socket is not in /proc/net/tcp", false};
+  std::string wanted = "socket:[" + std::to_string(*inode) + "]";
+  DIR* proc = ::opendir("/proc");
+  if (!proc) return errnoError("opendir /proc");
+  std::optional<int> found;
+  while (dirent* e = ::readdir(proc)) {
+    if (found) break;
+    char* end = nullptr;
+    long pid = std::strtol(e->d_name, &end, 10);
+    if (*end != '\0' || pid <= 0) continue;
+    std::string fdDir = std::string("/proc/") + e->d_name + "/fd";
+    DIR* fds = ::opendir(fdDir.c_str());
+    if (!fds) continue;  // another user's process: it cannot be ours
+    while (dirent* f = ::readdir(fds)) {
+      char target[64];
+      std::string link = fdDir + "/" + f->d_name;
+      ssize_t n = ::readlink(link.c_str(), target, sizeof target - 1);
+      if (n <= 0) continue;
+      target[n] = '\0';
+      if (wanted == target) {
+        found = static_cast<int>(pid);
+        break;
+      }
+    }
+    ::closedir(fds);
+  }
+  ::closedir(proc);
+  if (!found) return Error{1, "no process of this user holds the peer's socket", false};
+  return *found;
+}
+
+bool processEnvironmentHas(int pid, const std::string& entry) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
+  std::string item;
+  while (std::getline(in, item, '\0'))
+    if (item == entry) return true;
+  return false;
+}
+
+}  // namespace strata::backends

@@ -1,0 +1,396 @@
+// The Python backend: launch under the agent, attach to a listening agent, request forwarding.
+#include "backends/python/proxy/python_backend.hpp"
+
+#include <filesystem>
+
+#include "backends/python/proxy/peer_check.hpp"
+#include "backends/python/proxy/translate.hpp"
+
+#ifndef STRATA_AGENT_BUILD_PYTHONPATH
+#define STRATA_AGENT_BUILD_PYTHONPATH ""
+#endif
+
+namespace strata::backends {
+
+namespace json = boost::json;
+namespace fs = std::filesystem;
+using asio::ip::tcp;
+
+namespace {
+constexpr int kAgentUnavailable = 1200;
+constexpr auto kConnectTimeout = std::chrono::seconds(30);
+// After the process exits, how long to wait for the agent's last events on the link.
+constexpr auto kLinkDrainTimeout = std::chrono::seconds(2);
+const char* kTokenVariable = "STRATA_LAUNCH_TOKEN";
+
+bool hasAgent(const fs::path& dir) {
+  std::error_code ec;
+  return !dir.empty() && fs::exists(dir / "strata" / "__main__.py", ec);
+}
+}  // namespace
+
+std::string agentPythonPath(const std::string& adapterExecutable) {
+  if (const char* env = std::getenv("STRATA_AGENT_PYTHONPATH"); env && hasAgent(env)) return env;
+  if (hasAgent(STRATA_AGENT_BUILD_PYTHONPATH)) return STRATA_AGENT_BUILD_PYTHONPATH;
+  // Installed: <prefix>/bin/strata-dap and <prefix>/lib/strata/python/strata/.
+  fs::path installed = fs::path(adapterExecutable).parent_path().parent_path() / "lib" / "strata" / "python";
+  if (hasAgent(installed)) return installed.string();
+  return {};
+}
+
+PythonBackend::PythonBackend(asio::io_context& io, BackendHost& host) : io_(io), host_(host), timer_(io) {}
+
+PythonBackend::~PythonBackend() {
+  *alive_ = false;
+  if (listener_) listener_->close();
+  if (link_) link_->close();
+}
+
+BackendFeatures PythonBackend::features() const {
+  BackendFeatures f;
+  f.conditionalBreakpoints = f.hitConditionalBreakpoints = f.logPoints = f.functionBreakpoints = true;
+  f.evaluateForHovers = f.setVariable = f.setExpression = f.completions = f.exceptionInfo = true;
+  f.delayedStackTraceLoading = f.clipboardContext = f.singleThreadExecution = true;
+  const char* cond = "Exception types to stop on, e.g. ValueError, KeyError";
+  f.exceptionFilters = {
+      {"raised", "Raised Exceptions", "Stop whenever an exception is raised", false, true, cond},
+      {"uncaught", "Uncaught Exceptions", "Stop where an exception nothing catches is raised", true, true, cond},
+      {"userUnhandled", "User Uncaught Exceptions", "Stop when an exception leaves user code into library code",
+       false, true, cond}};
+  return f;
+}
+
+void PythonBackend::launch(const LaunchSpec& spec, Reply<void> reply) {
+  if (spec.interpreter.empty() || spec.interpreter.size() > spec.argv.size())
+    return reply(Error{kAgentUnavailable, "the launch names no Python interpreter", true});
+  std::string agentDir = agentPythonPath(host_.adapterExecutable());
+  if (agentDir.empty())
+    return reply(Error{kAgentUnavailable,
+                       "the Strata Python agent was not found (looked in " +
+                           std::string(STRATA_AGENT_BUILD_PYTHONPATH) +
+                           " and beside strata-dap); set STRATA_AGENT_PYTHONPATH to its folder",
+                       true});
+  justMyCode_ = spec.justMyCode;
+  stopOnEntry_ = spec.stopOnEntry;
+  token_ = makeLaunchToken();
+  std::weak_ptr<bool> alive = alive_;
+  auto listener = protocol::Listener::open(io_, protocol::HostPort{"127.0.0.1", 0}, [this, alive](tcp::socket s) {
+    if (!alive.expired()) onAccept(std::move(s));
+  });
+  if (!listener) return reply(listener.takeError());
+  listener_ = std::move(*listener);
+
+  LaunchSpec child = spec;
+  child.argv = spec.interpreter;
+  for (const char* a : {"-m", "strata", "--connect"}) child.argv.emplace_back(a);
+  child.argv.push_back("127.0.0.1:" + std::to_string(listener_->endpoint().port()));
+  child.argv.insert(child.argv.end(), spec.argv.begin() + static_cast<std::ptrdiff_t>(spec.interpreter.size()),
+                    spec.argv.end());
+  std::string pythonPath = agentDir;
+  for (auto it = child.environment.begin(); it != child.environment.end();) {
+    if (it->rfind("PYTHONPATH=", 0) == 0) {
+      std::string old = it->substr(11);
+      if (!old.empty()) pythonPath += ":" + old;
+      it = child.environment.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  child.environment.push_back("PYTHONPATH=" + pythonPath);
+  child.environment.push_back(std::string(kTokenVariable) + "=" + token_);
+
+  starting_ = std::move(reply);
+  process_ = std::make_unique<ProcessBackend>(io_, static_cast<BackendHost&>(*this));
+  process_->launch(child, [this, alive](Result<void> r) {
+    if (alive.expired() || r.ok()) return;
+    failStart(r.takeError());
+  });
+  if (!starting_) return;
+  timer_.expires_after(kConnectTimeout);
+  timer_.async_wait([this, alive](const boost::system::error_code& ec) {
+    if (ec || alive.expired() || !starting_) return;
+    failStart(Error{kAgentUnavailable, "the Python program did not connect to the debugger within 30 s", true});
+  });
+}
+
+void PythonBackend::onAccept(tcp::socket socket) {
+  if (!starting_ || link_) return;  // socket closes as it goes out of scope
+  // Only the program we started may take the link: whoever else can reach loopback cannot.
+  auto pid = loopbackPeerPid(socket);
+  if (!pid || !processEnvironmentHas(*pid, std::string(kTokenVariable) + "=" + token_)) return;
+  listener_->close();
+  startLink(std::move(socket), "launch");
+}
+
+void PythonBackend::attach(const AttachSpec& spec, Reply<void> reply) {
+  attached_ = true;
+  justMyCode_ = spec.justMyCode;
+  stopOnEntry_ = spec.stopOnEntry;
+  auto socket = protocol::dial(io_, protocol::HostPort{spec.host, spec.port});
+  if (!socket) {
+    Error e = socket.takeError();
+    e.message = "nothing accepts connections at " + spec.host + ":" + std::to_string(spec.port) + " (" +
+                e.message + "); start the program with python -m strata --listen " + std::to_string(spec.port);
+    return reply(std::move(e));
+  }
+  starting_ = std::move(reply);
+  startLink(std::move(*socket), "attach");
+}
+
+void PythonBackend::startLink(tcp::socket socket, const char* startCommand) {
+  timer_.cancel();
+  std::weak_ptr<bool> alive = alive_;
+  link_ = AgentLink::open(std::move(socket), AgentLink::Callbacks{
+      [this, alive](const std::string& event, const json::value& body) {
+        if (!alive.expired()) onAgentEvent(event, body);
+      },
+      [this, alive] {
+        if (!alive.expired()) onLinkClosed();
+      }});
+  json::object init{{"clientID", "strata-dap"}, {"adapterID", "strata"}, {"linesStartAt1", true},
+                    {"columnsStartAt1", true}, {"pathFormat", "path"}};
+  std::string command = startCommand;
+  link_->request("initialize", std::move(init), [this, alive, command](Result<json::value> r) {
+    if (alive.expired() || !starting_) return;
+    if (!r) return failStart(r.takeError());
+    json::object options{{"justMyCode", justMyCode_}, {"stopOnEntry", stopOnEntry_}};
+    link_->request(command, std::move(options), [this, alive](Result<json::value> r2) {
+      if (alive.expired() || !starting_) return;
+      if (!r2) return failStart(r2.takeError());
+      started();
+    });
+  });
+}
+
+void PythonBackend::started() {
+  std::exchange(starting_, {})({});
+  for (auto& send : std::exchange(waiting_, {})) send();
+}
+
+void PythonBackend::failStart(Error error) {
+  startFailed_ = true;
+  timer_.cancel();
+  if (listener_) listener_->close();
+  if (link_) link_->close();
+  if (auto reply = std::exchange(starting_, {})) reply(std::move(error));
+  for (auto& send : std::exchange(waiting_, {})) send();
+  if (process_) process_->terminate(true, [](Result<void>) {});
+}
+
+void PythonBackend::onAgentEvent(const std::string& event, const json::value& body) {
+  const json::object empty;
+  const json::object& o = body.is_object() ? body.get_object() : empty;
+  if (event == "stopped") return host_.stopped(agent::stopInfo(body));
+  if (event == "continued") {
+    auto* t = o.if_contains("threadId");
+    auto* all = o.if_contains("allThreadsContinued");
+    return host_.continued(t && t->is_int64() ? t->get_int64() : 0, !all || !all->is_bool() || all->get_bool());
+  }
+  if (event == "thread") {
+    auto* t = o.if_contains("threadId");
+    auto* reason = o.if_contains("reason");
+    if (!t || !t->is_int64() || !reason || !reason->is_string()) return;
+    return host_.threadChanged(t->get_int64(), reason->get_string() == "started");
+  }
+  if (event == "output") {
+    auto* text = o.if_contains("output");
+    auto* cat = o.if_contains("category");
+    if (!text || !text->is_string()) return;
+    std::string c = cat && cat->is_string() ? std::string(cat->get_string()) : "console";
+    OutputCategory category = c == "stdout"      ? OutputCategory::Stdout
+                              : c == "stderr"    ? OutputCategory::Stderr
+                              : c == "important" ? OutputCategory::Important
+                                                 : OutputCategory::Console;
+    return host_.output(category, std::string(text->get_string()));
+  }
+  if (event == "breakpoint") {
+    if (auto* b = o.if_contains("breakpoint")) host_.breakpointChanged(agent::breakpointState(*b));
+    return;
+  }
+  if (event == "exited") {
+    if (auto* c = o.if_contains("exitCode"); c && c->is_int64()) agentExitCode_ = c->get_int64();
+    return;
+  }
+  if (event == "terminated" && attached_) reportExit(ExitStatus{static_cast<int>(agentExitCode_.value_or(0)), {}});
+}
+
+void PythonBackend::onLinkClosed() {
+  if (starting_) failStart(Error{kAgentUnavailable, "the Python program closed the debug link while starting", true});
+  if (pendingExit_) return reportExit(*pendingExit_);
+  if (attached_ && !detached_) {
+    host_.output(OutputCategory::Console, "The Python program closed the debug link.\n");
+    reportExit(ExitStatus{static_cast<int>(agentExitCode_.value_or(0)), {}});
+  }
+}
+
+void PythonBackend::exited(const ExitStatus& status) {
+  if (starting_)
+    failStart(Error{kAgentUnavailable,
+                    "the Python program exited (code " + std::to_string(status.exitCode) +
+                        ") before the debugger could connect to it; its output shows why",
+                    true});
+  if (link_ && !link_->closed()) {
+    // The agent's last log-point lines may still be in the socket: let them arrive first.
+    pendingExit_ = status;
+    std::weak_ptr<bool> alive = alive_;
+    timer_.expires_after(kLinkDrainTimeout);
+    timer_.async_wait([this, alive](const boost::system::error_code& ec) {
+      if (!ec && !alive.expired() && pendingExit_) reportExit(*pendingExit_);
+    });
+    return;
+  }
+  reportExit(status);
+}
+
+void PythonBackend::reportExit(const ExitStatus& status) {
+  if (exitReported_) return;
+  exitReported_ = true;
+  timer_.cancel();
+  host_.exited(status);
+}
+
+template <class T, class Convert>
+void PythonBackend::call(const char* command, json::value args, Reply<T> reply, Convert convert) {
+  if (starting_ && !startFailed_) {
+    waiting_.push_back([this, command, args = std::move(args), reply = std::move(reply), convert]() mutable {
+      call(command, std::move(args), std::move(reply), convert);
+    });
+    return;
+  }
+  if (startFailed_ || !link_ || link_->closed())
+    return reply(Error{kAgentUnavailable, "the Python program is not connected to the debugger", false});
+  link_->request(command, std::move(args), [reply = std::move(reply), convert](Result<json::value> r) {
+    if (!r) return reply(r.takeError());
+    reply(convert(*r));
+  });
+}
+
+void PythonBackend::configurationDone(Reply<void> reply) {
+  call("configurationDone", json::object{}, std::move(reply), [](const json::value&) { return Result<void>{}; });
+}
+
+void PythonBackend::setSourceBreakpoints(const std::string& path, const std::vector<SourceBreakpointSpec>& bps,
+                                         Reply<std::vector<BreakpointState>> reply) {
+  call("setBreakpoints", agent::breakpointsArguments(path, bps), std::move(reply),
+       [](const json::value& b) { return Result(agent::breakpointStates(b)); });
+}
+
+void PythonBackend::setFunctionBreakpoints(const std::vector<FunctionBreakpointSpec>& bps,
+                                           Reply<std::vector<BreakpointState>> reply) {
+  call("setFunctionBreakpoints", agent::functionBreakpointsArguments(bps), std::move(reply),
+       [](const json::value& b) { return Result(agent::breakpointStates(b)); });
+}
+
+void PythonBackend::setExceptionBreakpoints(const std::vector<ExceptionFilterSpec>& filters,
+                                            Reply<std::vector<BreakpointState>> reply) {
+  call("setExceptionBreakpoints", agent::exceptionBreakpointsArguments(filters), std::move(reply),
+       [](const json::value& b) { return Result(agent::breakpointStates(b)); });
+}
+
+void PythonBackend::threads(Reply<std::vector<ThreadInfo>> reply) {
+  if ((!link_ || link_->closed()) && process_) return process_->threads(std::move(reply));
+  call("threads", json::object{}, std::move(reply), [](const json::value& b) { return Result(agent::threads(b)); });
+}
+
+void PythonBackend::terminate(bool force, Reply<void> reply) {
+  if (process_) return process_->terminate(force, std::move(reply));
+  if (!link_ || link_->closed()) return reply({});
+  // Attached: only the agent can end the program; the link closing confirms it.
+  link_->request("disconnect", json::object{{"terminateDebuggee", true}},
+                 [reply](Result<json::value>) { reply({}); });
+}
+
+void PythonBackend::detach(Reply<void> reply) {
+  if (detached_) return reply({});
+  detached_ = true;
+  timer_.cancel();
+  if (listener_) listener_->close();
+  auto finish = [this, alive = std::weak_ptr<bool>(alive_), reply](Result<json::value>) {
+    if (!alive.expired()) {
+      if (link_) link_->close();
+      if (process_) process_->detach([](Result<void>) {});
+    }
+    reply({});
+  };
+  if (!link_ || link_->closed()) return finish(json::value(nullptr));
+  // The agent removes its instrumentation and resumes every thread before it answers.
+  link_->request("disconnect", json::object{{"terminateDebuggee", false}}, finish);
+}
+
+void PythonBackend::resume(std::int64_t threadId, bool singleThread, Reply<bool> reply) {
+  call("continue", json::object{{"threadId", threadId}, {"singleThread", singleThread}}, std::move(reply),
+       [](const json::value& b) {
+         auto* all = b.is_object() ? b.get_object().if_contains("allThreadsContinued") : nullptr;
+         return Result<bool>(!all || !all->is_bool() || all->get_bool());
+       });
+}
+
+void PythonBackend::step(StepKind kind, const StepOptions& o, Reply<void> reply) {
+  const char* command = kind == StepKind::In ? "stepIn" : kind == StepKind::Out ? "stepOut" : "next";
+  call(command,
+       json::object{{"threadId", o.threadId}, {"singleThread", o.singleThread},
+                    {"granularity", agent::granularityName(o.granularity)}},
+       std::move(reply), [](const json::value&) { return Result<void>{}; });
+}
+
+void PythonBackend::pause(std::int64_t threadId, Reply<void> reply) {
+  call("pause", json::object{{"threadId", threadId}}, std::move(reply),
+       [](const json::value&) { return Result<void>{}; });
+}
+
+void PythonBackend::stackTrace(std::int64_t threadId, std::int64_t startFrame, std::int64_t levels,
+                               Reply<StackPage> reply) {
+  call("stackTrace", json::object{{"threadId", threadId}, {"startFrame", startFrame}, {"levels", levels}},
+       std::move(reply), [](const json::value& b) { return Result(agent::stackPage(b)); });
+}
+
+void PythonBackend::scopes(std::int64_t frameId, Reply<std::vector<ScopeInfo>> reply) {
+  call("scopes", json::object{{"frameId", frameId}}, std::move(reply),
+       [](const json::value& b) { return Result(agent::scopes(b)); });
+}
+
+void PythonBackend::variables(const VariablesQuery& q, Reply<std::vector<ValueInfo>> reply) {
+  json::object args{{"variablesReference", q.variablesReference}, {"start", q.start}, {"count", q.count}};
+  if (!q.filter.empty()) args["filter"] = q.filter;
+  call("variables", std::move(args), std::move(reply), [](const json::value& b) { return Result(agent::variables(b)); });
+}
+
+void PythonBackend::evaluate(const EvaluateQuery& q, Reply<ValueInfo> reply) {
+  json::object args{{"expression", q.expression}, {"context", q.context}};
+  if (q.frameId) args["frameId"] = *q.frameId;
+  call("evaluate", std::move(args), std::move(reply),
+       [](const json::value& b) { return Result(agent::value(b, "result")); });
+}
+
+void PythonBackend::setVariable(std::int64_t ref, const std::string& name, const std::string& value,
+                                Reply<ValueInfo> reply) {
+  call("setVariable", json::object{{"variablesReference", ref}, {"name", name}, {"value", value}},
+       std::move(reply), [](const json::value& b) { return Result(agent::value(b, "value")); });
+}
+
+void PythonBackend::setExpression(const std::string& expression, const std::string& value,
+                                  std::optional<std::int64_t> frameId, Reply<ValueInfo> reply) {
+  json::object args{{"expression", expression}, {"value", value}};
+  if (frameId) args["frameId"] = *frameId;
+  call("setExpression", std::move(args), std::move(reply),
+       [](const json::value& b) { return Result(agent::value(b, "value")); });
+}
+
+void PythonBackend::completions(const CompletionsQuery& q, Reply<std::vector<CompletionEntry>> reply) {
+  json::object args{{"text", q.text}, {"column", q.column}, {"line", q.line}};
+  if (q.frameId) args["frameId"] = *q.frameId;
+  call("completions", std::move(args), std::move(reply),
+       [](const json::value& b) { return Result(agent::completions(b)); });
+}
+
+void PythonBackend::exceptionInfo(std::int64_t threadId, Reply<ExceptionDetails> reply) {
+  call("exceptionInfo", json::object{{"threadId", threadId}}, std::move(reply),
+       [](const json::value& b) { return Result(agent::exceptionDetails(b)); });
+}
+
+void PythonBackend::source(std::int64_t sourceReference, Reply<SourceContent> reply) {
+  call("source", json::object{{"sourceReference", sourceReference}}, std::move(reply),
+       [](const json::value& b) { return Result(agent::sourceContent(b)); });
+}
+
+}  // namespace strata::backends

@@ -1,0 +1,101 @@
+// The Python backend in the adapter: starts the program under the in-target agent (or dials
+// an agent that listens), forwards requests over the link and reports the agent's events.
+#pragma once
+
+#include <boost/asio.hpp>
+
+#include <memory>
+#include <optional>
+
+#include "backends/backend.hpp"
+#include "backends/process/process_backend.hpp"
+#include "backends/python/proxy/agent_link.hpp"
+#include "strata/protocol/transport.hpp"
+
+namespace strata::backends {
+
+// Where the agent package (`strata/`) is: the build tree's, else one installed beside us.
+std::string agentPythonPath(const std::string& adapterExecutable);
+
+class PythonBackend final : public Backend, private BackendHost {
+ public:
+  PythonBackend(asio::io_context& io, BackendHost& host);
+  ~PythonBackend() override;
+
+  std::string name() const override { return "python"; }
+  BackendFeatures features() const override;
+  void launch(const LaunchSpec& spec, Reply<void> reply) override;
+  void attach(const AttachSpec& spec, Reply<void> reply) override;
+  void configurationDone(Reply<void> reply) override;
+  void setSourceBreakpoints(const std::string& path, const std::vector<SourceBreakpointSpec>& breakpoints,
+                            Reply<std::vector<BreakpointState>> reply) override;
+  void setFunctionBreakpoints(const std::vector<FunctionBreakpointSpec>& breakpoints,
+                              Reply<std::vector<BreakpointState>> reply) override;
+  void setExceptionBreakpoints(const std::vector<ExceptionFilterSpec>& filters,
+                               Reply<std::vector<BreakpointState>> reply) override;
+  void threads(Reply<std::vector<ThreadInfo>> reply) override;
+  void terminate(bool force, Reply<void> reply) override;
+  void detach(Reply<void> reply) override;
+  void resume(std::int64_t threadId, bool singleThread, Reply<bool> reply) override;
+  void step(StepKind kind, const StepOptions& options, Reply<void> reply) override;
+  void pause(std::int64_t threadId, Reply<void> reply) override;
+  void stackTrace(std::int64_t threadId, std::int64_t startFrame, std::int64_t levels,
+                  Reply<StackPage> reply) override;
+  void scopes(std::int64_t frameId, Reply<std::vector<ScopeInfo>> reply) override;
+  void variables(const VariablesQuery& query, Reply<std::vector<ValueInfo>> reply) override;
+  void evaluate(const EvaluateQuery& query, Reply<ValueInfo> reply) override;
+  void setVariable(std::int64_t variablesReference, const std::string& name, const std::string& value,
+                   Reply<ValueInfo> reply) override;
+  void setExpression(const std::string& expression, const std::string& value,
+                     std::optional<std::int64_t> frameId, Reply<ValueInfo> reply) override;
+  void completions(const CompletionsQuery& query, Reply<std::vector<CompletionEntry>> reply) override;
+  void exceptionInfo(std::int64_t threadId, Reply<ExceptionDetails> reply) override;
+  void source(std::int64_t sourceReference, Reply<SourceContent> reply) override;
+
+ private:
+  // ---- BackendHost for the process runner underneath: passes through, except exits ----
+  void output(OutputCategory category, std::string text) override { host_.output(category, std::move(text)); }
+  void processStarted(const std::string& name, std::int64_t pid, bool launched) override {
+    host_.processStarted(name, pid, launched);
+  }
+  void exited(const ExitStatus& status) override;
+  bool congested() const override { return host_.congested(); }
+  void whenWritable(std::function<void()> resume) override { host_.whenWritable(std::move(resume)); }
+  bool canRunInTerminal() const override { return host_.canRunInTerminal(); }
+  void runInTerminal(const TerminalLaunch& launch, Reply<TerminalProcess> reply) override {
+    host_.runInTerminal(launch, std::move(reply));
+  }
+  const std::string& adapterExecutable() const override { return host_.adapterExecutable(); }
+
+  void onAccept(asio::ip::tcp::socket socket);
+  void startLink(asio::ip::tcp::socket socket, const char* startCommand);
+  void onAgentEvent(const std::string& event, const boost::json::value& body);
+  void onLinkClosed();
+  void failStart(Error error);
+  void started();
+  void reportExit(const ExitStatus& status);
+  template <class T, class Convert>
+  void call(const char* command, boost::json::value args, Reply<T> reply, Convert convert);
+
+  asio::io_context& io_;
+  BackendHost& host_;
+  std::unique_ptr<ProcessBackend> process_;
+  std::unique_ptr<protocol::Listener> listener_;
+  asio::steady_timer timer_;
+  std::shared_ptr<AgentLink> link_;
+  std::string token_;
+  bool justMyCode_ = true, stopOnEntry_ = false;
+  bool attached_ = false;   // attach mode: the agent's exit events are the only ones we get
+  bool detached_ = false;
+  bool exitReported_ = false;
+  Reply<void> starting_;    // launch/attach waiting for the agent
+  bool startFailed_ = false;
+  // Requests that came while the agent was still connecting (clients configure right after
+  // sending launch); they go out, in order, once the link is up.
+  std::vector<std::function<void()>> waiting_;
+  std::optional<ExitStatus> pendingExit_;
+  std::optional<std::int64_t> agentExitCode_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace strata::backends

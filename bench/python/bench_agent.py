@@ -1,0 +1,177 @@
+"""Strata Python agent benchmarks, each against a plain run in the same invocation; prints a table."""
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(REPO, "tests", "python"))
+from dap_client import DapClient, agent_pythonpath, markers  # noqa: E402
+
+WORKLOAD = os.path.join(HERE, "workload.py")
+M = markers(WORKLOAD)
+
+
+def env():
+    return dict(os.environ, PYTHONPATH=agent_pythonpath())
+
+
+def plain(args):
+    out = subprocess.run([sys.executable, WORKLOAD, *args], capture_output=True, text=True, env=env())
+    return float(out.stdout.split("elapsed")[1])
+
+
+class Debugged:
+    """The workload under `python -m strata --connect`, driven by a client over the link."""
+
+    def __init__(self, args, setup=None):
+        self.srv = socket.socket()
+        self.srv.bind(("127.0.0.1", 0))
+        self.srv.listen(1)
+        self.t_spawn = time.monotonic()
+        self.proc = subprocess.Popen([sys.executable, "-m", "strata", "--connect",
+                                      f"127.0.0.1:{self.srv.getsockname()[1]}", WORKLOAD, *args],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
+        self.srv.settimeout(20)
+        sock, _ = self.srv.accept()
+        self.c = DapClient(sock)
+        self.c.request("initialize", adapterID="bench")
+        if setup:
+            setup(self.c)
+        self.c.request("configurationDone")
+
+    def finish(self):
+        out, err = self.proc.communicate(timeout=120)
+        self.c.close()
+        self.srv.close()
+        if self.proc.returncode:
+            raise RuntimeError(err)
+        return out
+
+
+def elapsed_of(out):
+    return float(out.split("elapsed")[1])
+
+
+def bp(line, **kw):
+    def setup(c):
+        c.request("setBreakpoints", source={"path": WORKLOAD}, breakpoints=[dict(line=line, **kw)])
+    return setup
+
+
+def ratio_rounds(rounds, args, setup=None):
+    ratios = []
+    for _ in range(rounds):
+        p = plain(args)
+        d = elapsed_of(Debugged(args, setup).finish())
+        ratios.append(d / p)
+    return ratios
+
+
+def per_hit_rounds(rounds, n, setup, count_outputs=False):
+    costs, delivered = [], []
+    for _ in range(rounds):
+        p = plain(["hot", str(n)])
+        dbg = Debugged(["hot", str(n)], setup)
+        if count_outputs:
+            dbg.c.wait_event("exited", timeout=60)
+            delivered.append(sum(b["output"].count("\n") for b in dbg.c.take_events("output")
+                                 if b.get("category") == "console"))
+        d = elapsed_of(dbg.finish())
+        costs.append((d - p) / n * 1e6)
+    return costs, delivered
+
+
+def stop_rounds(rounds):
+    to_stop, to_children = [], []
+    dbg = Debugged(["stops", str(rounds)], bp(M["stop"]))
+    c = dbg.c
+    for _ in range(rounds):
+        ev = c.wait_event("stopped", timeout=30)
+        t_event = time.monotonic()
+        t0 = time.perf_counter()
+        frame = c.request("stackTrace", threadId=ev["threadId"], levels=20)["stackFrames"][0]
+        scope = c.request("scopes", frameId=frame["id"])["scopes"][0]
+        local = {v["name"]: v for v in c.request("variables", variablesReference=scope["variablesReference"])["variables"]}
+        kids = c.request("variables", variablesReference=local["big"]["variablesReference"], filter="indexed",
+                         start=0, count=100)["variables"]
+        to_children.append((time.perf_counter() - t0) * 1e3)
+        assert len(kids) == 100
+        reached = float(c.request("evaluate", expression="t_reached", frameId=frame["id"], context="watch")["result"])
+        to_stop.append((t_event - reached) * 1e3)
+        c.request("continue", threadId=ev["threadId"])
+    dbg.finish()
+    return to_stop, to_children
+
+
+def start_rounds(rounds):
+    """Wall time from spawn to the first line, and the target's CPU time until then (which
+    a loaded machine does not inflate)."""
+    plain_ms, agent_ms, plain_cpu, agent_cpu = [], [], [], []
+    for _ in range(rounds):
+        t = time.monotonic()
+        out = subprocess.run([sys.executable, WORKLOAD, "start"], capture_output=True, text=True).stdout
+        plain_ms.append((float(out.split()[1]) - t) * 1e3)
+        plain_cpu.append(float(out.split()[2]) * 1e3)
+        dbg = Debugged(["start"])
+        out = dbg.finish()
+        agent_ms.append((float(out.split()[1]) - dbg.t_spawn) * 1e3)
+        agent_cpu.append(float(out.split()[2]) * 1e3)
+    return plain_ms, agent_ms, plain_cpu, agent_cpu
+
+
+def fmt(values, unit, digits=3):
+    return f"min {min(values):.{digits}f}{unit}  median {statistics.median(values):.{digits}f}{unit}"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", default="attached,never,cond,log,stop,start",
+                    help="comma-separated subset of: attached,never,cond,log,stop,start")
+    a = ap.parse_args()
+    only = set(a.only.split(","))
+    r = a.rounds
+    n_mixed = 1000000 if not a.quick else 200000
+    rows = []
+    v = sys.version_info
+    load = os.getloadavg()[0]
+    print(f"Strata Python agent benchmarks, CPython {v[0]}.{v[1]}.{v[2]}, {r} rounds, "
+          f"{os.cpu_count()} CPUs, load {load:.1f}; ratios and per-hit costs use process CPU time")
+    if "attached" in only:
+        ratios = ratio_rounds(r, ["mixed", str(n_mixed)])
+        rows.append(("attached, no breakpoints (ratio)", fmt(ratios, "x"), "<= 1.02x"))
+    if "never" in only:
+        ratios = ratio_rounds(r, ["mixed", str(n_mixed)], bp(M["never"]))
+        rows.append(("breakpoint in never-called function (ratio)", fmt(ratios, "x"), "<= 1.02x"))
+    if "cond" in only:
+        costs, _ = per_hit_rounds(r, 1000000, bp(M["hot"], condition="i < 0"))
+        rows.append(("false condition on hot line (us/hit)", fmt(costs, " us"), "<= 0.3 us"))
+    if "log" in only:
+        costs, delivered = per_hit_rounds(r, 100000, bp(M["hot"], logMessage="i={i} acc={acc}"), True)
+        rows.append(("logpoint on hot line (us/hit)",
+                     fmt(costs, " us") + f"  delivered {min(delivered)}/100000", "<= 2 us, 100%"))
+    if "stop" in only:
+        to_stop, to_children = stop_rounds(max(r, 5) * 2)
+        rows.append(("line reached -> stopped event (ms)", fmt(to_stop, " ms"), "<= 1 ms"))
+        rows.append(("stopped -> first 100 children of 100k list (ms)", fmt(to_children, " ms"), "<= 3 ms"))
+    if "start" in only:
+        plain_ms, agent_ms, plain_cpu, agent_cpu = start_rounds(r)
+        rows.append(("start -> first line, plain python (ms)", fmt(plain_ms, " ms", 1), ""))
+        rows.append(("start -> first line, with agent + connect (ms)", fmt(agent_ms, " ms", 1), "<= 150 ms"))
+        rows.append(("  CPU time to first line, plain python (ms)", fmt(plain_cpu, " ms", 1), ""))
+        rows.append(("  CPU time to first line, with agent (ms)", fmt(agent_cpu, " ms", 1), ""))
+    w = max(len(x[0]) for x in rows)
+    w2 = max(len(x[1]) for x in rows)
+    print(f"{'benchmark':<{w}}  {'result':<{w2}}  target")
+    for name, res, target in rows:
+        print(f"{name:<{w}}  {res:<{w2}}  {target}")
+
+
+if __name__ == "__main__":
+    main()

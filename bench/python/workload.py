@@ -1,0 +1,57 @@
+"""Benchmark debuggee: timed sections the agent benchmark drives; prints what it measured."""
+import sys
+import time
+
+
+def never_called():
+    return 0  # @bp:never
+
+
+def small(a, b):
+    return a + b
+
+
+def mixed(n):
+    acc = 0
+    for i in range(n):
+        acc = small(acc, i) % 1000003
+        if i % 7 == 0:
+            acc += len(str(i))
+    return acc
+
+
+def hot(n):
+    acc = 0
+    for i in range(n):
+        acc += i  # @bp:hot
+    return acc
+
+
+def first_line():
+    pass
+
+
+def stops(n):
+    import collections  # noqa: F401
+    big = list(range(100000))
+    for k in range(n):
+        t_reached = time.monotonic()
+        marker = k  # @bp:stop
+    return big, t_reached, marker
+
+
+mode = sys.argv[1]
+n = int(sys.argv[2]) if len(sys.argv) > 2 else 0
+if mode == "start":
+    print(f"first_line {time.monotonic()} {time.process_time()}", flush=True)
+    sys.exit(0)
+# Process CPU time (every thread, the agent's included) is steadier than wall time on a
+# shared machine, and is what the agent adds.
+t0 = time.process_time()
+if mode == "mixed":
+    mixed(n)
+elif mode == "hot":
+    hot(n)
+elif mode == "stops":
+    stops(n)
+print(f"elapsed {time.process_time() - t0}", flush=True)

@@ -1,0 +1,193 @@
+// Field lists of the debugging structs (debug_types.hpp); one list per struct drives both
+// directions.
+#include "strata/protocol/debug_types.hpp"
+
+#include "codec.hpp"
+
+namespace strata::protocol {
+
+STRATA_CODEC(ConnectTarget,
+  v.field("host", t.host, false);
+  v.field("port", t.port, false);)
+
+STRATA_CODEC(AttachRequestArguments,
+  v.field("connect", t.connect, false);
+  v.field("host", t.host, false);
+  v.field("port", t.port, false);
+  v.field("justMyCode", t.justMyCode, false);
+  v.field("stopOnEntry", t.stopOnEntry, false);
+  v.field("__restart", t.__restart, false);)
+
+STRATA_CODEC(ContinueArguments,
+  v.field("threadId", t.threadId, true);
+  v.field("singleThread", t.singleThread, false);)
+
+STRATA_CODEC(ContinueResponseBody,
+  v.field("allThreadsContinued", t.allThreadsContinued, false);)
+
+STRATA_CODEC(StepArguments,
+  v.field("threadId", t.threadId, true);
+  v.field("singleThread", t.singleThread, false);
+  v.field("targetId", t.targetId, false);
+  v.field("granularity", t.granularity, false);)
+
+STRATA_CODEC(PauseArguments,
+  v.field("threadId", t.threadId, true);)
+
+STRATA_CODEC(StackTraceArguments,
+  v.field("threadId", t.threadId, true);
+  v.field("startFrame", t.startFrame, false);
+  v.field("levels", t.levels, false);
+  v.field("format", t.format, false);)
+
+STRATA_CODEC(StackFrame,
+  v.field("id", t.id, true);
+  v.field("name", t.name, true);
+  v.field("source", t.source, false);
+  v.field("line", t.line, true);
+  v.field("column", t.column, true);
+  v.field("presentationHint", t.presentationHint, false);)
+
+STRATA_CODEC(StackTraceBody,
+  v.field("stackFrames", t.stackFrames, true);
+  v.field("totalFrames", t.totalFrames, false);)
+
+STRATA_CODEC(ScopesArguments,
+  v.field("frameId", t.frameId, true);)
+
+STRATA_CODEC(Scope,
+  v.field("name", t.name, true);
+  v.field("presentationHint", t.presentationHint, false);
+  v.field("variablesReference", t.variablesReference, true);
+  v.field("namedVariables", t.namedVariables, false);
+  v.field("indexedVariables", t.indexedVariables, false);
+  v.field("expensive", t.expensive, true);)
+
+STRATA_CODEC(ScopesBody,
+  v.field("scopes", t.scopes, true);)
+
+STRATA_CODEC(VariablesArguments,
+  v.field("variablesReference", t.variablesReference, true);
+  v.field("filter", t.filter, false);
+  v.field("start", t.start, false);
+  v.field("count", t.count, false);
+  v.field("format", t.format, false);)
+
+STRATA_CODEC(VariablePresentationHint,
+  v.field("kind", t.kind, false);
+  v.field("attributes", t.attributes, false);
+  v.field("visibility", t.visibility, false);
+  v.field("lazy", t.lazy, false);)
+
+STRATA_CODEC(Variable,
+  v.field("name", t.name, true);
+  v.field("value", t.value, true);
+  v.field("type", t.type, false);
+  v.field("presentationHint", t.presentationHint, false);
+  v.field("evaluateName", t.evaluateName, false);
+  v.field("variablesReference", t.variablesReference, true);
+  v.field("namedVariables", t.namedVariables, false);
+  v.field("indexedVariables", t.indexedVariables, false);)
+
+STRATA_CODEC(VariablesBody,
+  v.field("variables", t.variables, true);)
+
+STRATA_CODEC(EvaluateArguments,
+  v.field("expression", t.expression, true);
+  v.field("frameId", t.frameId, false);
+  v.field("line", t.line, false);
+  v.field("column", t.column, false);
+  v.field("source", t.source, false);
+  v.field("context", t.context, false);
+  v.field("format", t.format, false);)
+
+STRATA_CODEC(EvaluateResponseBody,
+  v.field("result", t.result, true);
+  v.field("type", t.type, false);
+  v.field("presentationHint", t.presentationHint, false);
+  v.field("variablesReference", t.variablesReference, true);
+  v.field("namedVariables", t.namedVariables, false);
+  v.field("indexedVariables", t.indexedVariables, false);)
+
+STRATA_CODEC(SetVariableArguments,
+  v.field("variablesReference", t.variablesReference, true);
+  v.field("name", t.name, true);
+  v.field("value", t.value, true);
+  v.field("format", t.format, false);)
+
+STRATA_CODEC(SetExpressionArguments,
+  v.field("expression", t.expression, true);
+  v.field("value", t.value, true);
+  v.field("frameId", t.frameId, false);
+  v.field("format", t.format, false);)
+
+STRATA_CODEC(SetValueResponseBody,
+  v.field("value", t.value, true);
+  v.field("type", t.type, false);
+  v.field("presentationHint", t.presentationHint, false);
+  v.field("variablesReference", t.variablesReference, false);
+  v.field("namedVariables", t.namedVariables, false);
+  v.field("indexedVariables", t.indexedVariables, false);)
+
+STRATA_CODEC(CompletionsArguments,
+  v.field("frameId", t.frameId, false);
+  v.field("text", t.text, true);
+  v.field("column", t.column, true);
+  v.field("line", t.line, false);)
+
+STRATA_CODEC(CompletionItem,
+  v.field("label", t.label, true);
+  v.field("text", t.text, false);
+  v.field("type", t.type, false);
+  v.field("start", t.start, false);
+  v.field("length", t.length, false);)
+
+STRATA_CODEC(CompletionsBody,
+  v.field("targets", t.targets, true);)
+
+STRATA_CODEC(ExceptionInfoArguments,
+  v.field("threadId", t.threadId, true);)
+
+STRATA_CODEC(ExceptionDetails,
+  v.field("message", t.message, false);
+  v.field("typeName", t.typeName, false);
+  v.field("fullTypeName", t.fullTypeName, false);
+  v.field("evaluateName", t.evaluateName, false);
+  v.field("stackTrace", t.stackTrace, false);)
+
+STRATA_CODEC(ExceptionInfoResponseBody,
+  v.field("exceptionId", t.exceptionId, true);
+  v.field("description", t.description, false);
+  v.field("breakMode", t.breakMode, true);
+  v.field("details", t.details, false);)
+
+STRATA_CODEC(SourceArguments,
+  v.field("source", t.source, false);
+  v.field("sourceReference", t.sourceReference, true);)
+
+STRATA_CODEC(SourceResponseBody,
+  v.field("content", t.content, true);
+  v.field("mimeType", t.mimeType, false);)
+
+STRATA_CODEC(StoppedEventBody,
+  v.field("reason", t.reason, true);
+  v.field("description", t.description, false);
+  v.field("threadId", t.threadId, false);
+  v.field("preserveFocusHint", t.preserveFocusHint, false);
+  v.field("text", t.text, false);
+  v.field("allThreadsStopped", t.allThreadsStopped, false);
+  v.field("hitBreakpointIds", t.hitBreakpointIds, false);)
+
+STRATA_CODEC(ContinuedEventBody,
+  v.field("threadId", t.threadId, true);
+  v.field("allThreadsContinued", t.allThreadsContinued, false);)
+
+STRATA_CODEC(ThreadEventBody,
+  v.field("reason", t.reason, true);
+  v.field("threadId", t.threadId, true);)
+
+STRATA_CODEC(BreakpointEventBody,
+  v.field("reason", t.reason, true);
+  v.field("breakpoint", t.breakpoint, true);)
+
+}  // namespace strata::protocol

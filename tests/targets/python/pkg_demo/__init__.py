@@ -1,0 +1,1 @@
+"""Debuggee package for -m runs."""
