@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "adapter/cli/dap_client.hpp"
+#include "adapter/cli/stacks.hpp"
 #include "adapter/cli/stops.hpp"
 #include "strata/protocol/types.hpp"
 
@@ -38,6 +39,10 @@ options:
   --token TOKEN        token for --connect when the adapter requires one
   --adapter PATH       the strata-dap to start (default: the one installed beside strata)
   --version, --help
+
+usage: strata stacks [--json] PID
+  Attaches to the native process PID, prints every thread's stack and detaches; the process
+  runs on untouched. --json prints one JSON object.
 )";
 
 struct RunOptions {
@@ -190,6 +195,7 @@ int main(int argc, char** argv) {
     std::printf("strata %s\n", STRATA_VERSION);
     return 0;
   }
+  if (cmd == "stacks") return strata::cli::stacksCommand(argc, argv, 2);
   if (cmd != "run") return usageError("unknown command '" + cmd + "'");
   RunOptions o;
   std::vector<std::string> breakTexts;

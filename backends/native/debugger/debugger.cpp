@@ -1,0 +1,253 @@
+// NativeDebugger: lifecycle, the engine's events, and the thread-safe front of every request.
+#include <atomic>
+
+#include "internal.hpp"
+
+namespace strata::native::debugger {
+
+const char* stopReasonName(StopReason reason) {
+  switch (reason) {
+    case StopReason::Entry: return "entry";
+    case StopReason::Breakpoint: return "breakpoint";
+    case StopReason::Step: return "step";
+    case StopReason::Pause: return "pause";
+    case StopReason::Exception: return "exception";
+    case StopReason::Attach: return "attach";
+  }
+  return "unknown";
+}
+
+NativeDebugger::State::State(Callbacks cb) : callbacks(std::move(cb)) {
+  engine = std::make_unique<engine::Engine>(*this);
+}
+
+NativeDebugger::State::~State() { engine.reset(); }
+
+void NativeDebugger::State::report(StopInfo info) {
+  lastTid = info.tid;
+  if (callbacks.stopped) callbacks.stopped(info);
+}
+
+void NativeDebugger::State::onStopped(const engine::StopEvent& event) {
+  forgetStop();
+  if (holding && (event.reason == engine::StopReason::Entry || event.reason == engine::StopReason::Attach)) {
+    lastTid = event.tid;
+    return;
+  }
+  StopInfo info;
+  info.tid = event.tid;
+  info.pc = event.pc;
+  switch (event.reason) {
+    case engine::StopReason::Step:
+    case engine::StopReason::StepOut:
+      if (step && continueStep(event)) return;
+      info.reason = StopReason::Step;
+      break;
+    case engine::StopReason::Breakpoint:
+      info.reason = StopReason::Breakpoint;
+      for (auto site : event.breakpoints) {
+        auto owner = siteOwner.find(site);
+        if (owner == siteOwner.end()) continue;
+        bool seen = false;
+        for (int id : info.hitBreakpointIds) seen |= id == owner->second;
+        if (!seen) info.hitBreakpointIds.push_back(owner->second);
+      }
+      break;
+    case engine::StopReason::Exception:
+      info.reason = StopReason::Exception;
+      info.signal = event.signal.signo;
+      info.description = event.signal.description;
+      break;
+    case engine::StopReason::Watchpoint:
+      info.reason = StopReason::Breakpoint;
+      info.description = "data breakpoint";
+      break;
+    case engine::StopReason::Entry: info.reason = StopReason::Entry; break;
+    case engine::StopReason::Attach: info.reason = StopReason::Attach; break;
+    case engine::StopReason::Exec:
+      info.reason = StopReason::Pause;
+      info.description = "the program called execve";
+      break;
+    case engine::StopReason::Pause: info.reason = StopReason::Pause; break;
+  }
+  step.reset();
+  report(std::move(info));
+}
+
+void NativeDebugger::State::onExited(const engine::ExitEvent& event) {
+  forgetStop();
+  step.reset();
+  for (auto& [id, bp] : breakpoints) bp->sites.clear(), bp->addresses.clear();
+  siteOwner.clear();
+  for (const auto& m : std::vector<sym::Module>(modules.modules())) modules.remove(m.object.path);
+  if (callbacks.exited)
+    callbacks.exited(ExitInfo{event.signaled, event.exitCode, event.signal, event.description});
+}
+
+void NativeDebugger::State::onThreadStarted(pid_t, pid_t tid) {
+  if (callbacks.thread) callbacks.thread(tid, true);
+}
+
+void NativeDebugger::State::onThreadExited(pid_t, pid_t tid) {
+  stacks.erase(tid);
+  if (callbacks.thread) callbacks.thread(tid, false);
+}
+
+NativeDebugger::NativeDebugger(Callbacks callbacks) : state_(std::make_unique<State>(std::move(callbacks))) {}
+
+NativeDebugger::~NativeDebugger() = default;
+
+pid_t NativeDebugger::pid() const { return state_->engine->pid(); }
+
+std::future<Result<pid_t>> NativeDebugger::launch(engine::LaunchOptions options) {
+  state_->holding = true;
+  state_->attached = false;
+  return state_->engine->launch(std::move(options));
+}
+
+std::future<Result<void>> NativeDebugger::attach(pid_t pid) {
+  state_->holding = true;
+  state_->attached = true;
+  return state_->engine->attach(pid);
+}
+
+std::future<Result<void>> NativeDebugger::configurationDone(bool stopOnEntry) {
+  State* s = state_.get();
+  return s->onEngine<void>([s, stopOnEntry]() -> Result<void> {
+    if (!s->holding) return Error{1, "configurationDone: no launch or attach is waiting for it", true};
+    s->holding = false;
+    if (s->engine->pid() == 0) return Error{1, "configurationDone: the process is gone", true};
+    if (stopOnEntry) {
+      // A launched process stops before any of its code ran; an attached one where it was.
+      StopInfo info;
+      info.tid = s->lastTid;
+      info.reason = s->attached ? StopReason::Attach : StopReason::Entry;
+      s->report(info);
+      return {};
+    }
+    return s->engine->resume().get();
+  });
+}
+
+std::future<Result<void>> NativeDebugger::detach() {
+  State* s = state_.get();
+  return s->onEngine<void>([s]() -> Result<void> {
+    s->forgetStop();
+    s->step.reset();
+    auto r = s->engine->detach().get();
+    for (auto& [id, bp] : s->breakpoints) bp->sites.clear(), bp->addresses.clear();
+    s->siteOwner.clear();
+    return r;
+  });
+}
+
+std::future<Result<void>> NativeDebugger::terminate() { return state_->engine->kill(); }
+
+std::future<Result<void>> NativeDebugger::resume() {
+  State* s = state_.get();
+  return s->onEngine<void>([s]() -> Result<void> {
+    s->forgetStop();
+    s->step.reset();
+    return s->engine->resume().get();
+  });
+}
+
+std::future<Result<void>> NativeDebugger::pause() { return state_->engine->pause(); }
+
+std::future<Result<void>> NativeDebugger::next(pid_t tid, Granularity granularity) {
+  State* s = state_.get();
+  return s->onEngine<void>([s, tid, granularity]() {
+    return s->startStep(tid, granularity == Granularity::Instruction ? StepKind::Instruction : StepKind::Over);
+  });
+}
+
+std::future<Result<void>> NativeDebugger::stepIn(pid_t tid, Granularity granularity) {
+  State* s = state_.get();
+  return s->onEngine<void>([s, tid, granularity]() {
+    return s->startStep(tid, granularity == Granularity::Instruction ? StepKind::Instruction : StepKind::In);
+  });
+}
+
+std::future<Result<void>> NativeDebugger::stepOut(pid_t tid) {
+  State* s = state_.get();
+  return s->onEngine<void>([s, tid]() { return s->startStep(tid, StepKind::Out); });
+}
+
+std::future<Result<std::vector<ThreadEntry>>> NativeDebugger::threads() {
+  State* s = state_.get();
+  return s->onEngine<std::vector<ThreadEntry>>([s]() -> Result<std::vector<ThreadEntry>> {
+    auto list = s->engine->threads().get();
+    if (!list) return list.takeError();
+    std::vector<ThreadEntry> out;
+    for (auto& t : *list) out.push_back(ThreadEntry{t.tid, t.name});
+    return out;
+  });
+}
+
+std::future<Result<StackPage>> NativeDebugger::stackTrace(pid_t tid, std::size_t startFrame, std::size_t levels) {
+  State* s = state_.get();
+  return s->onEngine<StackPage>([s, tid, startFrame, levels]() { return s->stackPage(tid, startFrame, levels); });
+}
+
+std::future<Result<std::vector<Scope>>> NativeDebugger::scopes(int frameId) {
+  State* s = state_.get();
+  return s->onEngine<std::vector<Scope>>([s, frameId]() -> Result<std::vector<Scope>> {
+    if (!s->frames.count(frameId))
+      return Error{1, "scopes: frame " + std::to_string(frameId) + " is unknown or from an earlier stop", true};
+    std::vector<Scope> out;
+    const char* names[] = {"Locals", "Globals", "Registers"};
+    VariableHandle::Kind kinds[] = {VariableHandle::Kind::Locals, VariableHandle::Kind::Globals,
+                                    VariableHandle::Kind::Registers};
+    for (int i = 0; i < 3; ++i) {
+      int ref = s->nextHandle++;
+      s->handles[ref] = VariableHandle{kinds[i], frameId, {}};
+      out.push_back(Scope{names[i], ref, i == 1});
+    }
+    return out;
+  });
+}
+
+std::future<Result<std::vector<Variable>>> NativeDebugger::variables(int ref, VariableFilter filter,
+                                                                     std::uint64_t start, std::uint64_t count) {
+  State* s = state_.get();
+  return s->onEngine<std::vector<Variable>>(
+      [s, ref, filter, start, count]() { return s->variablesOf(ref, filter, start, count); });
+}
+
+std::future<Result<Variable>> NativeDebugger::evaluate(std::string expression, int frameId) {
+  State* s = state_.get();
+  return s->onEngine<Variable>([s, expression, frameId]() { return s->evaluateIn(expression, frameId); });
+}
+
+std::future<Result<Variable>> NativeDebugger::setVariable(int ref, std::string name, std::string value) {
+  State* s = state_.get();
+  return s->onEngine<Variable>([s, ref, name, value]() { return s->setVariableIn(ref, name, value); });
+}
+
+std::future<Result<std::vector<std::uint8_t>>> NativeDebugger::readMemory(std::uint64_t address, std::size_t size) {
+  State* s = state_.get();
+  return s->onEngine<std::vector<std::uint8_t>>([s, address, size]() -> Result<std::vector<std::uint8_t>> {
+    std::vector<std::uint8_t> bytes(size);
+    if (size == 0) return bytes;
+    auto r = s->engine->memory().read(address, bytes.data(), size);
+    if (!r) return r.takeError();
+    return bytes;
+  });
+}
+
+std::future<Result<void>> NativeDebugger::writeMemory(std::uint64_t address, std::vector<std::uint8_t> bytes) {
+  State* s = state_.get();
+  return s->onEngine<void>([s, address, bytes]() -> Result<void> {
+    if (bytes.empty()) return {};
+    return s->engine->memory().write(address, bytes.data(), bytes.size());
+  });
+}
+
+std::future<Result<std::vector<DisassembledInstruction>>> NativeDebugger::disassemble(std::uint64_t address,
+                                                                                       std::size_t count) {
+  State* s = state_.get();
+  return s->onEngine<std::vector<DisassembledInstruction>>(
+      [s, address, count]() { return s->disassembleAt(address, count); });
+}
+
+}  // namespace strata::native::debugger

@@ -1,0 +1,217 @@
+// Inspection at a stop: paged stacks, scopes and variables behind per-stop handles, evaluate,
+// setVariable and disassembly.
+#include <cstdio>
+
+#include "internal.hpp"
+
+namespace strata::native::debugger {
+
+using State = NativeDebugger::State;
+
+void State::forgetStop() {
+  stacks.clear();
+  frameIds.clear();
+  frames.clear();
+  handles.clear();
+}
+
+Result<StackPage> State::stackPage(pid_t tid, std::size_t start, std::size_t levels) {
+  auto it = stacks.find(tid);
+  if (it == stacks.end()) {
+    if (!unwinder) {
+      auto created = sym::RemoteUnwinder::create();
+      if (!created) return created.takeError();
+      unwinder = std::move(created).value();
+    }
+    auto raw = unwinder->unwind(tid);
+    if (!raw) return Error{1, "stack of thread " + std::to_string(tid) + ": " + raw.error().message, true};
+    it = stacks.emplace(tid, std::make_unique<sym::StackView>(std::move(raw).value(), modules)).first;
+  }
+  sym::StackView& view = *it->second;
+  StackPage page;
+  page.totalFrames = view.totalFrames();
+  if (levels == 0) levels = page.totalFrames;
+  auto list = view.frames(start, levels);
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const sym::Frame& f = list[i];
+    auto key = std::make_pair(tid, start + i);
+    auto known = frameIds.find(key);
+    int id = known != frameIds.end() ? known->second : nextFrameId++;
+    if (known == frameIds.end()) {
+      frameIds[key] = id;
+      frames[id] = FrameRef{tid, f, nullptr};
+    }
+    StackFrame out;
+    out.id = id;
+    out.name = f.function;
+    out.pc = f.pc;
+    out.hasDebugInfo = f.hasDebugInfo;
+    out.inlined = f.inlined;
+    out.module = f.moduleName;
+    out.moduleOffset = f.pc - f.loadBias;
+    if (f.location) {
+      out.file = f.location->file;
+      out.line = f.location->line;
+      out.column = f.location->column;
+    }
+    page.frames.push_back(std::move(out));
+  }
+  return page;
+}
+
+Result<std::shared_ptr<const sym::FrameContext>> State::frameContext(int frameId) {
+  auto it = frames.find(frameId);
+  if (it == frames.end())
+    return Error{1, "frame " + std::to_string(frameId) + " is unknown or from an earlier stop", true};
+  FrameRef& ref = it->second;
+  if (!ref.context) {
+    auto stack = stacks.find(ref.tid);
+    if (stack == stacks.end()) return Error{1, "frame " + std::to_string(frameId) + ": its stack is gone", true};
+    auto made = sym::makeFrameContext(*stack->second, ref.frame, engine->memory());
+    if (!made) return made.takeError();
+    ref.context = std::move(made).value();
+  }
+  return ref.context;
+}
+
+Variable State::describe(const sym::Value& value, int frameId) {
+  auto shown = sym::present(value);
+  Variable v;
+  v.name = value.name;
+  v.value = shown.value;
+  v.type = shown.type;
+  v.evaluateName = value.expression;
+  v.namedChildren = shown.namedChildren;
+  v.indexedChildren = shown.indexedChildren;
+  v.memoryReference = shown.memoryReference;
+  if (shown.expandable()) {
+    v.variablesReference = nextHandle++;
+    handles[v.variablesReference] = VariableHandle{VariableHandle::Kind::Children, frameId, value};
+  }
+  return v;
+}
+
+Result<std::vector<Variable>> State::variablesOf(int ref, VariableFilter filter, std::uint64_t start,
+                                                 std::uint64_t count) {
+  auto it = handles.find(ref);
+  if (it == handles.end())
+    return Error{1, "variables: reference " + std::to_string(ref) + " is unknown or from an earlier stop", true};
+  VariableHandle handle = it->second;
+  std::vector<Variable> out;
+  if (handle.kind == VariableHandle::Kind::Children) {
+    auto childFilter = filter == VariableFilter::Named     ? sym::ChildFilter::Named
+                       : filter == VariableFilter::Indexed ? sym::ChildFilter::Indexed
+                                                           : sym::ChildFilter::All;
+    // Without a count, a bounded page: a 100k-element vector must not be read in one request.
+    auto list = sym::children(handle.value, childFilter, start, count ? count : 1000);
+    if (!list) return list.takeError();
+    for (auto& v : *list) out.push_back(describe(v, handle.frameId));
+    return out;
+  }
+  auto frame = frameContext(handle.frameId);
+  if (!frame) return frame.takeError();
+  if (handle.kind == VariableHandle::Kind::Registers) {
+    auto ref0 = frames.at(handle.frameId);
+    std::vector<std::pair<std::string, std::string>> regs;
+    if (ref0.frame.physicalIndex == 0 && !ref0.frame.inlined) {
+      auto live = engine->registers(ref0.tid).get();
+      if (!live) return live.takeError();
+      regs = sym::registersOf(*live);
+    } else {
+      regs = sym::registersOf(**frame);
+    }
+    for (auto& [name, value] : regs) out.push_back(Variable{name, value, "", "$" + name, 0, 0, 0, {}});
+    return out;
+  }
+  auto list = handle.kind == VariableHandle::Kind::Locals ? sym::localsOf(*frame) : sym::globalsOf(*frame);
+  if (!list) return list.takeError();
+  std::uint64_t end = count ? std::min<std::uint64_t>(list->size(), start + count) : list->size();
+  for (std::uint64_t i = start; i < end; ++i) out.push_back(describe((*list)[i], handle.frameId));
+  return out;
+}
+
+Result<Variable> State::setVariableIn(int ref, const std::string& name, const std::string& text) {
+  auto it = handles.find(ref);
+  if (it == handles.end())
+    return Error{1, "setVariable: reference " + std::to_string(ref) + " is unknown or from an earlier stop", true};
+  VariableHandle handle = it->second;
+  std::vector<sym::Value> candidates;
+  if (handle.kind == VariableHandle::Kind::Children) {
+    unsigned long long index = 0;
+    char tail = 0;
+    bool indexed = std::sscanf(name.c_str(), "[%llu%c", &index, &tail) == 2 && tail == ']';
+    auto list = indexed ? sym::children(handle.value, sym::ChildFilter::Indexed, index, 1)
+                        : sym::children(handle.value, sym::ChildFilter::Named, 0, 100000);
+    if (!list) return list.takeError();
+    candidates = std::move(list).value();
+  } else if (handle.kind == VariableHandle::Kind::Registers) {
+    return Error{1, "setVariable: registers cannot be set here", true};
+  } else {
+    auto frame = frameContext(handle.frameId);
+    if (!frame) return frame.takeError();
+    auto list = handle.kind == VariableHandle::Kind::Locals ? sym::localsOf(*frame) : sym::globalsOf(*frame);
+    if (!list) return list.takeError();
+    candidates = std::move(list).value();
+  }
+  for (auto& v : candidates) {
+    if (v.name != name) continue;
+    auto shown = sym::setValue(v, text);
+    if (!shown) return Error{1, "setVariable " + name + ": " + shown.error().message, true};
+    return describe(v, handle.frameId);
+  }
+  return Error{1, "setVariable: no variable named '" + name + "' here", true};
+}
+
+Result<Variable> State::evaluateIn(const std::string& text, int frameId) {
+  std::shared_ptr<const sym::FrameContext> frame;
+  if (frameId == 0) {
+    if (lastTid == 0) return Error{1, "evaluate: the program is not stopped", true};
+    auto regs = engine->registers(lastTid).get();
+    if (!regs) return Error{1, "evaluate: " + regs.error().message, true};
+    auto made = sym::makeTopFrameContext(modules, *regs, engine->memory());
+    if (!made) return Error{1, "evaluate: " + made.error().message, true};
+    frame = std::move(made).value();
+  } else {
+    auto made = frameContext(frameId);
+    if (!made) return made.takeError();
+    frame = std::move(made).value();
+  }
+  auto parsed = sym::Expression::parse(text);
+  if (!parsed) return Error{1, "evaluate '" + text + "': " + parsed.error().message, true};
+  auto value = parsed->evaluate(frame);
+  if (!value) return Error{1, "evaluate '" + text + "': " + value.error().message, true};
+  if (value->name.empty()) value->name = text;
+  if (value->expression.empty()) value->expression = text;
+  return describe(*value, frameId);
+}
+
+Result<std::vector<DisassembledInstruction>> State::disassembleAt(std::uint64_t address, std::size_t count) {
+  if (!disassembler) {
+    auto created = sym::Disassembler::create();
+    if (!created) return created.takeError();
+    disassembler = std::move(created).value();
+  }
+  auto list = disassembler->disassemble(engine->memory(), modules, address, count);
+  if (!list) return list.takeError();
+  std::vector<DisassembledInstruction> out;
+  for (auto& ins : *list) {
+    DisassembledInstruction d;
+    d.address = ins.address;
+    char hex[4];
+    for (std::size_t i = 0; i < ins.bytes.size(); ++i) {
+      std::snprintf(hex, sizeof hex, "%02x", ins.bytes[i]);
+      if (i) d.bytes += ' ';
+      d.bytes += hex;
+    }
+    d.instruction = ins.operands.empty() ? ins.mnemonic : ins.mnemonic + " " + ins.operands;
+    d.symbol = ins.symbol;
+    if (ins.location) {
+      d.file = ins.location->file;
+      d.line = ins.location->line;
+    }
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+}  // namespace strata::native::debugger

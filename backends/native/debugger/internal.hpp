@@ -1,0 +1,151 @@
+// NativeDebugger's state: everything here is touched only on the engine thread.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <unordered_map>
+
+#include "strata/native/debugger/debugger.hpp"
+#include "strata/native/symbols/disassembler.hpp"
+#include "strata/native/symbols/expression.hpp"
+#include "strata/native/symbols/module_map.hpp"
+#include "strata/native/symbols/stack.hpp"
+#include "strata/native/symbols/values.hpp"
+
+namespace strata::native::debugger {
+
+namespace sym = strata::native::symbols;
+
+// Fulfils a promise exactly once; if the work never ran (engine gone), says so instead of
+// leaving the caller with a broken promise.
+template <class T>
+struct PromiseBox {
+  std::promise<Result<T>> promise;
+  bool done = false;
+  void set(Result<T> r) {
+    promise.set_value(std::move(r));
+    done = true;
+  }
+  ~PromiseBox() {
+    if (!done) promise.set_value(Error{1, "the native debugger stopped before the request ran", true});
+  }
+};
+
+struct UserBreakpoint {
+  enum class Kind { Source, Function, Instruction } kind = Kind::Source;
+  std::string requestedFile;
+  int requestedLine = 0;
+  std::string function;
+  std::optional<sym::Expression> condition;
+  std::function<bool(std::uint64_t)> hitCondition;
+  std::optional<sym::LogMessage> log;
+  std::uint64_t hits = 0;
+  BreakpointState state;
+  std::vector<engine::BreakpointId> sites;
+  std::set<std::uint64_t> addresses;  // runtime addresses with a site
+};
+
+enum class StepKind { Over, In, Out, Instruction };
+struct StepOperation {
+  pid_t tid = 0;
+  StepKind kind = StepKind::Over;
+  std::uint64_t cfa = 0;
+  int line = 0;
+  std::string file;
+  bool inPrologue = false;
+  int rounds = 0;
+};
+
+struct FrameRef {
+  pid_t tid = 0;
+  sym::Frame frame;
+  std::shared_ptr<const sym::FrameContext> context;  // made on first use
+};
+
+struct VariableHandle {
+  enum class Kind { Locals, Globals, Registers, Children } kind = Kind::Children;
+  int frameId = 0;
+  sym::Value value;  // Children
+};
+
+struct NativeDebugger::State : engine::EventSink {
+  explicit State(Callbacks cb);
+  ~State() override;
+
+  template <class T, class F>
+  std::future<Result<T>> onEngine(F fn) {
+    auto box = std::make_shared<PromiseBox<T>>();
+    auto future = box->promise.get_future();
+    (void)engine->runOnEngineThread([box, fn = std::move(fn)]() mutable -> Result<void> {
+      box->set(fn());
+      return {};
+    });
+    return future;
+  }
+
+  // EventSink (engine thread).
+  void onStopped(const engine::StopEvent& event) override;
+  void onExited(const engine::ExitEvent& event) override;
+  void onThreadStarted(pid_t pid, pid_t tid) override;
+  void onThreadExited(pid_t pid, pid_t tid) override;
+  void onLibraries(const engine::LibraryEvent& event) override;
+
+  // breakpoints.cpp
+  Result<std::shared_ptr<UserBreakpoint>> makeBreakpoint(UserBreakpoint::Kind kind, const std::string& condition,
+                                                         const std::string& hitCondition,
+                                                         const std::string& logMessage);
+  void resolve(UserBreakpoint& bp, const sym::Module& module);
+  Result<void> addSite(const std::shared_ptr<UserBreakpoint>& bp, std::uint64_t address);
+  void removeBreakpoint(UserBreakpoint& bp);
+  bool shouldStop(UserBreakpoint& bp, const engine::HitContext& hit);
+  std::vector<BreakpointState> replace(std::vector<int>& owned, std::vector<std::shared_ptr<UserBreakpoint>> fresh);
+
+  // stepping.cpp
+  Result<void> startStep(pid_t tid, StepKind kind);
+  bool continueStep(const engine::StopEvent& event);  // true: keeps stepping, no stop reported
+  std::uint64_t frameCfa(const ThreadRegisters& regs);
+  Result<engine::ReturnTarget> returnTarget(pid_t tid);
+
+  // inspect.cpp
+  Result<StackPage> stackPage(pid_t tid, std::size_t start, std::size_t levels);
+  Result<std::shared_ptr<const sym::FrameContext>> frameContext(int frameId);
+  Result<std::vector<Variable>> variablesOf(int ref, VariableFilter filter, std::uint64_t start, std::uint64_t count);
+  Variable describe(const sym::Value& value, int frameId);
+  Result<Variable> setVariableIn(int ref, const std::string& name, const std::string& text);
+  Result<Variable> evaluateIn(const std::string& text, int frameId);
+  Result<std::vector<DisassembledInstruction>> disassembleAt(std::uint64_t address, std::size_t count);
+  void forgetStop();  // frame ids and variable references end at a resume
+
+  void report(StopInfo info);
+
+  Callbacks callbacks;
+  sym::SymbolCache cache;
+  sym::ModuleMap modules{cache};
+  std::unique_ptr<sym::RemoteUnwinder> unwinder;
+  std::unique_ptr<sym::Disassembler> disassembler;
+
+  std::atomic<bool> holding{false};  // launch/attach: keep the first stop to ourselves
+  std::atomic<bool> attached{false};  // the process was attached to, not launched
+  pid_t lastTid = 0;
+  std::optional<StepOperation> step;
+
+  int nextBreakpointId = 1;
+  std::map<int, std::shared_ptr<UserBreakpoint>> breakpoints;
+  std::unordered_map<engine::BreakpointId, int> siteOwner;
+  std::map<std::string, std::vector<int>> sourceBreakpoints;  // by requested file
+  std::vector<int> functionBreakpoints;
+  std::vector<int> instructionBreakpoints;
+
+  std::map<pid_t, std::unique_ptr<sym::StackView>> stacks;
+  std::map<std::pair<pid_t, std::size_t>, int> frameIds;
+  std::map<int, FrameRef> frames;
+  std::map<int, VariableHandle> handles;
+  int nextFrameId = 1;
+  int nextHandle = 1;
+
+  std::unique_ptr<engine::Engine> engine;  // last: its thread calls into everything above
+};
+
+}  // namespace strata::native::debugger

@@ -1,0 +1,130 @@
+// Line and instruction stepping over the engine's range steps: frames told apart by their CFA.
+#include "internal.hpp"
+
+namespace strata::native::debugger {
+
+using State = NativeDebugger::State;
+
+namespace {
+constexpr int kMaxStepRounds = 100000;  // a step that never settles ends as a plain stop
+}
+
+std::uint64_t State::frameCfa(const ThreadRegisters& regs) {
+  const sym::Module* module = modules.moduleFor(regs.gpr.rip);
+  if (module && module->symbols) {
+    if (auto cfa = sym::cfaFromCfi(*module->symbols, regs.gpr.rip - module->object.loadBias, sym::registersFrom(regs)))
+      return *cfa;
+  }
+  return regs.gpr.rsp;  // no CFI: the stack pointer still orders frames of one thread
+}
+
+Result<engine::ReturnTarget> State::returnTarget(pid_t tid) {
+  if (!unwinder) {
+    auto created = sym::RemoteUnwinder::create();
+    if (!created) return created.takeError();
+    unwinder = std::move(created).value();
+  }
+  auto raw = unwinder->unwind(tid, 2);
+  if (!raw) return Error{1, "step out: " + raw.error().message, true};
+  if (raw->size() < 2 || !(*raw)[0].cfaKnown)
+    return Error{1, "step out: the outermost frame has no caller to return to", true};
+  return engine::ReturnTarget{(*raw)[1].pc, (*raw)[0].cfa};
+}
+
+Result<void> State::startStep(pid_t tid, StepKind kind) {
+  forgetStop();
+  step.reset();
+  if (kind == StepKind::Instruction) {
+    step = StepOperation{};
+    step->tid = tid;
+    step->kind = kind;
+    return engine->stepInstruction(tid).get();
+  }
+  if (kind == StepKind::Out) {
+    auto target = returnTarget(tid);
+    if (!target) return target.takeError();
+    step = StepOperation{};
+    step->tid = tid;
+    step->kind = kind;
+    return engine->stepOut(tid, *target).get();
+  }
+  auto regs = engine->registers(tid).get();
+  if (!regs) return Error{1, "step: " + regs.error().message, true};
+  std::uint64_t pc = regs->gpr.rip;
+  const sym::Module* module = modules.moduleFor(pc);
+  std::optional<sym::LineRange> range;
+  if (module && module->symbols && module->symbols->hasDebugInfo())
+    range = module->symbols->lineRange(pc - module->object.loadBias);
+  StepOperation op;
+  op.tid = tid;
+  op.kind = kind;
+  op.cfa = frameCfa(*regs);
+  if (!range) {
+    // No line information here: run to the caller, which hopefully has some.
+    auto target = returnTarget(tid);
+    if (!target) return target.takeError();
+    op.kind = StepKind::Out;
+    step = op;
+    return engine->stepOut(tid, *target).get();
+  }
+  op.line = range->location.line;
+  op.file = range->location.file;
+  step = op;
+  std::uint64_t bias = module->object.loadBias;
+  return engine->stepRange(tid, range->low + bias, range->high + bias, kind == StepKind::Over).get();
+}
+
+bool State::continueStep(const engine::StopEvent& event) {
+  StepOperation& op = *step;
+  if (event.tid != op.tid || op.kind == StepKind::Instruction || op.kind == StepKind::Out || op.inPrologue ||
+      ++op.rounds > kMaxStepRounds)
+    return false;
+  auto regs = engine->registers(op.tid).get();
+  if (!regs) return false;
+  std::uint64_t pc = regs->gpr.rip;
+  std::uint64_t cfa = frameCfa(*regs);
+  const sym::Module* module = modules.moduleFor(pc);
+  std::optional<sym::LineRange> range;
+  std::uint64_t bias = module ? module->object.loadBias : 0;
+  if (module && module->symbols && module->symbols->hasDebugInfo()) range = module->symbols->lineRange(pc - bias);
+
+  auto keepStepping = [&](std::uint64_t low, std::uint64_t high, bool overCalls) {
+    return engine->stepRange(op.tid, low, high, overCalls).get().ok();
+  };
+
+  if (!range || range->location.line == 0) {
+    if (cfa < op.cfa) {
+      // Stepped into code without line info (a PLT stub, libc): back out to the caller's line.
+      auto target = returnTarget(op.tid);
+      if (!target) return false;
+      return engine->stepOut(op.tid, *target).get().ok();
+    }
+    if (range) return keepStepping(range->low + bias, range->high + bias, true);
+    return false;
+  }
+  if (cfa < op.cfa) {
+    // A new, deeper frame: stepIn lands after the callee's prologue, where its locals are set.
+    if (op.kind != StepKind::In) return false;
+    auto fn = module->symbols->functionAt(pc - bias);
+    if (fn && fn->hasDebugInfo && pc - bias == fn->entry) {
+      std::uint64_t body = module->symbols->afterPrologue(*fn);
+      if (body > fn->entry) {
+        op.inPrologue = true;
+        return keepStepping(pc, body + bias, true);
+      }
+    }
+    return false;
+  }
+  bool sameLine = range->location.line == op.line && range->location.file == op.file;
+  if (cfa == op.cfa && sameLine) return keepStepping(range->low + bias, range->high + bias, op.kind == StepKind::Over);
+  if (cfa > op.cfa && pc - bias != range->low) {
+    // Returned into the middle of the caller's line: finish that line as a `next` would.
+    op.cfa = cfa;
+    op.line = range->location.line;
+    op.file = range->location.file;
+    return keepStepping(range->low + bias, range->high + bias, true);
+  }
+  return false;
+}
+
+}  // namespace strata::native::debugger

@@ -1,0 +1,187 @@
+// NativeDebugger: the ptrace engine and the symbols library joined into what a debug adapter needs.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <future>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "strata/native/engine/engine.hpp"
+#include "strata/result.hpp"
+
+namespace strata::native::debugger {
+
+// A user breakpoint as the adapter sees it: one id whatever number of addresses it resolved to.
+struct BreakpointState {
+  int id = 0;
+  bool verified = false;  // false while pending (no loaded object has its line or function)
+  std::string file;       // source breakpoints: the file of the resolved line
+  int line = 0;           // the line actually used (moved to the next line with code)
+  std::uint64_t address = 0;  // first resolved address (instruction breakpoints: as given)
+  std::string message;    // why it is unverified, or an error in its condition
+};
+
+struct SourceBreakpoint {
+  int line = 0;
+  std::string condition;     // expression; stops when non-zero
+  std::string hitCondition;  // "N" (the N-th hit only), ">=N", ">N", "%N", "==N"
+  std::string logMessage;    // "x={x}": printed through onOutput, never stops
+};
+
+struct FunctionBreakpoint {
+  std::string name;
+  std::string condition;
+  std::string hitCondition;
+};
+
+struct InstructionBreakpoint {
+  std::uint64_t address = 0;
+  std::string condition;
+  std::string hitCondition;
+};
+
+enum class StopReason { Entry, Breakpoint, Step, Pause, Exception, Attach };
+const char* stopReasonName(StopReason reason);
+
+struct StopInfo {
+  StopReason reason = StopReason::Pause;
+  pid_t tid = 0;
+  std::vector<int> hitBreakpointIds;
+  std::string description;  // exceptions: "SIGSEGV: address not mapped to object at 0x0"
+  int signal = 0;
+  std::uint64_t pc = 0;
+};
+
+struct ExitInfo {
+  bool signaled = false;
+  int exitCode = 0;
+  int signal = 0;
+  std::string description;
+};
+
+// Called on the engine thread. A callback may call NativeDebugger methods (they run at once),
+// but must not block on anything the engine thread would have to do later.
+struct Callbacks {
+  std::function<void(const StopInfo&)> stopped;
+  std::function<void(const ExitInfo&)> exited;
+  std::function<void(const BreakpointState&)> breakpointChanged;  // e.g. a pending one verified
+  std::function<void(const std::string&)> output;                 // log points, one line each
+  std::function<void(pid_t tid, bool started)> thread;
+  std::function<void(const std::string& path, bool loaded)> module;
+};
+
+struct ThreadEntry {
+  pid_t id = 0;
+  std::string name;
+};
+
+struct StackFrame {
+  int id = 0;  // valid until the next resume
+  std::string name;
+  std::string file;  // empty without line info
+  int line = 0;
+  int column = 0;
+  std::string module;
+  std::uint64_t moduleOffset = 0;  // pc minus the module's load bias
+  std::uint64_t pc = 0;
+  bool hasDebugInfo = false;
+  bool inlined = false;
+};
+
+struct StackPage {
+  std::vector<StackFrame> frames;
+  std::size_t totalFrames = 0;
+};
+
+struct Scope {
+  std::string name;  // Locals, Globals, Registers
+  int variablesReference = 0;
+  bool expensive = false;
+};
+
+struct Variable {
+  std::string name;
+  std::string value;
+  std::string type;
+  std::string evaluateName;
+  int variablesReference = 0;  // 0: no children
+  std::uint64_t namedChildren = 0;
+  std::uint64_t indexedChildren = 0;
+  std::optional<std::uint64_t> memoryReference;
+};
+
+enum class VariableFilter { All, Named, Indexed };
+enum class Granularity { Line, Instruction };
+
+struct DisassembledInstruction {
+  std::uint64_t address = 0;
+  std::string bytes;        // hex, space separated
+  std::string instruction;  // "mov rax, qword ptr [rbp - 8]"
+  std::string symbol;
+  std::string file;
+  int line = 0;
+};
+
+// Thread-safe: every method may be called from any thread and returns a future that the engine
+// thread fulfils; all symbol state lives on that thread, so no method takes a lock around it.
+// Frame ids and variable references are valid until the next resume.
+class NativeDebugger {
+ public:
+  explicit NativeDebugger(Callbacks callbacks);
+  ~NativeDebugger();  // kills a launched process, detaches an attached one
+  NativeDebugger(const NativeDebugger&) = delete;
+  NativeDebugger& operator=(const NativeDebugger&) = delete;
+
+  // The process is held at its first instruction, no event sent, until configurationDone():
+  // set breakpoints in between.
+  std::future<Result<pid_t>> launch(engine::LaunchOptions options);
+  // Every thread stopped (no event) until configurationDone().
+  std::future<Result<void>> attach(pid_t pid);
+  // stopOnEntry: report a stop (Entry after launch, Attach after attach) instead of running.
+  std::future<Result<void>> configurationDone(bool stopOnEntry);
+  // Every breakpoint removed; the program runs on without a tracer.
+  std::future<Result<void>> detach();
+  std::future<Result<void>> terminate();
+
+  // Replaces the breakpoints of `file`; one state per request, in order.
+  std::future<Result<std::vector<BreakpointState>>> setSourceBreakpoints(std::string file,
+                                                                         std::vector<SourceBreakpoint> breakpoints);
+  std::future<Result<std::vector<BreakpointState>>> setFunctionBreakpoints(std::vector<FunctionBreakpoint> breakpoints);
+  std::future<Result<std::vector<BreakpointState>>> setInstructionBreakpoints(
+      std::vector<InstructionBreakpoint> breakpoints);
+
+  std::future<Result<void>> resume();
+  std::future<Result<void>> pause();
+  std::future<Result<void>> next(pid_t tid, Granularity granularity = Granularity::Line);
+  std::future<Result<void>> stepIn(pid_t tid, Granularity granularity = Granularity::Line);
+  std::future<Result<void>> stepOut(pid_t tid);
+
+  std::future<Result<std::vector<ThreadEntry>>> threads();
+  std::future<Result<StackPage>> stackTrace(pid_t tid, std::size_t startFrame, std::size_t levels);
+  std::future<Result<std::vector<Scope>>> scopes(int frameId);
+  std::future<Result<std::vector<Variable>>> variables(int variablesReference, VariableFilter filter = VariableFilter::All,
+                                                       std::uint64_t start = 0, std::uint64_t count = 0);
+  // frameId 0: the stopped thread's top frame.
+  std::future<Result<Variable>> evaluate(std::string expression, int frameId);
+  std::future<Result<Variable>> setVariable(int variablesReference, std::string name, std::string value);
+  std::future<Result<std::vector<std::uint8_t>>> readMemory(std::uint64_t address, std::size_t size);
+  std::future<Result<void>> writeMemory(std::uint64_t address, std::vector<std::uint8_t> bytes);
+  std::future<Result<std::vector<DisassembledInstruction>>> disassemble(std::uint64_t address, std::size_t count);
+
+  pid_t pid() const;
+
+  struct State;
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
+// hitCondition text → whether hit number `hits` (1-based) stops; errors name the bad text.
+Result<std::function<bool(std::uint64_t)>> parseHitCondition(const std::string& text);
+
+}  // namespace strata::native::debugger
