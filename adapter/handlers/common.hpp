@@ -38,4 +38,28 @@ inline std::int64_t globalRef(Session& session, backends::Backend* owner, std::i
   return local > 0 ? session.variableRefs().add(owner, local) : 0;
 }
 
+// The answer to a breakpoint request made before there is a program to place them in.
+inline protocol::BreakpointsBody notYetLaunched(std::size_t count) {
+  protocol::BreakpointsBody out;
+  for (std::size_t i = 0; i < count; ++i) {
+    protocol::Breakpoint b;
+    b.message = "no program has been launched yet";
+    b.reason = "pending";
+    out.breakpoints.push_back(std::move(b));
+  }
+  return out;
+}
+
+// Turns a backend's breakpoint states into the response body, with session-global ids.
+inline backends::Reply<std::vector<backends::BreakpointState>> breakpointsReply(
+    Session& session, backends::Backend* owner, Responder respond) {
+  auto self = session.shared_from_this();
+  return [self, owner, respond](Result<std::vector<backends::BreakpointState>> r) {
+    if (!r) return respond(r.takeError());
+    protocol::BreakpointsBody out;
+    for (const auto& s : *r) out.breakpoints.push_back(self->toProtocol(owner, s));
+    respond(body(out));
+  };
+}
+
 }  // namespace strata::adapter

@@ -35,24 +35,8 @@ class SetExceptionBreakpointsHandler final
                              "unknown exception filter '" + s.filterId +
                                  "' (Strata has 'raised', 'uncaught' and 'userUnhandled')",
                              false});
-    if (!session.backend() || session.debuggeeEnded()) {
-      protocol::BreakpointsBody out;
-      for (std::size_t i = 0; i < specs.size(); ++i) {
-        protocol::Breakpoint b;
-        b.message = "no program has been launched yet";
-        b.reason = "pending";
-        out.breakpoints.push_back(std::move(b));
-      }
-      return respond(body(out));
-    }
-    auto self = session.shared_from_this();
-    auto* owner = session.backend();
-    owner->setExceptionBreakpoints(specs, [self, owner, respond](Result<std::vector<backends::BreakpointState>> r) {
-      if (!r) return respond(r.takeError());
-      protocol::BreakpointsBody out;
-      for (const auto& s : *r) out.breakpoints.push_back(self->toProtocol(owner, s));
-      respond(body(out));
-    });
+    if (!session.backend() || session.debuggeeEnded()) return respond(body(notYetLaunched(specs.size())));
+    session.backend()->setExceptionBreakpoints(specs, breakpointsReply(session, session.backend(), respond));
   }
 };
 

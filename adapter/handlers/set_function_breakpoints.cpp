@@ -15,24 +15,8 @@ class SetFunctionBreakpointsHandler final
            Responder respond) override {
     std::vector<backends::FunctionBreakpointSpec> specs;
     for (const auto& b : args.breakpoints) specs.push_back({b.name, b.condition, b.hitCondition});
-    if (!session.backend() || session.debuggeeEnded()) {
-      protocol::BreakpointsBody out;
-      for (std::size_t i = 0; i < specs.size(); ++i) {
-        protocol::Breakpoint b;
-        b.message = "no program has been launched yet";
-        b.reason = "pending";
-        out.breakpoints.push_back(std::move(b));
-      }
-      return respond(body(out));
-    }
-    auto self = session.shared_from_this();
-    auto* owner = session.backend();
-    owner->setFunctionBreakpoints(specs, [self, owner, respond](Result<std::vector<backends::BreakpointState>> r) {
-      if (!r) return respond(r.takeError());
-      protocol::BreakpointsBody out;
-      for (const auto& s : *r) out.breakpoints.push_back(self->toProtocol(owner, s));
-      respond(body(out));
-    });
+    if (!session.backend() || session.debuggeeEnded()) return respond(body(notYetLaunched(specs.size())));
+    session.backend()->setFunctionBreakpoints(specs, breakpointsReply(session, session.backend(), respond));
   }
 };
 
