@@ -38,6 +38,16 @@ inline std::int64_t globalRef(Session& session, backends::Backend* owner, std::i
   return local > 0 ? session.variableRefs().add(owner, local) : 0;
 }
 
+// What evaluate and setVariable/setExpression answer alike about a value, besides its text.
+template <class Body>
+void describeValue(Session& session, backends::Backend* owner, const backends::ValueInfo& v, Body& out) {
+  if (!v.type.empty()) out.type = v.type;
+  if (v.hint) out.presentationHint = toProtocol(*v.hint);
+  out.variablesReference = globalRef(session, owner, v.variablesReference);
+  out.namedVariables = v.namedVariables;
+  out.indexedVariables = v.indexedVariables;
+}
+
 // The answer to a breakpoint request made before there is a program to place them in.
 inline protocol::BreakpointsBody notYetLaunched(std::size_t count) {
   protocol::BreakpointsBody out;

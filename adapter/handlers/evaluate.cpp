@@ -31,11 +31,7 @@ class EvaluateHandler final : public TypedHandler<protocol::EvaluateArguments> {
       if (!r) return respond(r.takeError());
       protocol::EvaluateResponseBody out;
       out.result = r->value;
-      if (!r->type.empty()) out.type = r->type;
-      if (r->hint) out.presentationHint = toProtocol(*r->hint);
-      out.variablesReference = globalRef(*self, owner, r->variablesReference);
-      out.namedVariables = r->namedVariables;
-      out.indexedVariables = r->indexedVariables;
+      describeValue(*self, owner, *r, out);
       respond(body(out));
     });
   }

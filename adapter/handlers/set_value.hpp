@@ -12,11 +12,7 @@ inline backends::Reply<backends::ValueInfo> setValueReply(Session& session, back
     if (!r) return respond(r.takeError());
     protocol::SetValueResponseBody out;
     out.value = r->value;
-    if (!r->type.empty()) out.type = r->type;
-    if (r->hint) out.presentationHint = toProtocol(*r->hint);
-    out.variablesReference = globalRef(*self, owner, r->variablesReference);
-    out.namedVariables = r->namedVariables;
-    out.indexedVariables = r->indexedVariables;
+    describeValue(*self, owner, *r, out);
     respond(body(out));
   };
 }
