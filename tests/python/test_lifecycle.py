@@ -54,6 +54,7 @@ class Lifecycle(AgentCase):
         self.c.wait_event("exited")
         rc, out, _ = self.finish()
         self.assertIn("child exit 7", out)
+        self.assertIn("pool [6, 8, 10]", out)
         self.assertEqual(rc, 0)
 
     def test_bad_input_gets_answers_not_silence(self):
@@ -156,6 +157,70 @@ class Lifecycle(AgentCase):
         c.request("continue", threadId=ev["threadId"])
         out, _ = proc.communicate(timeout=10)
         self.assertIn(b"value 101", out)
+
+    def test_token_guards_the_listener(self):
+        port_file = os.path.join(tempfile.mkdtemp(), "port")
+        env = dict(os.environ, PYTHONPATH=agent_pythonpath(), STRATA_TOKEN="tok-1")
+        proc = subprocess.Popen([sys.executable, "-m", "strata", "--listen", "127.0.0.1:0", "--port-file",
+                                 port_file, "--wait-for-client", target("loop.py")],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        self.addCleanup(proc.kill)
+        deadline = time.monotonic() + 10
+        while not os.path.exists(port_file) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        with open(port_file) as f:
+            port = int(f.read())
+        # No token line: closed before a request is answered.
+        bad = DapClient.connect(port)
+        self.addCleanup(bad.close)
+        with self.assertRaises(Exception):
+            bad.request("initialize", adapterID="strata", timeout=3)
+        wrong = socket.create_connection(("127.0.0.1", port))
+        self.addCleanup(wrong.close)
+        wrong.sendall(b"STRATA-TOKEN tok-2\r\n")
+        wrong.settimeout(5)
+        self.assertEqual(wrong.recv(100), b"")
+        sock = socket.create_connection(("127.0.0.1", port))
+        sock.sendall(b"STRATA-TOKEN tok-1\r\n")
+        c = DapClient(sock)
+        self.addCleanup(c.close)
+        self.assertTrue(c.request("initialize", adapterID="strata")["supportsConfigurationDoneRequest"])
+        c.request("configurationDone")
+        c.wait_event("exited")
+        self.assertEqual(proc.communicate(timeout=10)[0], b"total 100\n")
+
+    def test_non_loopback_needs_a_token(self):
+        env = dict(os.environ, PYTHONPATH=agent_pythonpath())
+        env.pop("STRATA_TOKEN", None)
+        for opt in ("--listen", "--connect"):
+            r = subprocess.run([sys.executable, "-m", "strata", opt, "0.0.0.0:0" if opt == "--listen" else "192.0.2.1:9",
+                                target("loop.py")], capture_output=True, text=True, env=env, timeout=20)
+            self.assertEqual(r.returncode, 1)
+            self.assertIn("(not a loopback address) requires a token", r.stderr)
+            self.assertEqual(r.stdout, "")
+
+    def test_agent_dials_with_its_token(self):
+        srv = socket.socket()
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(1)
+        self.addCleanup(srv.close)
+        env = dict(os.environ, PYTHONPATH=agent_pythonpath())
+        proc = subprocess.Popen([sys.executable, "-m", "strata", "--connect", f"127.0.0.1:{srv.getsockname()[1]}",
+                                 "--token", "abc", target("loop.py")],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        self.addCleanup(proc.kill)
+        srv.settimeout(10)
+        sock, _ = srv.accept()
+        line = b""
+        while not line.endswith(b"\n"):
+            line += sock.recv(1)
+        self.assertEqual(line, b"STRATA-TOKEN abc\r\n")
+        c = DapClient(sock)
+        self.addCleanup(c.close)
+        c.request("initialize", adapterID="strata")
+        c.request("configurationDone")
+        c.wait_event("exited")
+        self.assertEqual(proc.communicate(timeout=10)[0], b"total 100\n")
 
 
 if __name__ == "__main__":

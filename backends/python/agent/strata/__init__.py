@@ -8,18 +8,22 @@ def _get_agent():
     return a.get()
 
 
-def listen(address=5678, port_file=None):
-    """Serves one debug client at a time on HOST:PORT (loopback by default); returns (host, port)."""
+def listen(address=5678, port_file=None, token=None):
+    """Serves one debug client at a time on HOST:PORT (loopback by default); returns (host, port).
+
+    Off loopback a token is required (token= or STRATA_TOKEN): a client must send it first."""
     from ._link import parse_address
     host, port = parse_address(address) if not isinstance(address, tuple) else address
-    return _get_agent().listen(host, port, port_file)
+    return _get_agent().listen(host, port, port_file, token)
 
 
-def connect(address):
-    """Dials an adapter that listens on HOST:PORT."""
+def connect(address, token=None):
+    """Dials an adapter that listens on HOST:PORT (strata-dap's attach with "listen").
+
+    Off loopback a token is required (token= or STRATA_TOKEN); it is sent before anything else."""
     from ._link import parse_address
     host, port = parse_address(address) if not isinstance(address, tuple) else address
-    _get_agent().connect(host, port)
+    _get_agent().connect(host, port, token)
 
 
 def wait_for_client(timeout=None):

@@ -3,15 +3,17 @@ import os
 import sys
 
 USAGE = ("usage: python -m strata (--listen [HOST:]PORT | --connect [HOST:]PORT) [--wait-for-client]\n"
-         "                        [--port-file PATH] [--stop-on-entry] (script.py | -m module | -c code) [args...]\n")
+         "                        [--port-file PATH] [--token TOKEN] [--stop-on-entry]\n"
+         "                        (script.py | -m module | -c code) [args...]\n"
+         "off loopback a token is required (--token or STRATA_TOKEN)\n")
 
 
 def _parse(argv):
-    opts = {"listen": None, "connect": None, "wait": False, "port_file": None, "entry": False}
+    opts = {"listen": None, "connect": None, "wait": False, "port_file": None, "entry": False, "token": None}
     i = 0
     while i < len(argv):
         a = argv[i]
-        if a in ("--listen", "--connect", "--port-file"):
+        if a in ("--listen", "--connect", "--port-file", "--token"):
             if i + 1 >= len(argv):
                 raise SystemExit(USAGE + f"{a} needs a value")
             opts[a[2:].replace("-", "_")] = argv[i + 1]
@@ -83,17 +85,25 @@ def main():
     if sys.path and sys.path[0] in ("", os.getcwd()):
         del sys.path[0]
     from . import _agent
+    from . import _link
     from ._link import parse_address
     agent = _agent.get()
-    if opts["listen"]:
-        host, port = parse_address(opts["listen"])
-        agent.listen(host, port, opts["port_file"])
-    elif opts["connect"]:
-        host, port = parse_address(opts["connect"])
-        agent.connect(host, port)
-        opts["wait"] = True
-    else:
-        raise SystemExit(USAGE + "--listen or --connect is required")
+    try:
+        if opts["listen"]:
+            host, port = parse_address(opts["listen"])
+            agent.listen(host, port, opts["port_file"], opts["token"])
+        elif opts["connect"]:
+            host, port = parse_address(opts["connect"])
+            agent.connect(host, port, opts["token"])
+            opts["wait"] = True
+        else:
+            raise SystemExit(USAGE + "--listen or --connect is required")
+    except _link.TokenRequired as e:
+        raise SystemExit(str(e)) from None
+    except OSError as e:
+        where = opts["listen"] or opts["connect"]
+        what = "listen on" if opts["listen"] else "connect to"
+        raise SystemExit(f"strata: cannot {what} {where}: {e.strerror or e}") from None
     if opts["wait"]:
         agent.wait_for_client()
     entry = None

@@ -50,6 +50,7 @@ class Agent(RequestHandlers):
         self.listener = None
         self.listen_address = None
         self.dial_address = None
+        self.token = None
         self.configured = threading.Event()
         self.connected = threading.Event()
         self.options = {"justMyCode": True, "stopOnEntry": False}
@@ -71,9 +72,12 @@ class Agent(RequestHandlers):
         os.register_at_fork(after_in_child=self._after_fork_child)
 
     # ---- starting ------------------------------------------------------------------------
-    def listen(self, host, port, port_file=None):
+    def listen(self, host, port, port_file=None, token=None):
         if self.listener is not None:
             return self.listen_address
+        token = token or os.environ.get("STRATA_TOKEN") or None
+        _link.require_token(host, token, "listening on")
+        self.token = token
         self.listener = _link.make_listener(host, port)
         self.listen_address = self.listener.getsockname()[:2]
         if port_file:
@@ -84,9 +88,16 @@ class Agent(RequestHandlers):
         self._start_server()
         return self.listen_address
 
-    def connect(self, host, port):
+    def connect(self, host, port, token=None):
+        # A program the adapter launched is known by its environment (checked through /proc):
+        # it sends no token line, whatever STRATA_TOKEN says.
+        if os.environ.get("STRATA_LAUNCH_TOKEN"):
+            token = None
+        else:
+            token = token or os.environ.get("STRATA_TOKEN") or None
+            _link.require_token(host, token, "connecting to")
         self.dial_address = (host, port)
-        self.conn = _link.dial(host, port)
+        self.conn = _link.dial(host, port, token=token)
         self._start_server()
 
     def _start_server(self):
@@ -109,9 +120,13 @@ class Agent(RequestHandlers):
                 if self.listener is None:
                     return
                 try:
-                    self.conn = _link.accept(self.listener)
+                    conn = _link.accept(self.listener)
                 except OSError:
                     return
+                if self.token and not conn.check_token(self.token):
+                    conn.close()  # refused before a single request is read
+                    continue
+                self.conn = conn
             self._session(self.conn)
             self.conn = None
             if self.listener is None:

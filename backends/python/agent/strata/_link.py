@@ -116,6 +116,31 @@ class Connection:
                 raise LinkClosed("peer closed the link")
             self._buf += chunk
 
+    def check_token(self, token, timeout=5.0):
+        """Reads the peer's first line, which must be `STRATA-TOKEN <token>`, before any DAP
+        message; whatever follows it stays buffered for read()."""
+        want = b"STRATA-TOKEN " + token.encode()
+        try:
+            self.sock.settimeout(timeout)
+            while b"\n" not in self._buf:
+                if len(self._buf) > 512:
+                    return False
+                chunk = self.sock.recv(4096)
+                if not chunk:
+                    return False
+                self._buf += chunk
+            self.sock.settimeout(None)
+        except OSError:
+            return False
+        end = self._buf.index(b"\n")
+        line = bytes(self._buf[:end]).rstrip(b"\r")
+        del self._buf[:end + 1]
+        # Constant time: how long the comparison takes says nothing about how much matched.
+        diff = len(line) ^ len(want)
+        for i, ch in enumerate(want):
+            diff |= ch ^ (line[i] if i < len(line) else 0)
+        return diff == 0
+
     def _frame(self, msg):
         self._seq += 1
         msg["seq"] = self._seq
@@ -176,6 +201,24 @@ def parse_address(text, default_host="127.0.0.1"):
     return default_host, int(text)
 
 
+def is_loopback(host):
+    h = str(host).strip("[]").lower()
+    return h == "localhost" or h.startswith("127.") or h in ("::1", "0:0:0:0:0:0:0:1")
+
+
+class TokenRequired(ValueError):
+    pass
+
+
+def require_token(host, token, what):
+    """A debug port off loopback runs arbitrary code for whoever reaches it: never without a token."""
+    if not token and not is_loopback(host):
+        raise TokenRequired(
+            f"strata: {what} {host} (not a loopback address) requires a token: pass --token TOKEN "
+            f"or set STRATA_TOKEN (the adapter gives the same token in its attach arguments), "
+            f"or use 127.0.0.1 with an SSH tunnel")
+
+
 def make_listener(host, port):
     srv = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -201,7 +244,18 @@ def _numeric(host):
     return None
 
 
-def dial(host, port, timeout=10.0):
+def dial(host, port, timeout=10.0, token=None):
+    conn = _dial(host, port, timeout)
+    if token:
+        try:
+            conn.sock.sendall(b"STRATA-TOKEN " + token.encode() + b"\r\n")
+        except OSError as e:
+            conn.close()
+            raise e
+    return conn
+
+
+def _dial(host, port, timeout):
     last = None
     family = _numeric(host)
     # An address literal needs no resolver (getaddrinfo loads NSS modules: milliseconds).
