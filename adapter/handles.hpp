@@ -26,6 +26,12 @@ class HandleTable {
     byId_.emplace(id, Entry{owner, local});
     return id;
   }
+  // Makes an id handed out earlier (owner-less, before there was a backend) name (owner, local).
+  void rebind(std::int64_t id, Owner* owner, std::int64_t local) {
+    if (auto it = byId_.find(id); it != byId_.end()) byLocal_.erase({it->second.owner, it->second.local});
+    byId_[id] = Entry{owner, local};
+    byLocal_[{owner, local}] = id;
+  }
   std::optional<Entry> find(std::int64_t id) const {
     auto it = byId_.find(id);
     if (it == byId_.end()) return std::nullopt;

@@ -92,6 +92,15 @@ class Session final : public backends::BackendHost, public std::enable_shared_fr
   // Breakpoint and source translation shared by the breakpoint handlers and events.
   protocol::Breakpoint toProtocol(backends::Backend* owner, const backends::BreakpointState& s);
   protocol::Source toProtocol(backends::Backend* owner, const backends::SourceInfo& s);
+  // Breakpoints set before launch/attach (some clients send them first): kept, answered with
+  // ids now, and placed once launch/attach has started the backend, each placement reported
+  // as a `breakpoint` changed event under the id given first. Each returns those ids.
+  std::vector<std::int64_t> keepEarlyBreakpoints(const std::string& path,
+                                                 std::vector<backends::SourceBreakpointSpec> specs);
+  std::vector<std::int64_t> keepEarlyFunctionBreakpoints(std::vector<backends::FunctionBreakpointSpec> specs);
+  std::vector<std::int64_t> keepEarlyExceptionFilters(std::vector<backends::ExceptionFilterSpec> specs);
+  // Called by launch/attach right after the backend started (its requests queue until ready).
+  void applyEarlyBreakpoints();
 
  private:
   struct InFlight {
@@ -120,6 +129,18 @@ class Session final : public backends::BackendHost, public std::enable_shared_fr
   std::map<std::int64_t, std::function<void(Result<protocol::Response>)>> reverse_;
   std::unique_ptr<backends::Backend> backend_;
   Handles frames_, variables_, sources_, breakpoints_;
+  template <class Spec>
+  struct Early {
+    std::vector<Spec> specs;
+    std::vector<std::int64_t> ids;
+  };
+  std::map<std::string, Early<backends::SourceBreakpointSpec>> earlySources_;
+  std::optional<Early<backends::FunctionBreakpointSpec>> earlyFunctions_;
+  std::optional<Early<backends::ExceptionFilterSpec>> earlyExceptions_;
+  std::int64_t nextEarly_ = 0;  // owner-less locals for the ids of early breakpoints
+  std::vector<std::int64_t> earlyIds(std::size_t count);
+  backends::Reply<std::vector<backends::BreakpointState>> placedEarly(std::vector<std::int64_t> ids,
+                                                                      std::optional<std::string> path);
   bool launchedDebuggee_ = false;
   bool debuggeeEnded_ = false;
   bool ended_ = false;

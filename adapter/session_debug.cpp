@@ -105,4 +105,76 @@ void Session::announceBackendCapabilities() {
   sendEvent("capabilities", json::value_from(protocol::CapabilitiesEventBody{c}));
 }
 
+// ---- breakpoints set before there is a backend -------------------------------------------
+
+std::vector<std::int64_t> Session::earlyIds(std::size_t count) {
+  std::vector<std::int64_t> ids;
+  for (std::size_t i = 0; i < count; ++i) ids.push_back(breakpoints_.add(nullptr, --nextEarly_));
+  return ids;
+}
+
+std::vector<std::int64_t> Session::keepEarlyBreakpoints(const std::string& path,
+                                                        std::vector<backends::SourceBreakpointSpec> specs) {
+  auto& e = earlySources_[path];
+  e.specs = std::move(specs);
+  e.ids = earlyIds(e.specs.size());
+  return e.ids;
+}
+
+std::vector<std::int64_t> Session::keepEarlyFunctionBreakpoints(std::vector<backends::FunctionBreakpointSpec> specs) {
+  auto ids = earlyIds(specs.size());
+  earlyFunctions_ = Early<backends::FunctionBreakpointSpec>{std::move(specs), ids};
+  return ids;
+}
+
+std::vector<std::int64_t> Session::keepEarlyExceptionFilters(std::vector<backends::ExceptionFilterSpec> specs) {
+  auto ids = earlyIds(specs.size());
+  earlyExceptions_ = Early<backends::ExceptionFilterSpec>{std::move(specs), ids};
+  return ids;
+}
+
+backends::Reply<std::vector<backends::BreakpointState>> Session::placedEarly(std::vector<std::int64_t> ids,
+                                                                             std::optional<std::string> path) {
+  std::weak_ptr<Session> weak = weak_from_this();
+  return [weak, ids = std::move(ids), path](Result<std::vector<backends::BreakpointState>> r) {
+    auto self = weak.lock();
+    if (!self || self->ended_ || self->debuggeeEnded_) return;
+    std::vector<backends::BreakpointState> states;
+    if (r) {
+      states = std::move(*r);
+    } else {
+      // A backend that cannot place them says why, on each.
+      for (std::size_t i = 0; i < ids.size(); ++i) states.push_back({false, {}, r.error().message, {}, {}});
+    }
+    auto* owner = self->backend_.get();
+    for (std::size_t i = 0; i < states.size() && i < ids.size(); ++i) {
+      const auto& s = states[i];
+      // The id the client already holds now names the backend's breakpoint.
+      if (s.id) self->breakpoints_.rebind(ids[i], owner, *s.id);
+      protocol::Breakpoint b;
+      b.id = ids[i];
+      b.verified = s.verified;
+      b.line = s.line;
+      if (!s.message.empty()) b.message = s.message;
+      if (!s.verified) b.reason = "failed";
+      if (auto p = s.path ? s.path : path) {
+        protocol::Source src;
+        src.path = p;
+        b.source = std::move(src);
+      }
+      self->sendEvent("breakpoint", json::value_from(protocol::BreakpointEventBody{"changed", b}));
+    }
+  };
+}
+
+void Session::applyEarlyBreakpoints() {
+  if (!backend_) return;
+  for (auto& [path, e] : std::exchange(earlySources_, {}))
+    backend_->setSourceBreakpoints(path, e.specs, placedEarly(e.ids, path));
+  if (auto e = std::exchange(earlyFunctions_, std::nullopt))
+    backend_->setFunctionBreakpoints(e->specs, placedEarly(e->ids, std::nullopt));
+  if (auto e = std::exchange(earlyExceptions_, std::nullopt))
+    backend_->setExceptionBreakpoints(e->specs, placedEarly(e->ids, std::nullopt));
+}
+
 }  // namespace strata::adapter

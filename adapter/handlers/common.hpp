@@ -60,6 +60,17 @@ inline protocol::BreakpointsBody notYetLaunched(std::size_t count) {
   return out;
 }
 
+// The same for breakpoints the session keeps until launch/attach: they carry the ids that
+// `breakpoint` changed events use once they are placed.
+inline protocol::BreakpointsBody notYetLaunched(const std::vector<std::int64_t>& ids) {
+  protocol::BreakpointsBody out = notYetLaunched(ids.size());
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    out.breakpoints[i].id = ids[i];
+    out.breakpoints[i].message = "not placed yet: the program has not been launched";
+  }
+  return out;
+}
+
 // Turns a backend's breakpoint states into the response body, with session-global ids.
 inline backends::Reply<std::vector<backends::BreakpointState>> breakpointsReply(
     Session& session, backends::Backend* owner, Responder respond) {

@@ -52,6 +52,8 @@ class LaunchHandler final : public TypedHandler<protocol::LaunchRequestArguments
       respond(json::value(nullptr));
       self->announceBackendCapabilities();
     });
+    // Breakpoints the client set before this request go to the program now.
+    session.applyEarlyBreakpoints();
   }
 };
 

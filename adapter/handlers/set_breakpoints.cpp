@@ -1,5 +1,5 @@
 // setBreakpoints: replaces the breakpoints of one source file.
-#include "adapter/session.hpp"
+#include "adapter/handlers/common.hpp"
 
 namespace strata::adapter {
 namespace {
@@ -41,11 +41,14 @@ class SetBreakpointsHandler final : public TypedHandler<protocol::SetBreakpoints
       respond(body(out));
     };
     if (!session.backend()) {
-      // Before launch there is nothing to place them in yet.
-      std::vector<backends::BreakpointState> pending;
-      for (const auto& s : specs)
-        pending.push_back({false, s.line, "no program has been launched yet", {}, {}});
-      return reply(std::move(pending));
+      // Before launch there is nothing to place them in yet: kept, placed at launch/attach.
+      auto ids = session.keepEarlyBreakpoints(*args.source.path, specs);
+      auto out = notYetLaunched(ids);
+      for (std::size_t i = 0; i < specs.size(); ++i) {
+        out.breakpoints[i].line = specs[i].line;
+        out.breakpoints[i].source = source;
+      }
+      return respond(body(out));
     }
     session.backend()->setSourceBreakpoints(*args.source.path, specs, reply);
   }

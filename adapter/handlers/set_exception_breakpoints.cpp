@@ -35,7 +35,8 @@ class SetExceptionBreakpointsHandler final
                              "unknown exception filter '" + s.filterId +
                                  "' (Strata has 'raised', 'uncaught' and 'userUnhandled')",
                              false});
-    if (!session.backend() || session.debuggeeEnded()) return respond(body(notYetLaunched(specs.size())));
+    if (!session.backend()) return respond(body(notYetLaunched(session.keepEarlyExceptionFilters(specs))));
+    if (session.debuggeeEnded()) return respond(body(notYetLaunched(specs.size())));
     session.backend()->setExceptionBreakpoints(specs, breakpointsReply(session, session.backend(), respond));
   }
 };

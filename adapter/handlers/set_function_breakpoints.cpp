@@ -15,7 +15,8 @@ class SetFunctionBreakpointsHandler final
            Responder respond) override {
     std::vector<backends::FunctionBreakpointSpec> specs;
     for (const auto& b : args.breakpoints) specs.push_back({b.name, b.condition, b.hitCondition});
-    if (!session.backend() || session.debuggeeEnded()) return respond(body(notYetLaunched(specs.size())));
+    if (!session.backend()) return respond(body(notYetLaunched(session.keepEarlyFunctionBreakpoints(specs))));
+    if (session.debuggeeEnded()) return respond(body(notYetLaunched(specs.size())));
     session.backend()->setFunctionBreakpoints(specs, breakpointsReply(session, session.backend(), respond));
   }
 };

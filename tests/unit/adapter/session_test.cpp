@@ -171,6 +171,35 @@ TEST_CASE("launch goes to the backend; its events and answers reach the client")
   CHECK(h.fake->terminated == 2);
 }
 
+TEST_CASE("breakpoints set before launch are kept, then placed under the ids first given") {
+  Harness h;
+  h.send("initialize");
+  h.receive(2);
+  h.send("setBreakpoints", json::object{{"source", json::object{{"path", "/a.c"}}},
+                                        {"breakpoints", json::array{json::object{{"line", 4}}}}});
+  auto r = h.receive(1);
+  auto early = r[0].at("body").at("breakpoints").at(0);
+  CHECK(early.at("verified") == false);
+  CHECK(early.at("reason") == "pending");
+  CHECK(early.at("line") == 4);
+  std::int64_t id = early.at("id").as_int64();
+  h.send("launch", json::object{{"program", "/bin/true"}, {"noDebug", true}});
+  r = h.receive(3);
+  CHECK(kind(r[0]) == "response:launch");
+  CHECK(kind(r[1]) == "event:process");
+  REQUIRE(kind(r[2]) == "event:breakpoint");
+  auto placed = r[2].at("body");
+  CHECK(placed.at("reason") == "changed");
+  CHECK(placed.at("breakpoint").at("id") == id);
+  CHECK(placed.at("breakpoint").at("verified") == true);
+  CHECK(placed.at("breakpoint").at("line") == 5);
+  CHECK(placed.at("breakpoint").at("source").at("path") == "/a.c");
+  REQUIRE(h.fake);
+  CHECK(h.fake->lastPath == "/a.c");
+  h.send("disconnect");
+  h.receive(4);
+}
+
 TEST_CASE("disconnect with terminateDebuggee:false detaches") {
   Harness h;
   h.send("initialize");
