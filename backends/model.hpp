@@ -177,6 +177,10 @@ struct AttachSpec {
   std::uint16_t port = 0;
   bool justMyCode = true;
   bool stopOnEntry = false;
+  // Listen on host:port for the program to dial in (python -m strata --connect) instead.
+  bool listen = false;
+  std::string token;  // sent first (connect) or required first (listen); needed off loopback
+  int timeoutSeconds = 30;
 };
 
 // runInTerminal as the backend needs it; the session turns it into the reverse request.

@@ -1,8 +1,18 @@
-// attach: connects to a debuggee that waits for a debugger (`python -m strata --listen`).
+// attach: connects to a debuggee that waits for a debugger (`python -m strata --listen`), or
+// listens for one that dials in (`python -m strata --connect`, arguments.listen).
 #include "adapter/handlers/common.hpp"
 
 namespace strata::adapter {
 namespace {
+
+// debugpy's default port, so `attach {}` finds `python -m strata --listen 5678`.
+constexpr std::int64_t kDefaultPort = 5678;
+
+bool loopbackHost(const std::string& host) {
+  boost::system::error_code ec;
+  auto addr = boost::asio::ip::make_address(host, ec);
+  return !ec ? protocol::isLoopback(addr) : host == "localhost";
+}
 
 class AttachHandler final : public TypedHandler<protocol::AttachRequestArguments> {
  public:
@@ -12,25 +22,44 @@ class AttachHandler final : public TypedHandler<protocol::AttachRequestArguments
   void run(Session& session, const protocol::AttachRequestArguments& args, Responder respond) override {
     if (session.backend())
       return respond(Error{errors::kWrongState, "this session already has a debuggee", true});
+    auto bad = [&](const std::string& text) {
+      respond(Error{errors::kBadArguments, "invalid 'attach' request: " + text, true});
+    };
+    if (args.listen && args.connect)
+      return bad("give either arguments.connect (the program listens) or arguments.listen (Strata "
+                 "listens and the program connects), not both");
     backends::AttachSpec spec;
-    std::optional<std::int64_t> port = args.port;
+    spec.listen = args.listen.has_value();
+    const char* field = spec.listen ? "arguments.listen.port" : "arguments.connect.port";
+    std::int64_t port = args.port.value_or(kDefaultPort);
     if (args.host) spec.host = *args.host;
-    if (args.connect) {
-      if (args.connect->host) spec.host = *args.connect->host;
-      if (args.connect->port) port = args.connect->port;
+    if (const auto& where = spec.listen ? args.listen : args.connect) {
+      if (where->host) spec.host = *where->host;
+      if (where->port) port = *where->port;
     }
-    if (!port)
-      return respond(Error{errors::kBadArguments,
-                           "invalid 'attach' request: arguments.connect.port: required field is "
-                           "missing (the port the program listens on, e.g. python -m strata "
-                           "--listen 5678)",
-                           true});
-    if (*port <= 0 || *port > 65535)
-      return respond(Error{errors::kBadArguments,
-                           "invalid 'attach' request: arguments.connect.port: " +
-                               std::to_string(*port) + " is not a TCP port",
-                           true});
-    spec.port = static_cast<std::uint16_t>(*port);
+    // Port 0 when listening: any free port, announced in an output event.
+    if (port < (spec.listen ? 0 : 1) || port > 65535)
+      return bad(std::string(field) + ": " + std::to_string(port) + " is not a TCP port");
+    if (spec.host.empty()) return bad("the host is empty");
+    spec.port = static_cast<std::uint16_t>(port);
+    if (args.token) spec.token = *args.token;
+    if (spec.token.find_first_of("\r\n ") != std::string::npos)
+      return bad("arguments.token: a token has no spaces or line breaks");
+    if (spec.token.empty() && !loopbackHost(spec.host))
+      return bad(spec.listen
+                     ? "arguments.token is required to listen on " + spec.host +
+                           ", which is not a loopback address (whoever reaches a debug port runs code "
+                           "in the debuggee); start the program with python -m strata --connect " +
+                           spec.host + ":" + std::to_string(port) + " --token TOKEN"
+                     : "arguments.token is required to attach to " + spec.host +
+                           ", which is not a loopback address: give the token the program was "
+                           "started with (python -m strata --token or STRATA_TOKEN)");
+    if (args.timeout) {
+      if (*args.timeout < 1 || *args.timeout > 86400)
+        return bad("arguments.timeout: " + std::to_string(*args.timeout) +
+                   " is not a number of seconds between 1 and 86400");
+      spec.timeoutSeconds = static_cast<int>(*args.timeout);
+    }
     spec.justMyCode = args.justMyCode.value_or(true);
     spec.stopOnEntry = args.stopOnEntry.value_or(false);
     auto backend = session.createAttachBackend();
@@ -47,6 +76,8 @@ class AttachHandler final : public TypedHandler<protocol::AttachRequestArguments
       respond(json::value(nullptr));
       self->announceBackendCapabilities();
     });
+    // Breakpoints the client set before this request go to the program now.
+    session.applyEarlyBreakpoints();
   }
 };
 

@@ -16,7 +16,10 @@ STRATA_CODEC(AttachRequestArguments,
   v.field("port", t.port, false);
   v.field("justMyCode", t.justMyCode, false);
   v.field("stopOnEntry", t.stopOnEntry, false);
-  v.field("__restart", t.__restart, false);)
+  v.field("__restart", t.__restart, false);
+  v.field("listen", t.listen, false);
+  v.field("token", t.token, false);
+  v.field("timeout", t.timeout, false);)
 
 STRATA_CODEC(ContinueArguments,
   v.field("threadId", t.threadId, true);

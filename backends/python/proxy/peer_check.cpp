@@ -3,12 +3,14 @@
 #include "backends/python/proxy/peer_check.hpp"
 
 #include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <fstream>
+#include <memory>
 #include <random>
 #include <sstream>
 
@@ -93,6 +95,65 @@ bool processEnvironmentHas(int pid, const std::string& entry) {
   while (std::getline(in, item, '\0'))
     if (item == entry) return true;
   return false;
+}
+
+bool processOwnedByUs(int pid) {
+  struct stat st {};
+  std::string path = "/proc/" + std::to_string(pid);
+  return ::stat(path.c_str(), &st) == 0 && st.st_uid == ::geteuid();
+}
+
+namespace {
+
+struct TokenLine : std::enable_shared_from_this<TokenLine> {
+  TokenLine(boost::asio::ip::tcp::socket s) : socket(std::move(s)), timer(socket.get_executor()) {}
+  boost::asio::ip::tcp::socket socket;
+  boost::asio::steady_timer timer;
+  std::string line, want;
+  char byte = 0;
+  std::function<void(boost::asio::ip::tcp::socket)> done;
+
+  void next() {
+    auto self = shared_from_this();
+    // One byte at a time: what follows the line is the link's, not ours.
+    boost::asio::async_read(socket, boost::asio::buffer(&byte, 1),
+                            [self](const boost::system::error_code& ec, std::size_t) {
+                              if (ec) return self->drop();
+                              if (self->byte == '\n') return self->check();
+                              self->line += self->byte;
+                              if (self->line.size() > 512) return self->drop();
+                              self->next();
+                            });
+  }
+  void check() {
+    timer.cancel();
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    unsigned diff = static_cast<unsigned>(line.size() ^ want.size());
+    for (std::size_t i = 0; i < want.size(); ++i)
+      diff |= static_cast<unsigned>(want[i] ^ (i < line.size() ? line[i] : 0));
+    if (diff != 0) return drop();
+    if (auto d = std::exchange(done, {})) d(std::move(socket));
+  }
+  void drop() {
+    timer.cancel();
+    done = {};
+    boost::system::error_code ec;
+    socket.close(ec);
+  }
+};
+
+}  // namespace
+
+void expectTokenLine(boost::asio::ip::tcp::socket socket, const std::string& token,
+                     std::function<void(boost::asio::ip::tcp::socket)> done) {
+  auto t = std::make_shared<TokenLine>(std::move(socket));
+  t->want = "STRATA-TOKEN " + token;
+  t->done = std::move(done);
+  t->timer.expires_after(std::chrono::seconds(5));
+  t->timer.async_wait([t](const boost::system::error_code& ec) {
+    if (!ec) t->drop();
+  });
+  t->next();
 }
 
 }  // namespace strata::backends

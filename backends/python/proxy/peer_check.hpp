@@ -4,6 +4,7 @@
 
 #include <boost/asio.hpp>
 
+#include <functional>
 #include <string>
 
 #include "strata/result.hpp"
@@ -15,6 +16,14 @@ std::string makeLaunchToken();
 
 // The pid holding the other end of a loopback connection accepted on `socket`.
 Result<int> loopbackPeerPid(const boost::asio::ip::tcp::socket& socket);
+
+// Whether process PID runs as this process's effective user.
+bool processOwnedByUs(int pid);
+
+// Reads a peer's first line, which must be "STRATA-TOKEN <token>" (5 s, 512 bytes at most,
+// compared in constant time); `done` gets the socket back on success, nothing otherwise.
+void expectTokenLine(boost::asio::ip::tcp::socket socket, const std::string& token,
+                     std::function<void(boost::asio::ip::tcp::socket)> done);
 
 // Whether /proc/PID/environ holds NAME=VALUE exactly.
 bool processEnvironmentHas(int pid, const std::string& entry);

@@ -126,15 +126,73 @@ void PythonBackend::attach(const AttachSpec& spec, Reply<void> reply) {
   attached_ = true;
   justMyCode_ = spec.justMyCode;
   stopOnEntry_ = spec.stopOnEntry;
+  attachToken_ = spec.token;
+  if (spec.listen) return listenForAgent(spec, std::move(reply));
   auto socket = protocol::dial(io_, protocol::HostPort{spec.host, spec.port});
   if (!socket) {
     Error e = socket.takeError();
     e.message = "nothing accepts connections at " + spec.host + ":" + std::to_string(spec.port) + " (" +
-                e.message + "); start the program with python -m strata --listen " + std::to_string(spec.port);
+                e.message + "); start the program with python -m strata --listen " + std::to_string(spec.port) +
+                " script.py, or give arguments.connect.host and .port";
     return reply(std::move(e));
+  }
+  if (!attachToken_.empty()) {
+    std::string line = "STRATA-TOKEN " + attachToken_ + "\r\n";
+    boost::system::error_code ec;
+    asio::write(*socket, asio::buffer(line), ec);
+    if (ec) return reply(Error{kAgentUnavailable, "cannot send the token: " + ec.message(), true});
   }
   starting_ = std::move(reply);
   startLink(std::move(*socket), "attach");
+}
+
+void PythonBackend::listenForAgent(const AttachSpec& spec, Reply<void> reply) {
+  std::weak_ptr<bool> alive = alive_;
+  auto listener = protocol::Listener::open(io_, protocol::HostPort{spec.host, spec.port}, [this, alive](tcp::socket s) {
+    if (!alive.expired()) onAgentDialedIn(std::move(s));
+  });
+  if (!listener) {
+    Error e = listener.takeError();
+    e.message = "cannot listen on " + spec.host + ":" + std::to_string(spec.port) + ": " + e.message;
+    return reply(std::move(e));
+  }
+  listener_ = std::move(*listener);
+  starting_ = std::move(reply);
+  std::string where = spec.host + ":" + std::to_string(listener_->endpoint().port());
+  std::string command = "python -m strata --connect " + where + (attachToken_.empty() ? "" : " --token TOKEN");
+  host_.output(OutputCategory::Console,
+               "Waiting for a Python program to connect to " + where + " (" + command + " script.py)\n");
+  timer_.expires_after(std::chrono::seconds(spec.timeoutSeconds));
+  timer_.async_wait([this, alive, where, command, secs = spec.timeoutSeconds](const boost::system::error_code& ec) {
+    if (ec || alive.expired() || !starting_ || link_) return;
+    failStart(Error{kAgentUnavailable,
+                    "no Python program connected to " + where + " within " + std::to_string(secs) +
+                        " s; start one with " + command + " script.py (or raise arguments.timeout)",
+                    true});
+  });
+}
+
+void PythonBackend::onAgentDialedIn(tcp::socket socket) {
+  if (!starting_ || link_) return;
+  boost::system::error_code ec;
+  auto peer = socket.remote_endpoint(ec);
+  if (ec) return;
+  // From this machine only this user's processes may take the link; off loopback only a peer
+  // with the token (which the attach handler requires there).
+  if (protocol::isLoopback(peer.address())) {
+    auto pid = loopbackPeerPid(socket);
+    if (!pid || !processOwnedByUs(*pid)) return;
+  } else if (attachToken_.empty()) {
+    return;
+  }
+  std::weak_ptr<bool> alive = alive_;
+  auto take = [this, alive](tcp::socket s) {
+    if (alive.expired() || !starting_ || link_) return;
+    listener_->close();
+    startLink(std::move(s), "attach");
+  };
+  if (attachToken_.empty()) return take(std::move(socket));
+  expectTokenLine(std::move(socket), attachToken_, take);
 }
 
 void PythonBackend::startLink(tcp::socket socket, const char* startCommand) {

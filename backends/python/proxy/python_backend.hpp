@@ -68,6 +68,8 @@ class PythonBackend final : public Backend, private BackendHost {
   const std::string& adapterExecutable() const override { return host_.adapterExecutable(); }
 
   void onAccept(asio::ip::tcp::socket socket);
+  void listenForAgent(const AttachSpec& spec, Reply<void> reply);
+  void onAgentDialedIn(asio::ip::tcp::socket socket);
   void startLink(asio::ip::tcp::socket socket, const char* startCommand);
   void onAgentEvent(const std::string& event, const boost::json::value& body);
   void onLinkClosed();
@@ -84,6 +86,7 @@ class PythonBackend final : public Backend, private BackendHost {
   asio::steady_timer timer_;
   std::shared_ptr<AgentLink> link_;
   std::string token_;
+  std::string attachToken_;  // attach: the STRATA-TOKEN line sent (connect) or required (listen)
   bool justMyCode_ = true, stopOnEntry_ = false;
   bool attached_ = false;   // attach mode: the agent's exit events are the only ones we get
   bool detached_ = false;

@@ -17,6 +17,9 @@ struct AttachRequestArguments {
   std::optional<std::int64_t> port;
   std::optional<bool> justMyCode, stopOnEntry;
   json::value __restart;
+  std::optional<ConnectTarget> listen;      // the adapter listens; the program dials in
+  std::optional<std::string> token;         // required off loopback (STRATA-TOKEN line)
+  std::optional<std::int64_t> timeout;      // seconds to wait for the program (listen)
 };
 
 // ---- execution control ----------------------------------------------------------------------
