@@ -21,12 +21,12 @@ class Shape:
 
 
 def gen(n):
-    for i in range(n):
+    for i in range(n):  # @bp:gen_first
         yield i * 10  # @bp:generator
 
 
 async def coro(x):
-    await asyncio.sleep(0)
+    await asyncio.sleep(0)  # @bp:coro_first
     return x + 1  # @bp:coroutine
 
 
@@ -35,8 +35,8 @@ def main():
     square(3)
     vals = [x + 1 for x in range(3)]  # @bp:comprehension
     Shape().area(2)
-    list(gen(2))
-    asyncio.run(coro(1))
+    list(gen(2))  # @bp:call_gen
+    asyncio.run(coro(1))  # @bp:call_coro
     sys.path.insert(0, __file__.rsplit("/", 1)[0])
     import late_module
     late_module.later(7)

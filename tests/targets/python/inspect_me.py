@@ -72,6 +72,7 @@ def main():
     text = "abc" * 1000
     raw = b"\x00\x01" * 10
     dq = collections.deque([1, 2, 3])
+    tup = (1, "two", 3.0)
     pt = Point()
     tensor = FakeTensor((1000, 1000, 3))
     net = FakeModule()

@@ -332,11 +332,29 @@ class Monitor:
         if got is None:
             if fn.startswith(PKG_DIR) or fn.startswith("<frozen"):
                 got = False
+            elif fn.startswith("<"):
+                return self._generated_is_user(frame)
             else:
-                c = os.path.normcase(os.path.abspath(fn)) if not fn.startswith("<") else fn
+                c = os.path.normcase(os.path.abspath(fn))
                 got = not (self.just_my_code and c.startswith(self._lib))
             self._user_cache[fn] = got
         return got
+
+    def _generated_is_user(self, frame):
+        """Code without a file ('<string>': exec, eval, -c) belongs to whoever runs it: the
+        library's namedtuple and dataclass methods are the library's, the program's exec and
+        a -c script are the program's."""
+        if not self.just_my_code:
+            return True
+        f = frame.f_back
+        while f is not None:
+            if self._is_launcher(f):
+                return True
+            fn = f.f_code.co_filename
+            if not fn.startswith("<") or fn.startswith("<frozen"):
+                return self.is_user(f)
+            f = f.f_back
+        return True
 
     def is_internal_frame(self, frame):
         return frame.f_code.co_filename.startswith(PKG_DIR)
