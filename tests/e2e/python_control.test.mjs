@@ -85,6 +85,20 @@ for (const py of PYTHONS) {
     assert.deepEqual([f.name, f.line], ['coro', lineOf(program, 'coroutine')]);
     await c.disconnectRequest({ terminateDebuggee: true });
     assertClean(assert, c);
+
+    // justMyCode: false steps into the standard library; python may carry flags.
+    const other = await launchAndStop(undefined, program, {
+      launch: { python: [py, '-X', 'utf8'], justMyCode: false },
+      breakpoints: { [program]: [{ line: lineOf(program, 'call_coro') }] },
+    });
+    const t2 = other.stopped.body.threadId;
+    f = await topFrame(other.c, t2);
+    assert.equal(await evalIn(other.c, f.id, "__import__('sys').flags.utf8_mode"), '1');
+    f = await step(other.c, 'stepIn', t2);
+    assert.equal(f.name, 'run');
+    assert.match(f.source.path, /asyncio[/\\]runners\.py$/);
+    await other.c.disconnectRequest({ terminateDebuggee: true });
+    assertClean(assert, other.c);
   });
 
   test(`${v}: breakpoints in class bodies, nested functions, lambdas, comprehensions, generators, coroutines and a module imported later`, async () => {

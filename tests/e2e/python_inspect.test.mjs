@@ -87,6 +87,9 @@ for (const py of PYTHONS) {
 
     // setVariable on a local and on a container element, setExpression on an attribute.
     const scopes = await c.scopesRequest({ frameId: frame });
+    assert.deepEqual(scopes.body.scopes.map((x) => x.name), ['Locals', 'Globals']);
+    const globals = (await c.variablesRequest({ variablesReference: scopes.body.scopes[1].variablesReference })).body.variables;
+    assert.ok(globals.some((x) => x.name === 'Point'), 'Globals holds the module names');
     const loc = scopes.body.scopes.find((x) => x.name === 'Locals').variablesReference;
     assert.equal((await c.send('setVariable', { variablesReference: loc, name: 'counter', value: '7 * 6' })).body.value, '42');
     await c.send('setVariable', { variablesReference: vars.dq.variablesReference, name: '[0]', value: '5' });
