@@ -101,7 +101,7 @@ for (const py of PYTHONS) {
     assertClean(assert, other.c);
   });
 
-  test(`${v}: breakpoints in class bodies, nested functions, lambdas, comprehensions, generators, coroutines and a module imported later`, async () => {
+  test(`${v}: breakpoints in class bodies, nested functions, lambdas, comprehensions, generators, coroutines and a module imported later; function breakpoints`, async () => {
     const program = pyTarget('features.py');
     const late = pyTarget('late_module.py');
     const names = ['nested', 'lambda', 'class_body', 'comprehension', 'method', 'generator', 'coroutine'];
@@ -125,6 +125,29 @@ for (const py of PYTHONS) {
     assert.deepEqual(order, ['class_body', 'nested', 'lambda', 'comprehension', 'method', 'generator', 'coroutine', 'late']);
     await c.disconnectRequest({ terminateDebuggee: true });
     assertClean(assert, c);
+
+    // Function breakpoints by plain, Class.method and module.function names, with a condition.
+    const f2 = await startStdio();
+    await f2.initializeRequest();
+    await f2.launchRequest({ program, python: py });
+    const fb = await f2.send('setFunctionBreakpoints', { breakpoints: [
+      { name: 'outer' }, { name: 'Shape.area' }, { name: 'late_module.later', condition: 'x == 7' }, { name: 'not a name' }] });
+    assert.deepEqual(fb.body.breakpoints.map((b) => b.verified), [true, true, true, false]);
+    let s = f2.waitForEvent('stopped', 30000);
+    await f2.configurationDoneRequest();
+    const hit = [];
+    for (let i = 0; i < 3; i++) {
+      const e = await s;
+      assert.equal(e.body.reason, 'function breakpoint');
+      assert.deepEqual(e.body.hitBreakpointIds, [fb.body.breakpoints[i].id]);
+      hit.push((await topFrame(f2, e.body.threadId)).name);
+      s = f2.waitForEvent('stopped', 30000);
+      if (i < 2) await f2.continueRequest({ threadId: e.body.threadId });
+    }
+    s.catch(() => {});
+    assert.deepEqual(hit, ['outer', 'Shape.area', 'later']);
+    await f2.disconnectRequest({ terminateDebuggee: true });
+    assertClean(assert, f2);
   });
 
   test(`${v}: hit conditions, a condition that raises, syntax errors in conditions and log messages`, async () => {
@@ -139,12 +162,17 @@ for (const py of PYTHONS) {
     const set = await c.setBreakpointsRequest({ source: { path: program }, breakpoints: specs });
     assert.deepEqual(set.body.breakpoints.map((b) => b.verified), [true, true, true, true, true, true, false]);
     assert.match(set.body.breakpoints[6].message, /condition/);
-    const bad = await c.setBreakpointsRequest({ source: { path: pyTarget('loop.py') }, breakpoints: [
-      { line: lineOf(pyTarget('loop.py'), 'helper_body'), hitCondition: '>=x' },
-      { line: lineOf(pyTarget('loop.py'), 'loop_body'), logMessage: 'v={i +}' }] });
-    assert.deepEqual(bad.body.breakpoints.map((b) => b.verified), [false, false]);
+    const loop = pyTarget('loop.py');
+    const bad = await c.setBreakpointsRequest({ source: { path: loop }, breakpoints: [
+      { line: lineOf(loop, 'helper_body'), hitCondition: '>=x' },
+      { line: lineOf(loop, 'loop_body'), logMessage: 'v={i +}' },
+      { line: lineOf(loop, 'comment') }, { line: 999 }] });
+    assert.deepEqual(bad.body.breakpoints.map((b) => b.verified), [false, false, true, false]);
     assert.match(bad.body.breakpoints[0].message, /hit condition/);
     assert.match(bad.body.breakpoints[1].message, /log message/);
+    // A line without code moves to the next one that has some; past the end, it cannot.
+    assert.equal(bad.body.breakpoints[2].line, lineOf(loop, 'after_loop'));
+    assert.match(bad.body.breakpoints[3].message, /no code/);
     let s = c.waitForEvent('stopped', 30000);
     await c.configurationDoneRequest();
     const lineName = Object.fromEntries(Object.keys(forms).concat(['cond_raises']).map((k) => [lineOf(program, k), k]));
