@@ -25,18 +25,31 @@ def plain(args):
     return float(out.stdout.split("elapsed")[1])
 
 
+def callgrind(tag):
+    """A prefix that counts the instructions every thread of the process executes."""
+    return ["valgrind", "--tool=callgrind", f"--callgrind-out-file={os.devnull}", f"--log-file={tag}"]
+
+
+def collected(log):
+    with open(log) as f:
+        for line in f:
+            if "Collected :" in line:
+                return int(line.split("Collected :")[1])
+    raise RuntimeError(f"no instruction count in {log}")
+
+
 class Debugged:
     """The workload under `python -m strata --connect`, driven by a client over the link."""
 
-    def __init__(self, args, setup=None):
+    def __init__(self, args, setup=None, prefix=()):
         self.srv = socket.socket()
         self.srv.bind(("127.0.0.1", 0))
         self.srv.listen(1)
         self.t_spawn = time.monotonic()
-        self.proc = subprocess.Popen([sys.executable, "-m", "strata", "--connect",
+        self.proc = subprocess.Popen([*prefix, sys.executable, "-m", "strata", "--connect",
                                       f"127.0.0.1:{self.srv.getsockname()[1]}", WORKLOAD, *args],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
-        self.srv.settimeout(20)
+        self.srv.settimeout(60)
         sock, _ = self.srv.accept()
         self.c = DapClient(sock)
         self.c.request("initialize", adapterID="bench")
@@ -70,6 +83,30 @@ def ratio_rounds(rounds, args, setup=None):
         d = elapsed_of(Debugged(args, setup).finish())
         ratios.append(d / p)
     return ratios
+
+
+def instruction_ratio(n1, n2, setup=None, bare_tool=False):
+    """Instructions per workload iteration under the agent over those of a plain run: the
+    difference between two sizes cancels start-up, and counting instructions (callgrind)
+    cancels the machine's load. Agent threads are counted too, and run more often per
+    iteration than they would natively (valgrind is slower, their timers are not)."""
+    import tempfile
+    d = tempfile.mkdtemp()
+    counts = {}
+    for kind in ("plain", "agent"):
+        for n in (n1, n2):
+            log = os.path.join(d, f"{kind}-{n}.log")
+            args = ["mixed", str(n), "1"]
+            if kind == "plain" or bare_tool:
+                extra = ["bare-tool"] if kind == "agent" else []
+                subprocess.run([*callgrind(log), sys.executable, WORKLOAD, *extra, *args], capture_output=True,
+                               env=env(), check=True)
+            else:
+                Debugged(args, setup, prefix=callgrind(log)).finish()
+            counts[kind, n] = collected(log)
+    per_plain = (counts["plain", n2] - counts["plain", n1]) / (n2 - n1)
+    per_agent = (counts["agent", n2] - counts["agent", n1]) / (n2 - n1)
+    return per_agent / per_plain, per_plain, per_agent
 
 
 def per_hit_rounds(rounds, n, setup, count_outputs=False):
@@ -132,6 +169,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--instructions", action="store_true",
+                    help="also count instructions (valgrind) for the two ratio rows: load-independent")
+    ap.add_argument("--passes", type=int, default=3,
+                    help="passes of the mixed workload in each process; the fastest counts")
     ap.add_argument("--only", default="attached,never,cond,log,stop,start",
                     help="comma-separated subset of: attached,never,cond,log,stop,start")
     a = ap.parse_args()
@@ -142,13 +183,26 @@ def main():
     v = sys.version_info
     load = os.getloadavg()[0]
     print(f"Strata Python agent benchmarks, CPython {v[0]}.{v[1]}.{v[2]}, {r} rounds, "
-          f"{os.cpu_count()} CPUs, load {load:.1f}; ratios and per-hit costs use process CPU time")
+          f"{os.cpu_count()} CPUs, load {load:.1f}; ratios and per-hit costs use process CPU time; "
+          f"ratio rows: fastest of {a.passes} passes per process")
+    mixed_args = ["mixed", str(n_mixed), str(a.passes)]
     if "attached" in only:
-        ratios = ratio_rounds(r, ["mixed", str(n_mixed)])
+        ratios = ratio_rounds(r, mixed_args)
         rows.append(("attached, no breakpoints (ratio)", fmt(ratios, "x"), "<= 1.02x"))
     if "never" in only:
-        ratios = ratio_rounds(r, ["mixed", str(n_mixed)], bp(M["never"]))
+        ratios = ratio_rounds(r, mixed_args, bp(M["never"]))
         rows.append(("breakpoint in never-called function (ratio)", fmt(ratios, "x"), "<= 1.02x"))
+    if a.instructions and "attached" in only:
+        ratio, p, d = instruction_ratio(100000, 300000)
+        rows.append(("attached, no breakpoints (instructions)", f"{ratio:.4f}x ({d:.0f} vs {p:.0f} per iteration)",
+                     "<= 1.02x"))
+    if a.instructions and "never" in only:
+        ratio, p, d = instruction_ratio(100000, 300000, bp(M["never"]))
+        rows.append(("breakpoint in never-called function (instructions)",
+                     f"{ratio:.4f}x ({d:.0f} vs {p:.0f} per iteration)", "<= 1.02x"))
+        ratio, p, d = instruction_ratio(100000, 300000, bare_tool=True)
+        rows.append(("  a bare PY_START tool, no agent (instructions)",
+                     f"{ratio:.4f}x ({d:.0f} vs {p:.0f} per iteration)", ""))
     if "cond" in only:
         costs, _ = per_hit_rounds(r, 1000000, bp(M["hot"], condition="i < 0"))
         rows.append(("false condition on hot line (us/hit)", fmt(costs, " us"), "<= 0.3 us"))
