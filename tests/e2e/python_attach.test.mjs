@@ -237,6 +237,15 @@ test('attach answers bad or unreachable targets with clear errors', async () => 
   const late = await c3.attachRequest({ listen: { port: 0 }, timeout: 1 }).catch((e) => e);
   assert.match(String(late.message), /no Python program connected to 127\.0\.0\.1:\d+ within 1 s; start one with python -m strata --connect 127\.0\.0\.1:\d+ script\.py/);
   await c3.disconnectRequest();
+  // The client leaves while the adapter still waits: the attach is answered, not dropped.
+  const c4 = await startStdio();
+  await c4.initializeRequest();
+  const waiting = c4.waitForEvent('output', 20000);
+  const pending = c4.attachRequest({ listen: { port: 0 } }).catch((e) => e);
+  await waiting;
+  await c4.disconnectRequest();
+  assert.match(String((await pending).message), /the session ended before a Python program connected/);
   assertClean(assert, c2);
   assertClean(assert, c3);
+  assertClean(assert, c4);
 });

@@ -363,6 +363,10 @@ void PythonBackend::detach(Reply<void> reply) {
   detached_ = true;
   timer_.cancel();
   if (listener_) listener_->close();
+  // An attach still waiting for its program gets its answer before the session goes.
+  if (attached_ && starting_ && !link_)
+    std::exchange(starting_, {})(
+        Error{kAgentUnavailable, "the session ended before a Python program connected", true});
   auto finish = [this, alive = std::weak_ptr<bool>(alive_), reply](Result<json::value>) {
     if (!alive.expired()) {
       if (link_) link_->close();
