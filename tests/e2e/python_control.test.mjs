@@ -239,12 +239,17 @@ for (const py of PYTHONS) {
       assert.ok(st.body.stackFrames.length > 0, name);
     }
     assert.equal((await topFrame(c, threads['sleepy-worker'])).name, 'sleeper');
-    await sleep(100);  // the busy worker parks at its next line
+    // All-stop: the busy worker parks at its next line (as soon as it gets the CPU) and its
+    // counter stands still from then on.
     let busy = await topFrame(c, threads['busy-worker']);
     assert.equal(busy.line, lineOf(program, 'busy'));
-    const n1 = await evalIn(c, busy.id, 'n');
-    await sleep(200);
-    assert.equal(await evalIn(c, busy.id, 'n'), n1, 'all-stop: the busy worker does not run');
+    let n1;
+    await waitUntil(async () => {
+      const a = await evalIn(c, busy.id, 'n');
+      await sleep(200);
+      n1 = await evalIn(c, busy.id, 'n');
+      return a === n1;
+    }, 10000, 'the busy worker to park');
 
     // singleThread: only the main thread runs to its breakpoint; the busy worker stays parked.
     await c.setBreakpointsRequest({ source: { path: program }, breakpoints: [{ line: lineOf(program, 'main_wait') }] });

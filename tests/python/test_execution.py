@@ -135,6 +135,39 @@ class Threads(AgentCase):
         del body
 
 
+    def test_single_thread_continue_of_a_thread_still_in_c(self):
+        import time
+        self.start("threads_busy.py")
+        self.go()
+        self.agent.proc.stdout.readline()
+        threads = {t["name"]: t["id"] for t in self.c.request("threads")["threads"]}
+        self.c.request("pause", threadId=threads["busy-worker"])
+        ev = self.c.wait_event("stopped")
+        # At once: the sleeping worker has likely not run a line since the pause, so it has
+        # no state yet; running it alone must still leave the others stopped.
+        r = self.c.request("continue", threadId=threads["sleepy-worker"], singleThread=True)
+        self.assertFalse(r["allThreadsContinued"])
+
+        def busy_n():
+            top = self.c.request("stackTrace", threadId=threads["busy-worker"])["stackFrames"][0]
+            return self.c.request("evaluate", expression="n", frameId=top["id"], context="watch")["result"]
+        deadline = time.monotonic() + 10
+        while True:
+            a = busy_n()
+            time.sleep(0.2)
+            n1 = busy_n()
+            if a == n1 or time.monotonic() > deadline:
+                break
+        self.assertEqual(a, n1)
+        time.sleep(0.5)
+        self.assertEqual(busy_n(), n1)
+        top = self.c.request("stackTrace", threadId=threads["busy-worker"])["stackFrames"][0]
+        self.c.request("evaluate", expression="globals().__setitem__('stop', True)", frameId=top["id"],
+                       context="repl")
+        self.c.request("continue", threadId=ev["threadId"])
+        self.c.wait_event("exited")
+
+
 class ConcurrentStops(AgentCase):
     def test_each_thread_reports_its_own_stop(self):
         self.start("two_threads.py")

@@ -655,6 +655,12 @@ class Monitor:
                 ts.step = (step, ts.frame, frame_depth(ts.frame))
             # A pause nobody answered yet (every thread in C) is dropped by a resume.
             self.pause_requested = False
+            if single and ts is None and ident is not None:
+                # A thread still in C when the others stopped: it has no state yet, and
+                # running it alone must not let the others go.
+                t = threading._active.get(ident)
+                if t is not None and t.native_id is not None:
+                    ts = self.threads[ident] = ThreadState(ident, t.native_id, t.name)
             if single and ts is not None:
                 ts.run_epoch = self.epoch
             else:
