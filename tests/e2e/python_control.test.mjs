@@ -273,6 +273,37 @@ for (const py of PYTHONS) {
     assertClean(assert, c);
   });
 
+  test(`${v}: pause while the only thread sleeps in C: its stack shows meanwhile, it stops when it wakes`, async () => {
+    const program = pyTarget('sleeper.py');
+    const c = await startStdio();
+    await c.initializeRequest();
+    await c.launchRequest({ program, python: py });
+    await c.configurationDoneRequest();
+    await waitUntil(() => /ready\n/.test(c.output('stdout')), 20000, 'the program to start');
+    const main = (await c.threadsRequest()).body.threads.find((t) => t.name === 'MainThread').id;
+    const s = c.waitForEvent('stopped', 10000);
+    await c.pauseRequest({ threadId: main });
+    const meanwhile = await c.stackTraceRequest({ threadId: main });
+    const threads = await c.threadsRequest();
+    if (c.eventsNamed('stopped').length === 0) {
+      // Still asleep: the stack is the live one, inside time.sleep.
+      assert.deepEqual([meanwhile.body.stackFrames[0].name, meanwhile.body.stackFrames[0].line], ['<module>', lineOf(program, 'sleep')]);
+      assert.ok(threads.body.threads.some((t) => t.id === main));
+    }
+    const ev = await s;
+    assert.equal(ev.body.reason, 'pause');
+    assert.equal(ev.body.threadId, main);
+    const f = await topFrame(c, main);
+    assert.equal(f.line, lineOf(program, 'after_sleep'));
+    await c.evaluateRequest({ expression: 'n = 99', frameId: f.id, context: 'repl' });
+    const term = c.waitForEvent('terminated', 30000);
+    await c.continueRequest({ threadId: main });
+    await term;
+    assert.match(c.output('stdout'), /slept 100\n/);
+    await c.disconnectRequest();
+    assertClean(assert, c);
+  });
+
   test(`${v}: breakpoints set before launch are kept and placed, under the ids first given`, async () => {
     const demo = pyTarget('session_demo.py');
     const c = await startStdio();
