@@ -209,6 +209,29 @@ test('the agent refuses a non-loopback address without a token, with a clear mes
   }
 });
 
+test('attach {} finds python -m strata --listen 5678, debugpy\'s default', async (t) => {
+  const portFile = tempFile('port');
+  const proc = startAgent(PYTHONS[0], ['--listen', '5678', '--port-file', portFile, '--wait-for-client', ticker]);
+  try {
+    await waitUntil(() => fs.existsSync(portFile) || proc.exitCode !== null, 20000, 'the agent to listen');
+    if (!fs.existsSync(portFile)) return t.skip(`port 5678 is taken here: ${proc.err.trim()}`);
+    const c = await startStdio();
+    await c.initializeRequest();
+    await c.attachRequest({});
+    await c.setBreakpointsRequest({ source: { path: ticker }, breakpoints: [{ line: lineOf(ticker, 'tick'), condition: 'i == 1' }] });
+    const s = c.waitForEvent('stopped', 30000);
+    await c.configurationDoneRequest();
+    const stopped = await s;
+    const f = await topFrame(c, stopped.body.threadId);
+    assert.equal((await locals(c, f.id)).i.value, '1');
+    await releaseTicker(c, stopped.body.threadId);
+    assert.equal(await withTimeout(exitOf(proc), 20000, 'the program to end'), 0);
+    assertClean(assert, c);
+  } finally {
+    proc.kill();
+  }
+});
+
 test('attach answers bad or unreachable targets with clear errors', async () => {
   const c = await startStdio();
   await c.initializeRequest();
