@@ -209,6 +209,35 @@ test('the agent refuses a non-loopback address without a token, with a clear mes
   }
 });
 
+test('attach with listen and a token: a program without it is turned away, one with it is served', async () => {
+  const c = await startStdio();
+  await c.initializeRequest();
+  const waiting = c.waitForEvent('output', 20000);
+  const attached = c.attachRequest({ listen: { host: '127.0.0.1', port: 0 }, token: 'tk-42' });
+  const out = (await waiting).body.output;
+  assert.match(out, /python -m strata --connect 127\.0\.0\.1:\d+ --token TOKEN script\.py/);
+  const where = /connect to (127\.0\.0\.1:\d+)/.exec(out)[1];
+  const wrong = startAgent(PYTHONS[0], ['--connect', where, '--token', 'nope', ticker, '3']);
+  let right;
+  try {
+    // The one with the wrong token is dropped before a request: it runs undebugged.
+    assert.equal(await withTimeout(exitOf(wrong), 20000, 'the turned-away program'), 0);
+    assert.match(wrong.out, /tick 2\ndone None\n/);
+    right = startAgent(PYTHONS[0], ['--connect', where, '--token', 'tk-42', ticker]);
+    await attached;
+    await c.setBreakpointsRequest({ source: { path: ticker }, breakpoints: [{ line: lineOf(ticker, 'tick'), condition: 'i == 2' }] });
+    const s = c.waitForEvent('stopped', 30000);
+    await c.configurationDoneRequest();
+    const stopped = await s;
+    await releaseTicker(c, stopped.body.threadId);
+    assert.equal(await withTimeout(exitOf(right), 20000, 'the program to end'), 0);
+    assertClean(assert, c);
+  } finally {
+    wrong.kill();
+    right?.kill();
+  }
+});
+
 test('attach {} finds python -m strata --listen 5678, debugpy\'s default', async (t) => {
   const portFile = tempFile('port');
   const proc = startAgent(PYTHONS[0], ['--listen', '5678', '--port-file', portFile, '--wait-for-client', ticker]);
