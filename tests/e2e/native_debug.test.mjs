@@ -185,6 +185,9 @@ test('STL values, paging, pointers with memory references, evaluate, setVariable
   const mem = await c.send('readMemory', { memoryReference: v.ptr.memoryReference, count: 8 });
   const bytes = Buffer.from(mem.body.data, 'base64');
   assert.deepEqual([bytes.readInt32LE(0), bytes.readInt32LE(4)], [1, 2]);
+  const y = await c.send('readMemory', { memoryReference: v.ptr.memoryReference, offset: 4, count: 4 });
+  assert.equal(y.body.address, '0x' + (BigInt(v.ptr.memoryReference) + 4n).toString(16));
+  assert.equal(Buffer.from(y.body.data, 'base64').readInt32LE(0), 2);
   const five = Buffer.alloc(4);
   five.writeInt32LE(5);
   const wrote = await c.send('writeMemory', { memoryReference: v.ptr.memoryReference, data: five.toString('base64') });

@@ -71,9 +71,12 @@ std::string attachAdvice(pid_t pid, const std::string& engineMessage) {
   struct stat st{};
   std::string proc = "/proc/" + std::to_string(pid);
   if (::stat(proc.c_str(), &st) == 0 && st.st_uid != ::geteuid())
-    text += ". Process " + std::to_string(pid) + " belongs to uid " + std::to_string(st.st_uid) +
-            "; attach as that user or as root";
-  return text;
+    return text + ". Process " + std::to_string(pid) + " belongs to uid " + std::to_string(st.st_uid) +
+           "; attach as that user or as root";
+  // Same user, no Yama restriction: what is left is a missing capability (a container started
+  // without it) or a process that made itself undumpable.
+  return text + ". strata-dap lacks the right to trace it: in a container, start it with "
+                "--cap-add=SYS_PTRACE; a process that called prctl(PR_SET_DUMPABLE, 0) cannot be attached to";
 }
 
 // Keeps the program's output pipes drained after a detach, so it never dies of SIGPIPE or blocks
