@@ -124,6 +124,16 @@ test('SIGSEGV stops with exceptionInfo, stack and locals; continuing lets it die
   assertClean(assert, c);
 });
 
+test('signals other than faults go to the program without a stop', async () => {
+  const { c } = await launchNative(['signal'], { expectStop: false });
+  await runOut(c);
+  assert.equal(c.eventsNamed('stopped').length, 0);
+  assert.match(c.output('stdout'), /handled 10\n/);
+  assert.equal(c.eventsNamed('exited')[0].body.exitCode, 0);
+  await c.disconnectRequest();
+  assertClean(assert, c);
+});
+
 test('exception filters: without SIGSEGV the crash is not stopped; SIGABRT stops by default', async () => {
   const { c } = await launchNative(['crash'], { exceptions: { filters: ['SIGABRT'] }, expectStop: false });
   await runOut(c);
@@ -176,6 +186,8 @@ test('STL values, paging, pointers with memory references, evaluate, setVariable
 
   const ev = await c.evaluateRequest({ expression: 'pt.x + ptr->y * 10', frameId: top.id, context: 'watch' });
   assert.equal(ev.body.result, '21');
+  // Without a frame: the stopped thread's top frame.
+  assert.equal((await c.evaluateRequest({ expression: 'counter * 2', context: 'repl' })).body.result, '20');
   const hover = await c.evaluateRequest({ expression: 'numbers[2]', frameId: top.id, context: 'hover' });
   assert.equal(hover.body.result, '3');
   const badEval = await c.evaluateRequest({ expression: 'no_such_name + 1', frameId: top.id, context: 'repl' }).catch((e) => e);

@@ -482,7 +482,9 @@ void NativeBackend::pause(std::int64_t threadId, Reply<void> reply) {
 
 void NativeBackend::threads(Reply<std::vector<ThreadInfo>> reply) {
   if (ended_ || detached_ || pid_ <= 0) return reply(std::vector<ThreadInfo>{});
-  await(debugger_->threads(), [reply](Result<std::vector<dbg::ThreadEntry>> r) {
+  await(debugger_->threads(), [this, reply](Result<std::vector<dbg::ThreadEntry>> r) {
+    // Gone while its last output is read: no threads, not an error.
+    if (!r && pendingExit_) return reply(std::vector<ThreadInfo>{});
     if (!r) return reply(r.takeError());
     std::vector<ThreadInfo> out;
     for (const auto& t : *r) out.push_back(ThreadInfo{t.id, t.name});

@@ -2,8 +2,10 @@
 // the lines tests break on. Built -g -O0 by CMake, never sanitized.
 #include <dlfcn.h>
 #include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -147,6 +149,17 @@ static int output(const char* path, int rounds, int delayMs) {
   return 0;
 }
 
+static volatile sig_atomic_t got_signal = 0;
+static void on_signal(int signo) { got_signal = signo; }
+
+// A signal the program handles itself reaches it under the debugger as without one.
+static int own_signal() {
+  std::signal(SIGUSR1, on_signal);
+  raise(SIGUSR1);
+  std::printf("handled %d\n", static_cast<int>(got_signal));
+  return got_signal == SIGUSR1 ? 0 : 1;
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "loop";
   if (!std::strcmp(mode, "threads")) return threads();
@@ -164,6 +177,7 @@ int main(int argc, char** argv) {
   if (!std::strcmp(mode, "output"))
     return output(argc > 2 ? argv[2] : "-", argc > 3 ? std::atoi(argv[3]) : 10, argc > 4 ? std::atoi(argv[4]) : 0);
   if (!std::strcmp(mode, "abort")) std::abort();
+  if (!std::strcmp(mode, "signal")) return own_signal();
   std::fprintf(stderr, "unknown mode %s\n", mode);
   return 2;
 }
