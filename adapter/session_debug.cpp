@@ -100,6 +100,7 @@ void Session::announceBackendCapabilities() {
   set(c.supportsDisassembleRequest, f.disassemble);
   set(c.supportsModulesRequest, f.modules);
   set(c.supportsStepInTargetsRequest, f.stepInTargets);
+  set(c.supportsLoadedSourcesRequest, f.loadedSources);
   if (!f.exceptionFilters.empty()) {
     std::vector<protocol::ExceptionBreakpointsFilter> filters;
     for (const auto& x : f.exceptionFilters) {

@@ -160,6 +160,7 @@ class Backend {
     notSupported(name(), "disassembly", reply);
   }
   virtual void modules(Reply<std::vector<ModuleInfo>> reply) { notSupported(name(), "modules", reply); }
+  virtual void loadedSources(Reply<std::vector<SourceInfo>> reply) { notSupported(name(), "loaded sources", reply); }
   virtual void stepInTargets(std::int64_t frameId, Reply<std::vector<StepInTargetInfo>> reply) {
     (void)frameId;
     notSupported(name(), "step-in targets", reply);

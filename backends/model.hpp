@@ -88,7 +88,7 @@ struct BackendFeatures {
        delayedStackTraceLoading = false, clipboardContext = false, singleThreadExecution = false,
        steppingGranularity = false;
   bool dataBreakpoints = false, instructionBreakpoints = false, readMemory = false, writeMemory = false,
-       disassemble = false, modules = false, stepInTargets = false;
+       disassemble = false, modules = false, stepInTargets = false, loadedSources = false;
   std::vector<ExceptionFilter> exceptionFilters;
 };
 

@@ -36,6 +36,7 @@ std::unique_ptr<Handler> makeStepInTargetsHandler();
 std::unique_ptr<Handler> makeSetInstructionBreakpointsHandler();
 std::unique_ptr<Handler> makeDataBreakpointInfoHandler();
 std::unique_ptr<Handler> makeSetDataBreakpointsHandler();
+std::unique_ptr<Handler> makeLoadedSourcesHandler();
 
 std::vector<std::unique_ptr<Handler>> makeHandlers() {
   std::vector<std::unique_ptr<Handler>> h;
@@ -72,6 +73,7 @@ std::vector<std::unique_ptr<Handler>> makeHandlers() {
   h.push_back(makeSetInstructionBreakpointsHandler());
   h.push_back(makeDataBreakpointInfoHandler());
   h.push_back(makeSetDataBreakpointsHandler());
+  h.push_back(makeLoadedSourcesHandler());
   return h;
 }
 

@@ -47,6 +47,11 @@ test('a library dlopened later: pending breakpoint becomes verified (breakpoint 
   assert.ok(list.body.modules.some((m) => m.path === DEMO && m.symbolStatus === 'Symbols loaded.'));
   assert.equal(list.body.totalModules, list.body.modules.length);
   assert.equal(top.moduleId, plugin.module.id);
+  assert.equal(c.eventsNamed('capabilities')[0].body.capabilities.supportsLoadedSourcesRequest, true);
+  const sources = (await c.send('loadedSources', {})).body.sources.map((x) => x.path);
+  assert.ok(sources.includes(demoSrc), JSON.stringify(sources.slice(0, 20)));
+  assert.ok(sources.includes(pluginSrc));
+  assert.ok(sources.every((p) => p.startsWith('/')));
   const term = c.waitForEvent('terminated', 30000);
   await c.continueRequest({ threadId: s.body.threadId });
   await term;

@@ -268,7 +268,7 @@ BackendFeatures NativeBackend::features() const {
   f.evaluateForHovers = f.setVariable = f.exceptionInfo = f.delayedStackTraceLoading = true;
   f.clipboardContext = f.steppingGranularity = true;
   f.dataBreakpoints = f.instructionBreakpoints = f.readMemory = f.writeMemory = f.disassemble = true;
-  f.modules = f.stepInTargets = true;
+  f.modules = f.stepInTargets = f.loadedSources = true;
   const char* text[][3] = {
       {"SIGSEGV", "Segmentation fault (SIGSEGV)", "Stop when the program reads or writes memory it may not"},
       {"SIGBUS", "Bus error (SIGBUS)", "Stop on a misaligned or nonexistent physical address"},
@@ -892,6 +892,20 @@ void NativeBackend::modules(Reply<std::vector<ModuleInfo>> reply) {
     for (const auto& m : *r)
       out.push_back(ModuleInfo{m.path, m.name, m.path, m.hasDebugInfo ? "Symbols loaded." : "No debug information.",
                                hex(m.low) + "-" + hex(m.high)});
+    reply(std::move(out));
+  });
+}
+
+void NativeBackend::loadedSources(Reply<std::vector<SourceInfo>> reply) {
+  await(debugger_->sourceFiles(), [reply](Result<std::vector<std::string>> r) {
+    if (!r) return reply(r.takeError());
+    std::vector<SourceInfo> out;
+    for (const auto& path : *r) {
+      SourceInfo s;
+      s.name = baseName(path);
+      s.path = path;
+      out.push_back(std::move(s));
+    }
     reply(std::move(out));
   });
 }

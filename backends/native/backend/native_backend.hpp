@@ -78,6 +78,7 @@ class NativeBackend final : public Backend {
                    bool allowPartial, Reply<std::int64_t> reply) override;
   void disassemble(const DisassembleQuery& query, Reply<std::vector<InstructionInfo>> reply) override;
   void modules(Reply<std::vector<ModuleInfo>> reply) override;
+  void loadedSources(Reply<std::vector<SourceInfo>> reply) override;
   void stepInTargets(std::int64_t frameId, Reply<std::vector<StepInTargetInfo>> reply) override;
 
   // Largest indexed page answered to a `variables` request without a count.

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 
 #include "internal.hpp"
 
@@ -206,6 +207,40 @@ std::future<Result<std::vector<ModuleEntry>>> NativeDebugger::modules() {
       out.push_back(std::move(e));
     }
     return out;
+  });
+}
+
+std::future<Result<std::vector<std::string>>> NativeDebugger::sourceFiles(std::size_t limit) {
+  State* s = state_.get();
+  return s->onEngine<std::vector<std::string>>([s, limit]() -> Result<std::vector<std::string>> {
+    std::set<std::string> found;
+    std::set<std::string> checked;
+    for (const auto& m : s->modules.modules()) {
+      if (!m.symbols || !m.symbols->hasDebugInfo()) continue;
+      Dwarf* dwarf = m.symbols->dwarf();
+      Dwarf_Off offset = 0, next = 0;
+      std::size_t headerSize = 0;
+      while (found.size() < limit && dwarf_nextcu(dwarf, offset, &next, &headerSize, nullptr, nullptr, nullptr) == 0) {
+        Dwarf_Die cu;
+        if (dwarf_offdie(dwarf, offset + headerSize, &cu)) {
+          const char* name = dwarf_diename(&cu);
+          Dwarf_Attribute attr;
+          const char* dir = dwarf_formstring(dwarf_attr_integrate(&cu, DW_AT_comp_dir, &attr));
+          if (name && *name) {
+            std::filesystem::path p(name);
+            if (p.is_relative() && dir) p = std::filesystem::path(dir) / p;
+            std::string text = p.lexically_normal().string();
+            // A distribution's libraries name files of their build machine: keep what exists here.
+            if (p.is_absolute() && checked.insert(text).second) {
+              std::error_code ec;
+              if (std::filesystem::is_regular_file(p, ec)) found.insert(text);
+            }
+          }
+        }
+        offset = next;
+      }
+    }
+    return std::vector<std::string>(found.begin(), found.end());
   });
 }
 

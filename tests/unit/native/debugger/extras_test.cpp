@@ -2,6 +2,8 @@
 // data breakpoints, modules, memory prefixes and disassembly around an address.
 #include <signal.h>
 
+#include <algorithm>
+
 #include "harness.hpp"
 
 using namespace strata::native::debugger;
@@ -55,6 +57,9 @@ TEST_CASE("modules, readMemoryPrefix and disassembleAround") {
   bool exe = false;
   for (const auto& m : mods) exe = exe || (m.path == STRATA_DBG_TARGET && m.hasDebugInfo && m.low < m.high);
   CHECK(exe);
+  auto sources = ok(s.debugger.sourceFiles());
+  CHECK(std::find(sources.begin(), sources.end(), kSource) != sources.end());
+  CHECK(ok(s.debugger.sourceFiles(0)).empty());
   CHECK(ok(s.debugger.readMemoryPrefix(0, 64)).empty());
   CHECK(ok(s.debugger.readMemoryPrefix(stop.pc, 16)).size() == 16);
   auto around = ok(s.debugger.disassembleAround(stop.pc, -4, 10));

@@ -229,6 +229,9 @@ class NativeDebugger {
 
   // Every loaded ELF object (the executable, ld.so, libraries).
   std::future<Result<std::vector<ModuleEntry>>> modules();
+  // The primary source file of every compilation unit of the loaded objects that exists on this
+  // machine (absolute, normalized, sorted, at most `limit`).
+  std::future<Result<std::vector<std::string>>> sourceFiles(std::size_t limit = 10000);
 
   // Calls on the line of `frameId` (a frame of a stopped thread) after its pc, in address order.
   std::future<Result<std::vector<StepInTarget>>> stepInTargets(int frameId);
