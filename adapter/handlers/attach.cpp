@@ -1,5 +1,6 @@
-// attach: connects to a debuggee that waits for a debugger (`python -m strata --listen`), or
-// listens for one that dials in (`python -m strata --connect`, arguments.listen).
+// attach: to a native process by pid (ptrace), to a debuggee that waits for a debugger
+// (`python -m strata --listen`), or listening for one that dials in (`python -m strata
+// --connect`, arguments.listen).
 #include "adapter/handlers/common.hpp"
 
 namespace strata::adapter {
@@ -29,6 +30,14 @@ class AttachHandler final : public TypedHandler<protocol::AttachRequestArguments
       return bad("give either arguments.connect (the program listens) or arguments.listen (Strata "
                  "listens and the program connects), not both");
     backends::AttachSpec spec;
+    spec.stopOnEntry = args.stopOnEntry.value_or(false);
+    if (!args.processId.is_null()) {
+      // Native attach by pid: a number, or a string of digits (what "${command:pickProcess}" gives).
+      auto pid = processId(args.processId);
+      if (!pid) return respond(pid.takeError());
+      spec.processId = *pid;
+      return start(session, spec, respond);
+    }
     spec.listen = args.listen.has_value();
     const char* field = spec.listen ? "arguments.listen.port" : "arguments.connect.port";
     std::int64_t port = args.port.value_or(kDefaultPort);
@@ -61,8 +70,31 @@ class AttachHandler final : public TypedHandler<protocol::AttachRequestArguments
       spec.timeoutSeconds = static_cast<int>(*args.timeout);
     }
     spec.justMyCode = args.justMyCode.value_or(true);
-    spec.stopOnEntry = args.stopOnEntry.value_or(false);
-    auto backend = session.createAttachBackend();
+    start(session, spec, respond);
+  }
+
+ private:
+  static Result<std::int64_t> processId(const json::value& v) {
+    auto bad = [&] {
+      return Error{errors::kBadArguments,
+                   "invalid 'attach' request: arguments.processId: expected a process id (a number such as "
+                   "4242), got " + json::serialize(v),
+                   true};
+    };
+    if (v.is_int64()) return v.as_int64() > 0 ? Result<std::int64_t>(v.as_int64()) : Result<std::int64_t>(bad());
+    if (v.is_uint64()) return v.as_uint64() < (1ull << 31) ? Result<std::int64_t>(static_cast<std::int64_t>(v.as_uint64())) : Result<std::int64_t>(bad());
+    if (v.is_string()) {
+      std::string text(v.as_string());
+      if (text.empty() || text.size() > 10 || text.find_first_not_of("0123456789") != std::string::npos) return bad();
+      std::int64_t n = std::stoll(text);
+      if (n <= 0) return bad();
+      return n;
+    }
+    return bad();
+  }
+
+  void start(Session& session, const backends::AttachSpec& spec, Responder respond) {
+    auto backend = session.createAttachBackend(spec);
     auto* raw = backend.get();
     session.setBackend(std::move(backend), false);
     auto self = session.shared_from_this();

@@ -28,6 +28,15 @@ std::unique_ptr<Handler> makeCompletionsHandler();
 std::unique_ptr<Handler> makeExceptionInfoHandler();
 std::unique_ptr<Handler> makeSourceHandler();
 std::unique_ptr<Handler> makeSetFunctionBreakpointsHandler();
+std::unique_ptr<Handler> makeReadMemoryHandler();
+std::unique_ptr<Handler> makeWriteMemoryHandler();
+std::unique_ptr<Handler> makeDisassembleHandler();
+std::unique_ptr<Handler> makeModulesHandler();
+std::unique_ptr<Handler> makeStepInTargetsHandler();
+std::unique_ptr<Handler> makeSetInstructionBreakpointsHandler();
+std::unique_ptr<Handler> makeDataBreakpointInfoHandler();
+std::unique_ptr<Handler> makeSetDataBreakpointsHandler();
+std::unique_ptr<Handler> makeLoadedSourcesHandler();
 
 std::vector<std::unique_ptr<Handler>> makeHandlers() {
   std::vector<std::unique_ptr<Handler>> h;
@@ -56,6 +65,15 @@ std::vector<std::unique_ptr<Handler>> makeHandlers() {
   h.push_back(makeExceptionInfoHandler());
   h.push_back(makeSourceHandler());
   h.push_back(makeSetFunctionBreakpointsHandler());
+  h.push_back(makeReadMemoryHandler());
+  h.push_back(makeWriteMemoryHandler());
+  h.push_back(makeDisassembleHandler());
+  h.push_back(makeModulesHandler());
+  h.push_back(makeStepInTargetsHandler());
+  h.push_back(makeSetInstructionBreakpointsHandler());
+  h.push_back(makeDataBreakpointInfoHandler());
+  h.push_back(makeSetDataBreakpointsHandler());
+  h.push_back(makeLoadedSourcesHandler());
   return h;
 }
 
