@@ -27,3 +27,8 @@ echo
 echo "== Debugging: a conditional breakpoint in train_step prints w, b and the loss each time it holds"
 step_line=$(grep -n "return w - lr \* gw" examples/python/train_loop.py | cut -d: -f1)
 show run --break "examples/python/train_loop.py:${step_line}:loss > 0.5" -- examples/python/train_loop.py --epochs 2
+
+echo
+echo "== Debugging native code: a conditional breakpoint in primes.c prints the stack and locals"
+prime_line=$(grep -n 'printf("prime #' examples/native/primes.c | cut -d: -f1)
+show run --break "examples/native/primes.c:${prime_line}:count % 4 == 0" -- "$bin/examples/native/primes" 30

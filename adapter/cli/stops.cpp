@@ -60,8 +60,11 @@ void print(const Stop& s, bool asJson) {
   out += "\n";
   for (std::size_t i = 0; i < s.frames.size(); ++i) {
     const auto& f = s.frames[i].get_object();
-    out += "   #" + std::to_string(i) + " " + str(f, "name") + " at " + str(f, "file") + ":" +
-           std::to_string(num(f, "line")) + "\n";
+    out += "   #" + std::to_string(i) + " " + str(f, "name");
+    // Frames without source (no debug info) carry module+offset in their name already.
+    if (!str(f, "file").empty())
+      out += " at " + str(f, "file") + ":" + std::to_string(num(f, "line"));
+    out += "\n";
   }
   if (!s.localsInOrder.empty()) out += "   locals:\n";
   for (const auto& [name, value] : s.localsInOrder) out += "     " + name + " = " + value + "\n";
