@@ -32,7 +32,7 @@ int depth_of(int n) {
 }
 
 static void basic(void) {
-  int x = 3;
+  int x = 3;  // @bp:basic_x
   int y = 4;
 
   // blank lines above and below make the moved-line check possible
