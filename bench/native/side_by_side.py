@@ -189,7 +189,11 @@ class DapDebugger:
         launch_seq = dap.send("launch", launch)
         dap.event(["initialized"], 30)
         for path, lines in (breakpoints or {}).items():
-            dap.request("setBreakpoints", {"source": {"path": path}, "breakpoints": lines})
+            r = dap.request("setBreakpoints", {"source": {"path": path}, "breakpoints": lines})
+            # An adapter that runs the program without debugging it would make every number
+            # here meaningless: a line breakpoint in the program itself must verify.
+            if not all(b.get("verified") for b in r["body"].get("breakpoints", [])):
+                raise RuntimeError("breakpoint not verified: %s" % r["body"].get("breakpoints"))
         if functions:
             dap.request("setFunctionBreakpoints", {"breakpoints": [{"name": f} for f in functions]})
         dap.launch_seq = launch_seq
@@ -360,12 +364,15 @@ class GdbMi:
 
     def start(self, program, args):
         mi = Mi([self.gdb, "--interpreter=mi3", "-q", "-nx"], self.log)
-        mi.command("-gdb-set startup-with-shell off")
+        # gdb splits the argument line on blanks without a shell: keep its shell (its default)
+        # for an argument with blanks, and quote it for that shell.
+        shell = any(re.search(r"[\s;\"'()\[\]]", a) for a in args)
+        if not shell:
+            mi.command("-gdb-set startup-with-shell off")
         mi.command("-gdb-set confirm off")
         mi.command("-enable-pretty-printing")
         mi.command("-file-exec-and-symbols %s" % program)
-        quoted = ['"%s"' % a.replace("\\", "\\\\").replace('"', '\\"') if re.search(r"[\s;\"']", a) else a
-                  for a in args]
+        quoted = ["'%s'" % a.replace("'", "'\\''") if shell else a for a in args]
         mi.command("-exec-arguments %s" % " ".join(quoted))
         return mi
 
