@@ -289,8 +289,9 @@ Result<std::vector<FunctionInfo>> ObjectSymbols::functionsNamed(std::string_view
   auto range = elfByName_.equal_range(lookupKey);
   for (auto it = range.first; it != range.second; ++it) candidates.push_back(it->second);
   for (std::size_t index : candidates) {
-    const ElfSymbol& sym = elfSymbols_[index];
-    std::string plain = sym.name.substr(0, sym.name.find('@'));
+    const SymbolEntry& sym = elfSymbols_[index];
+    std::string_view name(sym.name);
+    std::string plain(name.substr(0, name.find('@')));
     std::string demangled = demangle(plain);
     if (plain != query && !nameMatches(query, demangled)) continue;
     if (!seen.insert(sym.address).second) continue;

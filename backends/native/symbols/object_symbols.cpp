@@ -242,18 +242,19 @@ void ObjectSymbols::loadElfSymbols() {
           continue;
         const char* name = elf_strptr(elf, shdr.sh_link, sym.st_name);
         if (name == nullptr || *name == '\0') continue;
-        elfSymbols_.push_back(ElfSymbol{sym.st_value, sym.st_size, name, type == STT_GNU_IFUNC});
+        elfSymbols_.push_back(SymbolEntry{sym.st_value, sym.st_size, name, type == STT_GNU_IFUNC});
       }
     }
   };
   scan(elf_);
   if (debugElf_ != nullptr) scan(debugElf_);
-  std::sort(elfSymbols_.begin(), elfSymbols_.end(), [](const ElfSymbol& a, const ElfSymbol& b) {
-    return a.address != b.address ? a.address < b.address : a.name < b.name;
+  // Names point into the string tables of the mapped file: no copy per symbol.
+  std::sort(elfSymbols_.begin(), elfSymbols_.end(), [](const SymbolEntry& a, const SymbolEntry& b) {
+    return a.address != b.address ? a.address < b.address : std::strcmp(a.name, b.name) < 0;
   });
   elfSymbols_.erase(std::unique(elfSymbols_.begin(), elfSymbols_.end(),
-                                [](const ElfSymbol& a, const ElfSymbol& b) {
-                                  return a.address == b.address && a.name == b.name;
+                                [](const SymbolEntry& a, const SymbolEntry& b) {
+                                  return a.address == b.address && std::strcmp(a.name, b.name) == 0;
                                 }),
                     elfSymbols_.end());
 }
@@ -265,24 +266,23 @@ void ObjectSymbols::loadElfNames() {
   elfNamesLoaded_ = true;
   elfByName_.reserve(elfSymbols_.size() + elfSymbols_.size() / 4);
   for (std::size_t i = 0; i < elfSymbols_.size(); ++i) {
-    const std::string& name = elfSymbols_[i].name;
-    std::string plain = name;
-    if (auto at = plain.find('@'); at != std::string::npos) plain.resize(at);  // versioned
+    std::string_view plain(elfSymbols_[i].name);
+    if (auto at = plain.find('@'); at != std::string_view::npos) plain = plain.substr(0, at);  // versioned
     if (plain.size() < 2 || plain[0] != '_' || plain[1] != 'Z') {
-      elfByName_.emplace(std::move(plain), i);  // C names need no demangling
+      elfByName_.emplace(plain, i);  // C names need no demangling
       continue;
     }
-    std::string last = lastComponent(stripParameters(demangle(plain)));
+    std::string last = lastComponent(stripParameters(demangle(std::string(plain))));
     std::string bare = withoutTemplateArgs(last);
-    if (bare != last) elfByName_.emplace(std::move(bare), i);
-    elfByName_.emplace(std::move(last), i);
+    if (bare != last) elfByName_.emplace(nameKeys_.emplace_back(std::move(bare)), i);
+    elfByName_.emplace(nameKeys_.emplace_back(std::move(last)), i);
   }
 }
 
 std::optional<ElfSymbol> ObjectSymbols::elfSymbolAt(std::uint64_t address) {
   loadElfSymbols();
   auto it = std::upper_bound(elfSymbols_.begin(), elfSymbols_.end(), address,
-                             [](std::uint64_t a, const ElfSymbol& s) { return a < s.address; });
+                             [](std::uint64_t a, const SymbolEntry& s) { return a < s.address; });
   if (it == elfSymbols_.begin()) return std::nullopt;
   --it;
   // Prefer a sized symbol that covers the address among aliases at the same address.
@@ -290,15 +290,17 @@ std::optional<ElfSymbol> ObjectSymbols::elfSymbolAt(std::uint64_t address) {
     // A sized symbol that ends before the address: the address lies in unnamed code, but
     // "nearest symbol + offset" is still the most useful description.
   }
-  return *it;
+  return ElfSymbol{it->address, it->size, it->name, it->ifunc};
 }
 
 std::optional<ElfSymbol> ObjectSymbols::elfSymbolNamed(std::string_view name) {
   loadElfNames();
-  auto range = elfByName_.equal_range(lastComponent(stripParameters(name)));
+  std::string key = lastComponent(stripParameters(name));
+  auto range = elfByName_.equal_range(key);
   for (auto it = range.first; it != range.second; ++it) {
-    const ElfSymbol& sym = elfSymbols_[it->second];
-    if (sym.name == name || nameMatches(name, demangle(sym.name))) return sym;
+    const SymbolEntry& sym = elfSymbols_[it->second];
+    if (name == sym.name || nameMatches(name, demangle(sym.name)))
+      return ElfSymbol{sym.address, sym.size, sym.name, sym.ifunc};
   }
   return std::nullopt;
 }

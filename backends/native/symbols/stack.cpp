@@ -499,6 +499,11 @@ std::size_t StackView::totalFrames() {
         ++total;
         continue;
       }
+      // A pc seen before (recursion) counts as it did, without copying its frames.
+      if (auto known = byPc_.find(raw_[i].lookupPc()); known != byPc_.end()) {
+        total += known->second.size();
+        continue;
+      }
     }
     total += expand(i).size();
   }

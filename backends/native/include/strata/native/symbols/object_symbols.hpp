@@ -6,6 +6,7 @@
 #include <libelf.h>
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -189,8 +190,15 @@ class ObjectSymbols {
   bool pltLoaded_ = false;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> pltRanges_;  // [low, high) of the PLT sections
   std::unordered_map<std::uint64_t, std::string> pltSlotSymbols_;  // GOT slot → symbol
-  std::vector<ElfSymbol> elfSymbols_;  // functions, by address
-  std::unordered_multimap<std::string, std::size_t> elfByName_;  // mangled and demangled keys
+  struct SymbolEntry {
+    std::uint64_t address = 0;
+    std::uint64_t size = 0;
+    const char* name = nullptr;  // in the mapped file's string table
+    bool ifunc = false;
+  };
+  std::vector<SymbolEntry> elfSymbols_;  // functions, by address
+  std::unordered_multimap<std::string_view, std::size_t> elfByName_;  // mangled and demangled keys
+  std::deque<std::string> nameKeys_;  // demangled keys (stable addresses for the views above)
 
   std::map<Dwarf_Off, std::vector<FunctionInfo>> cuFunctions_;
   std::unordered_map<std::uint64_t, std::vector<Dwarf_Die>> scopesCache_;  // a breakpoint's pc recurs
