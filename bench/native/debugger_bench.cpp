@@ -249,7 +249,7 @@ int main(int argc, char** argv) {
     }
   }
   if (wanted("vector")) {
-    Stats time, bytes;
+    Stats time, bytes, count;
     for (int r = 0; r < rounds; ++r) {
       Session s;
       must(s.debugger.launch({.program = target, .args = {"vector", "100000"}}), "launch");
@@ -267,10 +267,12 @@ int main(int argc, char** argv) {
       double size = 0;
       for (auto& c : children) size += c.name.size() + c.value.size() + c.type.size() + c.evaluateName.size() + 60;
       bytes.values.push_back(size / 1024);
+      count.values.push_back(static_cast<double>(children.size()));
       must(s.debugger.terminate(), "terminate");
     }
     row("unpaged variables on a 100k std::vector", time, "ms");
     row("  its answer (approximate JSON size)", bytes, "KiB");
+    row("  children in it", count, "");
   }
   return 0;
 }

@@ -461,6 +461,49 @@ class GdbMi:
 
 
 # ---------------------------------------------------------------------------------------------
+# Strata's NativeDebugger facade without DAP (strata_bench_debugger), one round per call: the
+# column to compare with while strata-dap has no native route, and the floor under it.
+
+
+class Facade:
+    name = "strata-facade"
+
+    def __init__(self, path, python):
+        self.path = path
+        self.python = python
+
+    def run(self, only):
+        out = subprocess.run([self.path, "--rounds", "1", "--only", only, "--python", self.python],
+                             capture_output=True, text=True, timeout=600)
+        if out.returncode != 0:
+            raise RuntimeError(out.stderr.strip() or "strata_bench_debugger failed")
+        rows = {}
+        for line in out.stdout.splitlines():
+            m = re.match(r"(.*?)\s+min\s+([\d.]+)\s+median", line)
+            if m:
+                rows[m.group(1).strip()] = float(m.group(2))
+        return rows
+
+    def hot_rate(self):
+        return self.run("hot")["false condition on a hot line, hits/s"]
+
+    def nth(self, target, line):
+        return self.run("nth")["1000th hit -> stopped callback"]
+
+    def deep(self, target, line):
+        rows = self.run("deep")
+        return rows["stackTrace first page of 20 at depth 1000"], rows["stackTrace paging through the rest (20 a page)"], 0
+
+    def json_launch(self, python):
+        return self.run("json")["python3.12 launch -> stop in _json.so"]
+
+    def vector(self, target, line, timeout):
+        rows = self.run("vector")
+        return (rows["unpaged variables on a 100k std::vector"], rows["its answer (approximate JSON size)"] * 1024,
+                rows["children in it"])
+
+
+# ---------------------------------------------------------------------------------------------
 
 
 def ensure_lldb_dap(explicit):
@@ -494,7 +537,10 @@ def summary(values, fmt):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--debuggers", default="strata,lldb-dap,gdb", help="comma separated: strata,lldb-dap,gdb")
+    parser.add_argument("--debuggers", default="strata,lldb-dap,gdb",
+                        help="comma separated: strata,strata-facade,lldb-dap,gdb")
+    parser.add_argument("--facade", default=os.path.join(ROOT, "build", "release", "bench", "native",
+                                                         "strata_bench_debugger"))
     parser.add_argument("--scenarios", default="hot,nth,deep,json,vector")
     parser.add_argument("--strata", default=os.path.join(ROOT, "build", "release", "adapter", "strata-dap"))
     parser.add_argument("--lldb-dap", default=None, help="default: lldb-dap-19 on PATH (installed if missing)")
@@ -519,6 +565,12 @@ def main():
                       % args.strata)
                 continue
             debuggers[n] = DapDebugger("strata", [args.strata, "--stdio"], log=log)
+        elif n == "strata-facade":
+            if not os.access(args.facade, os.X_OK):
+                print("strata_bench_debugger not found at %s (ninja -C build/release strata_bench_debugger)"
+                      % args.facade)
+                continue
+            debuggers[n] = Facade(args.facade, args.python)
         elif n == "lldb-dap":
             path = ensure_lldb_dap(args.lldb_dap)
             if not path:
@@ -554,7 +606,9 @@ def main():
                     print("  %s %s round %d: %s" % (name, label, r + 1, e), flush=True)
                     return None
 
-            if "hot" in scenarios:
+            if "hot" in scenarios and hasattr(dbg, "hot_rate"):
+                record("hot", name, attempt("hot", dbg.hot_rate))
+            elif "hot" in scenarios:
                 hits = int(hot_hits.get(name, 2000))
                 plain = plain_run_ms([target, "hot", str(hits)])
                 ms = attempt("hot", lambda: dbg.hot(target, hits, lines["hot"]))
