@@ -3,6 +3,7 @@
 
 #include <exception>
 
+#include "backends/native/backend/native_backend.hpp"
 #include "backends/process/process_backend.hpp"
 #include "backends/python/proxy/python_backend.hpp"
 
@@ -182,11 +183,14 @@ std::unique_ptr<backends::Backend> Session::createBackend(const backends::Launch
   if (options_.backendFactory) return options_.backendFactory(*this, spec);
   if (spec.language == backends::LaunchSpec::Language::Python && !spec.noDebug)
     return std::make_unique<backends::PythonBackend>(io_, *this);
+  if (spec.language == backends::LaunchSpec::Language::Native && !spec.noDebug)
+    return std::make_unique<backends::NativeBackend>(io_, *this);
   return std::make_unique<backends::ProcessBackend>(io_, *this);
 }
 
-std::unique_ptr<backends::Backend> Session::createAttachBackend() {
+std::unique_ptr<backends::Backend> Session::createAttachBackend(const backends::AttachSpec& spec) {
   if (options_.backendFactory) return options_.backendFactory(*this, backends::LaunchSpec{});
+  if (spec.processId) return std::make_unique<backends::NativeBackend>(io_, *this);
   return std::make_unique<backends::PythonBackend>(io_, *this);
 }
 

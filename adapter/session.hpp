@@ -52,8 +52,8 @@ class Session final : public backends::BackendHost, public std::enable_shared_fr
                       std::function<void(Result<protocol::Response>)> onResponse);
   backends::Backend* backend() { return backend_.get(); }
   std::unique_ptr<backends::Backend> createBackend(const backends::LaunchSpec& spec);
-  // The backend for `attach` to an agent that listens (today only Python has one).
-  std::unique_ptr<backends::Backend> createAttachBackend();
+  // The backend for `attach`: native for a process id, Python for an agent that listens.
+  std::unique_ptr<backends::Backend> createAttachBackend(const backends::AttachSpec& spec);
   void setBackend(std::unique_ptr<backends::Backend> backend, bool launched);
   bool launchedDebuggee() const { return launchedDebuggee_; }
   bool debuggeeEnded() const { return debuggeeEnded_; }
@@ -77,6 +77,7 @@ class Session final : public backends::BackendHost, public std::enable_shared_fr
   void continued(std::int64_t threadId, bool allThreads) override;
   void threadChanged(std::int64_t threadId, bool started) override;
   void breakpointChanged(const backends::BreakpointState& state) override;
+  void moduleChanged(const backends::ModuleInfo& module, const std::string& reason) override;
 
   // ---- ids: frames and variables live until the next resume, sources and breakpoints
   // for the session ----

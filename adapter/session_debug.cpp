@@ -41,13 +41,21 @@ void Session::breakpointChanged(const backends::BreakpointState& state) {
                               "changed", toProtocol(backend_.get(), state)}));
 }
 
+void Session::moduleChanged(const backends::ModuleInfo& module, const std::string& reason) {
+  json::object m{{"id", module.id}, {"name", module.name}};
+  if (!module.path.empty()) m["path"] = module.path;
+  if (!module.symbolStatus.empty()) m["symbolStatus"] = module.symbolStatus;
+  if (!module.addressRange.empty()) m["addressRange"] = module.addressRange;
+  sendEvent("module", json::object{{"reason", reason}, {"module", std::move(m)}});
+}
+
 protocol::Breakpoint Session::toProtocol(backends::Backend* owner, const backends::BreakpointState& s) {
   protocol::Breakpoint b;
   if (s.id) b.id = breakpoints_.add(owner, *s.id);
   b.verified = s.verified;
   b.line = s.line;
   if (!s.message.empty()) b.message = s.message;
-  if (!s.verified) b.reason = "failed";
+  if (!s.verified) b.reason = s.pending ? "pending" : "failed";
   if (s.path) {
     protocol::Source src;
     src.path = s.path;
@@ -85,6 +93,13 @@ void Session::announceBackendCapabilities() {
   set(c.supportsClipboardContext, f.clipboardContext);
   set(c.supportsSingleThreadExecutionRequests, f.singleThreadExecution);
   set(c.supportsSteppingGranularity, f.steppingGranularity);
+  set(c.supportsDataBreakpoints, f.dataBreakpoints);
+  set(c.supportsInstructionBreakpoints, f.instructionBreakpoints);
+  set(c.supportsReadMemoryRequest, f.readMemory);
+  set(c.supportsWriteMemoryRequest, f.writeMemory);
+  set(c.supportsDisassembleRequest, f.disassemble);
+  set(c.supportsModulesRequest, f.modules);
+  set(c.supportsStepInTargetsRequest, f.stepInTargets);
   if (!f.exceptionFilters.empty()) {
     std::vector<protocol::ExceptionBreakpointsFilter> filters;
     for (const auto& x : f.exceptionFilters) {

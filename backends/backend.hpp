@@ -34,6 +34,8 @@ class BackendHost {
   virtual void continued(std::int64_t threadId, bool allThreads) { (void)threadId, (void)allThreads; }
   virtual void threadChanged(std::int64_t threadId, bool started) { (void)threadId, (void)started; }
   virtual void breakpointChanged(const BreakpointState& state) { (void)state; }
+  // reason: new, changed, removed.
+  virtual void moduleChanged(const ModuleInfo& module, const std::string& reason) { (void)module, (void)reason; }
 };
 
 // Error id of a request the backend cannot serve (the adapter's kUnsupportedRequest).
@@ -127,6 +129,40 @@ class Backend {
   virtual void source(std::int64_t sourceReference, Reply<SourceContent> reply) {
     (void)sourceReference;
     notSupported(name(), "source requests", reply);
+  }
+  virtual void setInstructionBreakpoints(const std::vector<InstructionBreakpointSpec>& breakpoints,
+                                         Reply<std::vector<BreakpointState>> reply) {
+    if (breakpoints.empty()) return reply(std::vector<BreakpointState>{});
+    notSupported(name(), "instruction breakpoints", reply);
+  }
+  virtual void dataBreakpointInfo(const DataBreakpointQuery& query, Reply<DataBreakpointTarget> reply) {
+    (void)query;
+    reply(DataBreakpointTarget{std::nullopt, "the " + name() + " backend has no data breakpoints", {}});
+  }
+  virtual void setDataBreakpoints(const std::vector<DataBreakpointSpec>& breakpoints,
+                                  Reply<std::vector<BreakpointState>> reply) {
+    if (breakpoints.empty()) return reply(std::vector<BreakpointState>{});
+    notSupported(name(), "data breakpoints", reply);
+  }
+  virtual void readMemory(const std::string& memoryReference, std::int64_t offset, std::int64_t count,
+                          Reply<MemoryContents> reply) {
+    (void)memoryReference, (void)offset, (void)count;
+    notSupported(name(), "reading memory", reply);
+  }
+  // Replies the number of bytes written.
+  virtual void writeMemory(const std::string& memoryReference, std::int64_t offset, std::vector<std::uint8_t> data,
+                           bool allowPartial, Reply<std::int64_t> reply) {
+    (void)memoryReference, (void)offset, (void)data, (void)allowPartial;
+    notSupported(name(), "writing memory", reply);
+  }
+  virtual void disassemble(const DisassembleQuery& query, Reply<std::vector<InstructionInfo>> reply) {
+    (void)query;
+    notSupported(name(), "disassembly", reply);
+  }
+  virtual void modules(Reply<std::vector<ModuleInfo>> reply) { notSupported(name(), "modules", reply); }
+  virtual void stepInTargets(std::int64_t frameId, Reply<std::vector<StepInTargetInfo>> reply) {
+    (void)frameId;
+    notSupported(name(), "step-in targets", reply);
   }
 };
 

@@ -60,6 +60,7 @@ struct BreakpointState {
   std::string message;               // why it is not verified
   std::optional<std::int64_t> id;    // backend-local; the session makes it global
   std::optional<std::string> path;   // set on changes reported later (breakpointChanged)
+  bool pending = false;              // unverified only until code for it loads
 };
 
 struct FunctionBreakpointSpec {
@@ -86,6 +87,8 @@ struct BackendFeatures {
        setExpression = false, completions = false, exceptionInfo = false,
        delayedStackTraceLoading = false, clipboardContext = false, singleThreadExecution = false,
        steppingGranularity = false;
+  bool dataBreakpoints = false, instructionBreakpoints = false, readMemory = false, writeMemory = false,
+       disassemble = false, modules = false, stepInTargets = false;
   std::vector<ExceptionFilter> exceptionFilters;
 };
 
@@ -96,6 +99,7 @@ struct StepOptions {
   std::int64_t threadId = 0;
   Granularity granularity = Granularity::Statement;
   bool singleThread = false;
+  std::optional<std::int64_t> targetId;  // stepIn: one of stepInTargets' ids
 };
 
 // A stop the backend reports. Ids inside are backend-local.
@@ -121,6 +125,8 @@ struct FrameInfo {
   std::optional<SourceInfo> source;
   std::int64_t line = 0, column = 0;
   std::string presentationHint;  // normal, label, subtle
+  std::string instructionPointerReference;  // a memory reference ("0x401136"); empty: none
+  std::string moduleId;
 };
 struct StackPage {
   std::vector<FrameInfo> frames;
@@ -144,6 +150,7 @@ struct ValueInfo {
   std::int64_t variablesReference = 0;  // backend-local; 0: no children
   std::optional<std::int64_t> namedVariables, indexedVariables;
   std::optional<ValueHint> hint;
+  std::string memoryReference;  // where the value (or what a pointer points to) lives; empty: none
 };
 struct VariablesQuery {
   std::int64_t variablesReference = 0;  // backend-local
@@ -171,8 +178,56 @@ struct SourceContent {
   std::string content, mimeType;
 };
 
-// Attach to a debuggee that waits for a debugger (an agent listening on host:port).
+// ---- native: memory, disassembly, data and instruction breakpoints, modules ---------------------
+// Memory references are the backend's text ("0x7ffd1234"); the session passes them through.
+struct InstructionBreakpointSpec {
+  std::string instructionReference;
+  std::int64_t offset = 0;
+  std::optional<std::string> condition, hitCondition;
+};
+// dataBreakpointInfo: a child `name` of a variables reference (backend-local), or an expression
+// in a frame (backend-local; absent: the stopped thread's top frame), or an address.
+struct DataBreakpointQuery {
+  std::optional<std::int64_t> variablesReference, frameId, bytes;
+  std::string name;
+  bool asAddress = false;
+};
+struct DataBreakpointTarget {
+  std::optional<std::string> dataId;  // none: cannot be watched (description says why)
+  std::string description;
+  std::vector<std::string> accessTypes;  // read, write, readWrite
+};
+struct DataBreakpointSpec {
+  std::string dataId, accessType;
+  std::optional<std::string> condition, hitCondition;
+};
+struct MemoryContents {
+  std::string address;  // where the data starts
+  std::vector<std::uint8_t> data;
+  std::int64_t unreadableBytes = 0;
+};
+struct DisassembleQuery {
+  std::string memoryReference;
+  std::int64_t offset = 0, instructionOffset = 0, instructionCount = 0;
+  bool resolveSymbols = false;
+};
+struct InstructionInfo {
+  std::string address, bytes, instruction, symbol, presentationHint;
+  std::optional<SourceInfo> location;
+  std::optional<std::int64_t> line;
+};
+struct ModuleInfo {
+  std::string id, name, path, symbolStatus, addressRange;
+};
+struct StepInTargetInfo {
+  std::int64_t id = 0;
+  std::string label;
+  std::optional<std::int64_t> line;
+};
+
+// Attach to a process by pid (native), or to a debuggee that waits for a debugger (an agent listening on host:port).
 struct AttachSpec {
+  std::optional<std::int64_t> processId;  // native attach (PTRACE_SEIZE)
   std::string host = "127.0.0.1";
   std::uint16_t port = 0;
   bool justMyCode = true;

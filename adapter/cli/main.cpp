@@ -29,8 +29,8 @@ usage: strata run [options] -- PROGRAM [ARGS...]
 
 options:
   --break FILE:LINE[:CONDITION]
-                       debug the program (Python): stop there, print the thread, the reason,
-                       the top frames and the locals, then continue (repeatable)
+                       debug the program (Python or native ELF): stop there, print the thread,
+                       the reason, the top frames and the locals, then continue (repeatable)
   --json               print JSON lines ({"type": "output"|"stopped"|"exited"|"error", ...})
   --cwd DIR            working directory of the program (default: the current directory)
   --python PATH        interpreter for a .py program (default: newest Python >= 3.12 found)

@@ -32,6 +32,7 @@ class EvaluateHandler final : public TypedHandler<protocol::EvaluateArguments> {
       protocol::EvaluateResponseBody out;
       out.result = r->value;
       describeValue(*self, owner, *r, out);
+      if (!r->memoryReference.empty()) out.memoryReference = r->memoryReference;
       respond(body(out));
     });
   }

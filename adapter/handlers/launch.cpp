@@ -34,10 +34,6 @@ class LaunchHandler final : public TypedHandler<protocol::LaunchRequestArguments
       e.message = "cannot launch: " + e.message;
       return respond(std::move(e));
     }
-    if (!spec->noDebug && spec->language != backends::LaunchSpec::Language::Python)
-      session.output(backends::OutputCategory::Console,
-                     "Strata has no debugging backend for this program yet; running it without "
-                     "debugging.\n");
     auto backend = session.createBackend(*spec);
     auto* raw = backend.get();
     session.setBackend(std::move(backend), true);

@@ -28,6 +28,14 @@ std::unique_ptr<Handler> makeCompletionsHandler();
 std::unique_ptr<Handler> makeExceptionInfoHandler();
 std::unique_ptr<Handler> makeSourceHandler();
 std::unique_ptr<Handler> makeSetFunctionBreakpointsHandler();
+std::unique_ptr<Handler> makeReadMemoryHandler();
+std::unique_ptr<Handler> makeWriteMemoryHandler();
+std::unique_ptr<Handler> makeDisassembleHandler();
+std::unique_ptr<Handler> makeModulesHandler();
+std::unique_ptr<Handler> makeStepInTargetsHandler();
+std::unique_ptr<Handler> makeSetInstructionBreakpointsHandler();
+std::unique_ptr<Handler> makeDataBreakpointInfoHandler();
+std::unique_ptr<Handler> makeSetDataBreakpointsHandler();
 
 std::vector<std::unique_ptr<Handler>> makeHandlers() {
   std::vector<std::unique_ptr<Handler>> h;
@@ -56,6 +64,14 @@ std::vector<std::unique_ptr<Handler>> makeHandlers() {
   h.push_back(makeExceptionInfoHandler());
   h.push_back(makeSourceHandler());
   h.push_back(makeSetFunctionBreakpointsHandler());
+  h.push_back(makeReadMemoryHandler());
+  h.push_back(makeWriteMemoryHandler());
+  h.push_back(makeDisassembleHandler());
+  h.push_back(makeModulesHandler());
+  h.push_back(makeStepInTargetsHandler());
+  h.push_back(makeSetInstructionBreakpointsHandler());
+  h.push_back(makeDataBreakpointInfoHandler());
+  h.push_back(makeSetDataBreakpointsHandler());
   return h;
 }
 

@@ -29,12 +29,23 @@ class SetExceptionBreakpointsHandler final
     for (const auto& f : args.filters) specs.push_back({f, std::nullopt});
     if (args.filterOptions)
       for (const auto& o : *args.filterOptions) specs.push_back({o.filterId, o.condition});
+    // Before launch the Python filters (announced at initialize) apply; afterwards the backend's.
+    std::vector<std::string> known = kFilters;
+    if (session.backend()) {
+      auto offered = session.backend()->features().exceptionFilters;
+      if (!offered.empty()) {
+        known.clear();
+        for (const auto& f : offered) known.push_back(f.filter);
+      }
+    }
     for (const auto& s : specs)
-      if (std::find(kFilters.begin(), kFilters.end(), s.filterId) == kFilters.end())
+      if (std::find(known.begin(), known.end(), s.filterId) == known.end()) {
+        std::string names;
+        for (std::size_t i = 0; i < known.size(); ++i)
+          names += (i == 0 ? "'" : i + 1 == known.size() ? " and '" : ", '") + known[i] + "'";
         return respond(Error{errors::kBadArguments,
-                             "unknown exception filter '" + s.filterId +
-                                 "' (Strata has 'raised', 'uncaught' and 'userUnhandled')",
-                             false});
+                             "unknown exception filter '" + s.filterId + "' (Strata has " + names + ")", false});
+      }
     if (!session.backend() || session.debuggeeEnded()) return respond(body(notYetLaunched(specs.size())));
     session.backend()->setExceptionBreakpoints(specs, breakpointsReply(session, session.backend(), respond));
   }

@@ -34,6 +34,9 @@ class StackTraceHandler final : public TypedHandler<protocol::StackTraceArgument
                           p.line = f.line;
                           p.column = f.column;
                           if (!f.presentationHint.empty()) p.presentationHint = f.presentationHint;
+                          if (!f.instructionPointerReference.empty())
+                            p.instructionPointerReference = f.instructionPointerReference;
+                          if (!f.moduleId.empty()) p.moduleId = f.moduleId;
                           out.stackFrames.push_back(std::move(p));
                         }
                         out.totalFrames = r->totalFrames;

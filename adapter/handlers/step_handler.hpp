@@ -15,6 +15,7 @@ class StepHandler final : public TypedHandler<protocol::StepArguments> {
     backends::StepOptions o;
     o.threadId = args.threadId;
     o.singleThread = args.singleThread.value_or(false);
+    o.targetId = args.targetId;
     std::string g = args.granularity.value_or("statement");
     if (g == "statement") o.granularity = backends::Granularity::Statement;
     else if (g == "line") o.granularity = backends::Granularity::Line;

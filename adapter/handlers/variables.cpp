@@ -40,6 +40,7 @@ class VariablesHandler final : public TypedHandler<protocol::VariablesArguments>
         p.variablesReference = globalRef(*self, owner, v.variablesReference);
         p.namedVariables = v.namedVariables;
         p.indexedVariables = v.indexedVariables;
+        if (!v.memoryReference.empty()) p.memoryReference = v.memoryReference;
         out.variables.push_back(std::move(p));
       }
       respond(body(out));

@@ -16,6 +16,7 @@ STRATA_CODEC(AttachRequestArguments,
   v.field("port", t.port, false);
   v.field("justMyCode", t.justMyCode, false);
   v.field("stopOnEntry", t.stopOnEntry, false);
+  v.field("processId", t.processId, false);
   v.field("__restart", t.__restart, false);)
 
 STRATA_CODEC(ContinueArguments,
@@ -46,7 +47,9 @@ STRATA_CODEC(StackFrame,
   v.field("source", t.source, false);
   v.field("line", t.line, true);
   v.field("column", t.column, true);
-  v.field("presentationHint", t.presentationHint, false);)
+  v.field("presentationHint", t.presentationHint, false);
+  v.field("instructionPointerReference", t.instructionPointerReference, false);
+  v.field("moduleId", t.moduleId, false);)
 
 STRATA_CODEC(StackTraceBody,
   v.field("stackFrames", t.stackFrames, true);
@@ -87,7 +90,8 @@ STRATA_CODEC(Variable,
   v.field("evaluateName", t.evaluateName, false);
   v.field("variablesReference", t.variablesReference, true);
   v.field("namedVariables", t.namedVariables, false);
-  v.field("indexedVariables", t.indexedVariables, false);)
+  v.field("indexedVariables", t.indexedVariables, false);
+  v.field("memoryReference", t.memoryReference, false);)
 
 STRATA_CODEC(VariablesBody,
   v.field("variables", t.variables, true);)
@@ -107,7 +111,8 @@ STRATA_CODEC(EvaluateResponseBody,
   v.field("presentationHint", t.presentationHint, false);
   v.field("variablesReference", t.variablesReference, true);
   v.field("namedVariables", t.namedVariables, false);
-  v.field("indexedVariables", t.indexedVariables, false);)
+  v.field("indexedVariables", t.indexedVariables, false);
+  v.field("memoryReference", t.memoryReference, false);)
 
 STRATA_CODEC(SetVariableArguments,
   v.field("variablesReference", t.variablesReference, true);
@@ -189,5 +194,57 @@ STRATA_CODEC(ThreadEventBody,
 STRATA_CODEC(BreakpointEventBody,
   v.field("reason", t.reason, true);
   v.field("breakpoint", t.breakpoint, true);)
+
+STRATA_CODEC(DataBreakpointInfoArguments,
+  v.field("variablesReference", t.variablesReference, false);
+  v.field("name", t.name, true);
+  v.field("frameId", t.frameId, false);
+  v.field("bytes", t.bytes, false);
+  v.field("asAddress", t.asAddress, false);
+  v.field("mode", t.mode, false);)
+
+STRATA_CODEC(DataBreakpoint,
+  v.field("dataId", t.dataId, true);
+  v.field("accessType", t.accessType, false);
+  v.field("condition", t.condition, false);
+  v.field("hitCondition", t.hitCondition, false);)
+
+STRATA_CODEC(SetDataBreakpointsArguments,
+  v.field("breakpoints", t.breakpoints, true);)
+
+STRATA_CODEC(InstructionBreakpoint,
+  v.field("instructionReference", t.instructionReference, true);
+  v.field("offset", t.offset, false);
+  v.field("condition", t.condition, false);
+  v.field("hitCondition", t.hitCondition, false);
+  v.field("mode", t.mode, false);)
+
+STRATA_CODEC(SetInstructionBreakpointsArguments,
+  v.field("breakpoints", t.breakpoints, true);)
+
+STRATA_CODEC(ReadMemoryArguments,
+  v.field("memoryReference", t.memoryReference, true);
+  v.field("offset", t.offset, false);
+  v.field("count", t.count, true);)
+
+STRATA_CODEC(WriteMemoryArguments,
+  v.field("memoryReference", t.memoryReference, true);
+  v.field("offset", t.offset, false);
+  v.field("allowPartial", t.allowPartial, false);
+  v.field("data", t.data, true);)
+
+STRATA_CODEC(DisassembleArguments,
+  v.field("memoryReference", t.memoryReference, true);
+  v.field("offset", t.offset, false);
+  v.field("instructionOffset", t.instructionOffset, false);
+  v.field("instructionCount", t.instructionCount, true);
+  v.field("resolveSymbols", t.resolveSymbols, false);)
+
+STRATA_CODEC(ModulesArguments,
+  v.field("startModule", t.startModule, false);
+  v.field("moduleCount", t.moduleCount, false);)
+
+STRATA_CODEC(StepInTargetsArguments,
+  v.field("frameId", t.frameId, true);)
 
 }  // namespace strata::protocol

@@ -13,6 +13,7 @@ const char* stopReasonName(StopReason reason) {
     case StopReason::Pause: return "pause";
     case StopReason::Exception: return "exception";
     case StopReason::Attach: return "attach";
+    case StopReason::DataBreakpoint: return "data breakpoint";
   }
   return "unknown";
 }
@@ -54,13 +55,26 @@ void NativeDebugger::State::onStopped(const engine::StopEvent& event) {
       }
       break;
     case engine::StopReason::Exception:
+      if (stopSignalsSet && !stopSignals.count(event.signal.signo)) {
+        // Not a signal the user stops on: the program meets it as it would without us.
+        step.reset();
+        (void)engine->resume().get();
+        return;
+      }
       info.reason = StopReason::Exception;
       info.signal = event.signal.signo;
+      info.signalCode = event.signal.code;
+      info.faultAddress = event.signal.faultAddress;
       info.description = event.signal.description;
       break;
     case engine::StopReason::Watchpoint:
-      info.reason = StopReason::Breakpoint;
-      info.description = "data breakpoint";
+      if (!describeWatchHit(event, info)) {
+        // A hit condition says not yet; a step in progress goes on as if nothing happened.
+        if (step && continueStep(event)) return;
+        step.reset();
+        (void)engine->resume().get();
+        return;
+      }
       break;
     case engine::StopReason::Entry: info.reason = StopReason::Entry; break;
     case engine::StopReason::Attach: info.reason = StopReason::Attach; break;

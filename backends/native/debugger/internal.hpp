@@ -47,10 +47,12 @@ struct UserBreakpoint {
   std::set<std::uint64_t> addresses;  // runtime addresses with a site
 };
 
-enum class StepKind { Over, In, Out, Instruction };
+enum class StepKind { Over, In, Out, Instruction, IntoTarget };
 struct StepOperation {
   pid_t tid = 0;
   StepKind kind = StepKind::Over;
+  std::uint64_t callAddress = 0;  // IntoTarget: the call to enter
+  bool atCall = false;            // IntoTarget: the call instruction is being stepped
   std::uint64_t cfa = 0;
   int line = 0;
   std::string file;
@@ -69,6 +71,15 @@ struct VariableHandle {
   enum class Kind { Locals, Globals, Registers, Children } kind = Kind::Children;
   int frameId = 0;
   sym::Value value;  // Children
+};
+
+struct DataWatch {
+  int id = 0;
+  int slot = -1;  // debug register
+  DataBreakpoint spec;
+  std::function<bool(std::uint64_t)> hitCondition;
+  std::uint64_t hits = 0;
+  std::vector<std::uint8_t> last;  // the bytes at the last stop, for "old -> new"
 };
 
 struct NativeDebugger::State : engine::EventSink {
@@ -121,6 +132,10 @@ struct NativeDebugger::State : engine::EventSink {
   void forgetStop();  // frame ids and variable references end at a resume
 
   void report(StopInfo info);
+  // watchpoints.cpp: true when the stop is reported (a hit condition may say run on).
+  bool describeWatchHit(const engine::StopEvent& event, StopInfo& info);
+  Result<DataTarget> dataTargetIn(const std::shared_ptr<const sym::FrameContext>& frame, const std::string& text);
+  Result<void> enterTarget(StepOperation& op, std::uint64_t pc);
 
   Callbacks callbacks;
   sym::SymbolCache cache;
@@ -139,6 +154,11 @@ struct NativeDebugger::State : engine::EventSink {
   std::map<std::string, std::vector<int>> sourceBreakpoints;  // by requested file
   std::vector<int> functionBreakpoints;
   std::vector<int> instructionBreakpoints;
+  std::vector<DataWatch> watches;
+  std::set<int> stopSignals;  // empty until set: every fault signal stops
+  bool stopSignalsSet = false;
+  std::map<int, std::pair<pid_t, StepInTarget>> stepTargets;  // valid until the next resume
+  int nextStepTarget = 1;
 
   std::map<pid_t, std::unique_ptr<sym::StackView>> stacks;
   std::map<std::pair<pid_t, std::size_t>, int> frameIds;

@@ -1,4 +1,6 @@
 // Line and instruction stepping over the engine's range steps: frames told apart by their CFA.
+#include <cstdio>
+
 #include "internal.hpp"
 
 namespace strata::native::debugger {
@@ -105,6 +107,12 @@ Result<void> State::startStep(pid_t tid, StepKind kind) {
 
 bool State::continueStep(const engine::StopEvent& event) {
   StepOperation& op = *step;
+  if (op.kind == StepKind::IntoTarget) {
+    if (event.tid != op.tid) return false;
+    auto regs = engine->registers(op.tid).get();
+    if (!regs) return false;
+    return enterTarget(op, regs->gpr.rip).ok();
+  }
   if (event.tid != op.tid || op.kind == StepKind::Instruction || op.kind == StepKind::Out || op.inPrologue ||
       ++op.rounds > kMaxStepRounds)
     return false;
@@ -162,6 +170,106 @@ bool State::continueStep(const engine::StopEvent& event) {
     return keepStepping(range->low + bias, range->high + bias, true);
   }
   return false;
+}
+
+// One stop of a stepInto: before the call, run to it; at it, step into the callee; in the
+// callee's first instruction, run its prologue. An error (or leaving the line another way) ends it.
+Result<void> State::enterTarget(StepOperation& op, std::uint64_t pc) {
+  if (!op.atCall) {
+    if (pc != op.callAddress) return Error{1, "the line was left before the call", false};
+    op.atCall = true;
+    return engine->stepInstruction(op.tid).get();
+  }
+  op.kind = StepKind::In;
+  op.atCall = false;
+  const sym::Module* module = modules.moduleFor(pc);
+  if (!module || !module->symbols) return Error{1, "no symbols at the callee", false};
+  std::uint64_t bias = module->object.loadBias;
+  auto fn = module->symbols->functionAt(pc - bias);
+  if (!fn || !fn->hasDebugInfo || pc - bias != fn->entry) return Error{1, "no prologue to run", false};
+  std::uint64_t body = module->symbols->afterPrologue(*fn);
+  if (body <= fn->entry) return Error{1, "no prologue to run", false};
+  op.inPrologue = true;
+  return engine->stepRange(op.tid, pc, body + bias, true).get();
+}
+
+std::future<Result<std::vector<StepInTarget>>> NativeDebugger::stepInTargets(int frameId) {
+  State* s = state_.get();
+  return s->onEngine<std::vector<StepInTarget>>([s, frameId]() -> Result<std::vector<StepInTarget>> {
+    auto it = s->frames.find(frameId);
+    if (it == s->frames.end())
+      return Error{1, "stepInTargets: frame " + std::to_string(frameId) + " is unknown or from an earlier stop", true};
+    const FrameRef ref = it->second;
+    if (ref.frame.physicalIndex != 0 || ref.frame.inlined)
+      return Error{1, "stepInTargets: only the innermost frame of a thread can step in", true};
+    std::uint64_t pc = ref.frame.pc;
+    const sym::Module* module = s->modules.moduleFor(pc);
+    if (!module || !module->symbols || !module->symbols->hasDebugInfo()) return std::vector<StepInTarget>{};
+    std::uint64_t bias = module->object.loadBias;
+    auto range = module->symbols->lineRange(pc - bias);
+    if (!range) return std::vector<StepInTarget>{};
+    std::uint64_t end = range->high + bias;
+    if (!s->disassembler) {
+      auto created = sym::Disassembler::create();
+      if (!created) return created.takeError();
+      s->disassembler = std::move(created).value();
+    }
+    auto list = s->disassembler->disassemble(s->engine->memory(), s->modules, pc, end > pc ? end - pc : 0);
+    if (!list) return list.takeError();
+    std::vector<StepInTarget> out;
+    std::map<std::string, int> seen;
+    for (const auto& ins : *list) {
+      if (ins.address >= end) break;
+      if (ins.mnemonic.rfind("call", 0) != 0) continue;
+      std::uint64_t target = 0;
+      if (std::sscanf(ins.operands.c_str(), "0x%lx", &target) != 1) continue;  // indirect call
+      std::string label;
+      if (const sym::Module* callee = s->modules.moduleFor(target); callee && callee->symbols) {
+        if (auto fn = callee->symbols->functionAt(target - callee->object.loadBias); fn && fn->entry + callee->object.loadBias == target)
+          label = fn->name;
+      }
+      if (label.empty()) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "0x%lx", static_cast<unsigned long>(target));
+        label = buf;
+      }
+      int n = ++seen[label];
+      StepInTarget t;
+      t.id = s->nextStepTarget++;
+      t.label = n > 1 ? label + " (call " + std::to_string(n) + ")" : label;
+      t.callAddress = ins.address;
+      t.targetAddress = target;
+      t.line = range->location.line;
+      s->stepTargets[t.id] = {ref.tid, t};
+      out.push_back(std::move(t));
+    }
+    return out;
+  });
+}
+
+std::future<Result<void>> NativeDebugger::stepInto(pid_t tid, int targetId) {
+  State* s = state_.get();
+  return s->onEngine<void>([s, tid, targetId]() -> Result<void> {
+    auto it = s->stepTargets.find(targetId);
+    if (it == s->stepTargets.end())
+      return Error{1, "stepIn: target " + std::to_string(targetId) + " is unknown or from an earlier stop", true};
+    if (it->second.first != tid)
+      return Error{1, "stepIn: target " + std::to_string(targetId) + " belongs to thread " +
+                          std::to_string(it->second.first), true};
+    std::uint64_t callAddress = it->second.second.callAddress;
+    auto regs = s->engine->registers(tid).get();
+    if (!regs) return regs.takeError();
+    std::uint64_t pc = regs->gpr.rip;
+    s->forgetStop();
+    StepOperation op;
+    op.tid = tid;
+    op.kind = StepKind::IntoTarget;
+    op.callAddress = callAddress;
+    op.cfa = s->frameCfa(*regs);
+    s->step = op;
+    if (pc == callAddress) return s->enterTarget(*s->step, pc);
+    return s->engine->stepRange(tid, pc, callAddress, true).get();
+  });
 }
 
 }  // namespace strata::native::debugger

@@ -16,6 +16,7 @@ struct AttachRequestArguments {
   std::optional<std::string> host;  // debugpy's older spelling, beside connect
   std::optional<std::int64_t> port;
   std::optional<bool> justMyCode, stopOnEntry;
+  json::value processId;  // native attach: a number, or a string of digits
   json::value __restart;
 };
 
@@ -50,6 +51,7 @@ struct StackFrame {
   std::optional<Source> source;
   std::int64_t line = 0, column = 0;
   std::optional<std::string> presentationHint;
+  std::optional<std::string> instructionPointerReference, moduleId;
 };
 struct StackTraceBody {
   std::vector<StackFrame> stackFrames;
@@ -87,6 +89,7 @@ struct Variable {
   std::optional<std::string> evaluateName;
   std::int64_t variablesReference = 0;
   std::optional<std::int64_t> namedVariables, indexedVariables;
+  std::optional<std::string> memoryReference;
 };
 struct VariablesBody {
   std::vector<Variable> variables;
@@ -106,6 +109,7 @@ struct EvaluateResponseBody {
   std::optional<VariablePresentationHint> presentationHint;
   std::int64_t variablesReference = 0;
   std::optional<std::int64_t> namedVariables, indexedVariables;
+  std::optional<std::string> memoryReference;
 };
 struct SetVariableArguments {
   std::int64_t variablesReference = 0;
@@ -182,6 +186,52 @@ struct BreakpointEventBody {
   Breakpoint breakpoint;
 };
 
+// ---- native: data and instruction breakpoints, memory, disassembly, modules, step-in targets ----
+struct DataBreakpointInfoArguments {
+  std::optional<std::int64_t> variablesReference, frameId, bytes;
+  std::string name;
+  std::optional<bool> asAddress;
+  std::optional<std::string> mode;
+};
+struct DataBreakpoint {
+  std::string dataId;
+  std::optional<std::string> accessType, condition, hitCondition;
+};
+struct SetDataBreakpointsArguments {
+  std::vector<DataBreakpoint> breakpoints;
+};
+struct InstructionBreakpoint {
+  std::string instructionReference;
+  std::optional<std::int64_t> offset;
+  std::optional<std::string> condition, hitCondition, mode;
+};
+struct SetInstructionBreakpointsArguments {
+  std::vector<InstructionBreakpoint> breakpoints;
+};
+struct ReadMemoryArguments {
+  std::string memoryReference;
+  std::optional<std::int64_t> offset;
+  std::int64_t count = 0;
+};
+struct WriteMemoryArguments {
+  std::string memoryReference;
+  std::optional<std::int64_t> offset;
+  std::optional<bool> allowPartial;
+  std::string data;
+};
+struct DisassembleArguments {
+  std::string memoryReference;
+  std::optional<std::int64_t> offset, instructionOffset;
+  std::int64_t instructionCount = 0;
+  std::optional<bool> resolveSymbols;
+};
+struct ModulesArguments {
+  std::optional<std::int64_t> startModule, moduleCount;
+};
+struct StepInTargetsArguments {
+  std::int64_t frameId = 0;
+};
+
 #define STRATA_DEBUG_STRUCT(T)                                                     \
   void tag_invoke(const json::value_from_tag&, json::value& jv, const T& v);       \
   void tag_invoke(decode_tag, Reader& r, T& v);
@@ -219,6 +269,16 @@ STRATA_DEBUG_STRUCT(StoppedEventBody)
 STRATA_DEBUG_STRUCT(ContinuedEventBody)
 STRATA_DEBUG_STRUCT(ThreadEventBody)
 STRATA_DEBUG_STRUCT(BreakpointEventBody)
+STRATA_DEBUG_STRUCT(DataBreakpointInfoArguments)
+STRATA_DEBUG_STRUCT(DataBreakpoint)
+STRATA_DEBUG_STRUCT(SetDataBreakpointsArguments)
+STRATA_DEBUG_STRUCT(InstructionBreakpoint)
+STRATA_DEBUG_STRUCT(SetInstructionBreakpointsArguments)
+STRATA_DEBUG_STRUCT(ReadMemoryArguments)
+STRATA_DEBUG_STRUCT(WriteMemoryArguments)
+STRATA_DEBUG_STRUCT(DisassembleArguments)
+STRATA_DEBUG_STRUCT(ModulesArguments)
+STRATA_DEBUG_STRUCT(StepInTargetsArguments)
 
 #undef STRATA_DEBUG_STRUCT
 

@@ -45,7 +45,7 @@ struct InstructionBreakpoint {
   std::string hitCondition;
 };
 
-enum class StopReason { Entry, Breakpoint, Step, Pause, Exception, Attach };
+enum class StopReason { Entry, Breakpoint, Step, Pause, Exception, Attach, DataBreakpoint };
 const char* stopReasonName(StopReason reason);
 
 struct StopInfo {
@@ -54,6 +54,8 @@ struct StopInfo {
   std::vector<int> hitBreakpointIds;
   std::string description;  // exceptions: "SIGSEGV: address not mapped to object at 0x0"
   int signal = 0;
+  int signalCode = 0;              // si_code of an exception
+  std::uint64_t faultAddress = 0;  // si_addr of an exception
   std::uint64_t pc = 0;
 };
 
@@ -118,6 +120,39 @@ struct Variable {
 enum class VariableFilter { All, Named, Indexed };
 enum class Granularity { Line, Instruction };
 
+// A hardware data breakpoint (watchpoint): 1, 2, 4 or 8 bytes, aligned to their size.
+struct DataBreakpoint {
+  std::uint64_t address = 0;
+  std::uint32_t size = 0;
+  bool readWrite = false;   // false: writes only
+  std::string description;  // what the stop names: "counter" or "pt.x"
+  std::string hitCondition;
+};
+
+// Where an lvalue lives, for a data breakpoint on it.
+struct DataTarget {
+  std::uint64_t address = 0;
+  std::uint32_t size = 0;
+  std::string name;         // the expression it came from
+  std::string description;  // "pt.x (int, 4 bytes at 0x...)"
+};
+
+struct ModuleEntry {
+  std::string path;
+  std::string name;
+  std::uint64_t low = 0, high = 0;
+  bool hasDebugInfo = false;
+};
+
+// A call on the current line that stepInto can enter.
+struct StepInTarget {
+  int id = 0;              // valid until the next resume
+  std::string label;       // the called function's name
+  std::uint64_t callAddress = 0;
+  std::uint64_t targetAddress = 0;
+  int line = 0;
+};
+
 struct DisassembledInstruction {
   std::uint64_t address = 0;
   std::string bytes;        // hex, space separated
@@ -172,6 +207,33 @@ class NativeDebugger {
   std::future<Result<std::vector<std::uint8_t>>> readMemory(std::uint64_t address, std::size_t size);
   std::future<Result<void>> writeMemory(std::uint64_t address, std::vector<std::uint8_t> bytes);
   std::future<Result<std::vector<DisassembledInstruction>>> disassemble(std::uint64_t address, std::size_t count);
+  // Exactly `count` instructions starting `instructionOffset` instructions from `address` (negative:
+  // before it, found by decoding from the function's start); unreadable places are "??" entries.
+  std::future<Result<std::vector<DisassembledInstruction>>> disassembleAround(std::uint64_t address,
+                                                                             std::int64_t instructionOffset,
+                                                                             std::size_t count);
+  // The readable prefix of [address, address+size): shorter when a page cannot be read.
+  std::future<Result<std::vector<std::uint8_t>>> readMemoryPrefix(std::uint64_t address, std::size_t size);
+
+  // Data breakpoints: replaces them all (at most 4, the debug registers). A hit stops with
+  // StopReason::DataBreakpoint, its id in hitBreakpointIds and "name: old -> new" as description.
+  std::future<Result<std::vector<BreakpointState>>> setDataBreakpoints(std::vector<DataBreakpoint> breakpoints);
+  // An lvalue of 1, 2, 4 or 8 bytes: an expression in a frame (0: top of the stopped thread), or a
+  // child `name` of a variables reference.
+  std::future<Result<DataTarget>> dataTarget(std::string expression, int frameId);
+  std::future<Result<DataTarget>> dataTargetOfVariable(int variablesReference, std::string name);
+
+  // Which fault signals stop the program (default: all of SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT);
+  // the others are delivered to it at once, as without a debugger.
+  std::future<Result<void>> setStopSignals(std::vector<int> signals);
+
+  // Every loaded ELF object (the executable, ld.so, libraries).
+  std::future<Result<std::vector<ModuleEntry>>> modules();
+
+  // Calls on the line of `frameId` (a frame of a stopped thread) after its pc, in address order.
+  std::future<Result<std::vector<StepInTarget>>> stepInTargets(int frameId);
+  // Runs `tid` to the call of target `targetId` and into the callee, past its prologue.
+  std::future<Result<void>> stepInto(pid_t tid, int targetId);
 
   pid_t pid() const;
 

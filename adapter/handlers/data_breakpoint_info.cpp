@@ -1,0 +1,50 @@
+// dataBreakpointInfo: whether a variable (variablesReference + name) or an expression can be
+// watched, and the id setDataBreakpoints takes for it.
+#include "adapter/handlers/common.hpp"
+
+namespace strata::adapter {
+namespace {
+
+class DataBreakpointInfoHandler final : public TypedHandler<protocol::DataBreakpointInfoArguments> {
+ public:
+  std::string_view command() const override { return "dataBreakpointInfo"; }
+
+ protected:
+  void run(Session& session, const protocol::DataBreakpointInfoArguments& args, Responder respond) override {
+    auto backend = liveBackend(session);
+    if (!backend) return respond(backend.takeError());
+    backends::DataBreakpointQuery q;
+    q.name = args.name;
+    q.asAddress = args.asAddress.value_or(false);
+    q.bytes = args.bytes;
+    backends::Backend* owner = *backend;
+    if (args.variablesReference && *args.variablesReference > 0) {
+      auto ref = resolveId(session.variableRefs(), *args.variablesReference, "variablesReference");
+      if (!ref) return respond(ref.takeError());
+      q.variablesReference = ref->local;
+      owner = ref->owner;
+    } else if (args.frameId) {
+      auto frame = resolveId(session.frames(), *args.frameId, "frameId");
+      if (!frame) return respond(frame.takeError());
+      q.frameId = frame->local;
+      owner = frame->owner;
+    }
+    owner->dataBreakpointInfo(q, [respond](Result<backends::DataBreakpointTarget> r) {
+      if (!r) return respond(r.takeError());
+      json::object out{{"description", r->description}};
+      out["dataId"] = r->dataId ? json::value(*r->dataId) : json::value(nullptr);
+      if (!r->accessTypes.empty()) {
+        json::array types;
+        for (const auto& t : r->accessTypes) types.push_back(json::value(t));
+        out["accessTypes"] = std::move(types);
+      }
+      respond(json::value(std::move(out)));
+    });
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Handler> makeDataBreakpointInfoHandler() { return std::make_unique<DataBreakpointInfoHandler>(); }
+
+}  // namespace strata::adapter

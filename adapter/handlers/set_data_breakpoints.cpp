@@ -1,0 +1,25 @@
+// setDataBreakpoints: replaces every data breakpoint (hardware watchpoints on native programs).
+#include "adapter/handlers/common.hpp"
+
+namespace strata::adapter {
+namespace {
+
+class SetDataBreakpointsHandler final : public TypedHandler<protocol::SetDataBreakpointsArguments> {
+ public:
+  std::string_view command() const override { return "setDataBreakpoints"; }
+
+ protected:
+  void run(Session& session, const protocol::SetDataBreakpointsArguments& args, Responder respond) override {
+    std::vector<backends::DataBreakpointSpec> specs;
+    for (const auto& b : args.breakpoints)
+      specs.push_back({b.dataId, b.accessType.value_or("write"), b.condition, b.hitCondition});
+    if (!session.backend() || session.debuggeeEnded()) return respond(body(notYetLaunched(specs.size())));
+    session.backend()->setDataBreakpoints(specs, breakpointsReply(session, session.backend(), respond));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Handler> makeSetDataBreakpointsHandler() { return std::make_unique<SetDataBreakpointsHandler>(); }
+
+}  // namespace strata::adapter

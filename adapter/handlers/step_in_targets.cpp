@@ -1,0 +1,33 @@
+// stepInTargets: the calls on a frame's line that stepIn (with targetId) can enter.
+#include "adapter/handlers/common.hpp"
+
+namespace strata::adapter {
+namespace {
+
+class StepInTargetsHandler final : public TypedHandler<protocol::StepInTargetsArguments> {
+ public:
+  std::string_view command() const override { return "stepInTargets"; }
+
+ protected:
+  void run(Session& session, const protocol::StepInTargetsArguments& args, Responder respond) override {
+    if (auto b = liveBackend(session); !b) return respond(b.takeError());
+    auto frame = resolveId(session.frames(), args.frameId, "frameId");
+    if (!frame) return respond(frame.takeError());
+    frame->owner->stepInTargets(frame->local, [respond](Result<std::vector<backends::StepInTargetInfo>> r) {
+      if (!r) return respond(r.takeError());
+      json::array list;
+      for (const auto& t : *r) {
+        json::object o{{"id", t.id}, {"label", t.label}};
+        if (t.line) o["line"] = *t.line;
+        list.push_back(std::move(o));
+      }
+      respond(json::value(json::object{{"targets", std::move(list)}}));
+    });
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Handler> makeStepInTargetsHandler() { return std::make_unique<StepInTargetsHandler>(); }
+
+}  // namespace strata::adapter

@@ -1,0 +1,906 @@
+// The native backend: translates between the neutral backend interface and NativeDebugger, whose
+// futures and callbacks live on the engine thread; everything reaches the session by a post.
+#include "backends/native/backend/native_backend.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+#include "strata/protocol/json.hpp"
+
+namespace strata::backends {
+
+namespace dbg = strata::native::debugger;
+
+namespace {
+
+constexpr int kNativeError = 1300;
+
+std::string hex(std::uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+std::string baseName(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string readFirstLine(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+// "TracerPid:\t1234" from /proc/PID/status; 0 when untraced or unreadable.
+pid_t tracerOf(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("TracerPid:", 0) == 0) return static_cast<pid_t>(std::atoi(line.c_str() + 10));
+  return 0;
+}
+
+// What a user can do about a refused PTRACE_SEIZE.
+std::string attachAdvice(pid_t pid, const std::string& engineMessage) {
+  std::string text = engineMessage;
+  if (engineMessage.find("Operation not permitted") == std::string::npos &&
+      engineMessage.find("EPERM") == std::string::npos)
+    return text;
+  std::string scope = readFirstLine("/proc/sys/kernel/yama/ptrace_scope");
+  if (!scope.empty() && scope != "0") {
+    text += ". kernel.yama.ptrace_scope is " + scope;
+    if (scope == "1")
+      text += " (a process may trace only its own descendants): run `sudo sysctl kernel.yama.ptrace_scope=0`, "
+              "give strata-dap CAP_SYS_PTRACE, or start the program with a launch request instead";
+    else if (scope == "2")
+      text += " (only processes with CAP_SYS_PTRACE may trace): run strata-dap as root or with CAP_SYS_PTRACE";
+    else
+      text += " (tracing is disabled until reboot): start the program with a launch request instead";
+    return text;
+  }
+  struct stat st{};
+  std::string proc = "/proc/" + std::to_string(pid);
+  if (::stat(proc.c_str(), &st) == 0 && st.st_uid != ::geteuid())
+    return text + ". Process " + std::to_string(pid) + " belongs to uid " + std::to_string(st.st_uid) +
+           "; attach as that user or as root";
+  // Same user, no Yama restriction: what is left is a missing capability (a container started
+  // without it) or a process that made itself undumpable.
+  return text + ". strata-dap lacks the right to trace it: in a container, start it with "
+                "--cap-add=SYS_PTRACE; a process that called prctl(PR_SET_DUMPABLE, 0) cannot be attached to";
+}
+
+// Keeps the program's output pipes drained after a detach, so it never dies of SIGPIPE or blocks
+// on a full pipe once the adapter has gone: a tiny child of ours reads and discards.
+void drainInBackground(std::vector<int> fds) {
+  if (fds.empty()) return;
+  pid_t child = ::fork();
+  if (child != 0) {
+    for (int fd : fds) ::close(fd);
+    return;
+  }
+  // Only async-signal-safe calls from here: the adapter is multithreaded.
+  struct pollfd p[2] = {{fds[0], POLLIN, 0}, {fds.size() > 1 ? fds[1] : -1, POLLIN, 0}};
+  int open = static_cast<int>(fds.size());
+  char sink[16384];
+  while (open > 0) {
+    if (::poll(p, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (auto& one : p) {
+      if (one.fd < 0 || one.revents == 0) continue;
+      if (::read(one.fd, sink, sizeof sink) <= 0) {
+        one.fd = -1;
+        --open;
+      }
+    }
+  }
+  ::_exit(0);
+}
+
+}  // namespace
+
+// ---- OrderedWaiter ----------------------------------------------------------------------------
+
+OrderedWaiter::OrderedWaiter() : thread_([this] { loop(); }) {}
+
+OrderedWaiter::~OrderedWaiter() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+void OrderedWaiter::push(std::function<void()> job) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    jobs_.push_back(std::move(job));
+  }
+  wake_.notify_all();
+}
+
+void OrderedWaiter::drain(std::chrono::milliseconds limit) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  idle_.wait_for(lock, limit, [this] { return jobs_.empty() && !busy_; });
+}
+
+void OrderedWaiter::loop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    wake_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+    if (jobs_.empty()) return;  // stopping, and nothing left
+    auto job = std::move(jobs_.front());
+    jobs_.pop_front();
+    busy_ = true;
+    lock.unlock();
+    job();
+    lock.lock();
+    busy_ = false;
+    if (jobs_.empty()) idle_.notify_all();
+  }
+}
+
+// ---- output pipes -------------------------------------------------------------------------------
+
+struct NativeBackend::Pipe {
+  Pipe(asio::io_context& io, int fd, OutputCategory c) : stream(io, fd), category(c) {}
+  asio::posix::stream_descriptor stream;
+  OutputCategory category;
+  std::string carry;
+  std::vector<char> buffer = std::vector<char>(32 * 1024);
+  bool eof = false;
+};
+
+void NativeBackend::readPipe(const std::shared_ptr<Pipe>& pipe) {
+  std::weak_ptr<bool> alive = alive_;
+  pipe->stream.async_read_some(asio::buffer(pipe->buffer), [this, alive, pipe](const boost::system::error_code& ec,
+                                                                               std::size_t n) {
+    if (alive.expired() || detached_) return;
+    if (ec) {
+      pipe->eof = true;
+      if (!pipe->carry.empty()) host_.output(pipe->category, protocol::sanitizeUtf8(std::exchange(pipe->carry, {})));
+      maybeReportExit();
+      return;
+    }
+    std::string text = protocol::sanitizeUtf8(std::string_view(pipe->buffer.data(), n), &pipe->carry);
+    if (!text.empty()) host_.output(pipe->category, std::move(text));
+    readPipe(pipe);
+  });
+}
+
+// ---- plumbing -----------------------------------------------------------------------------------
+
+template <class T, class Done>
+void NativeBackend::await(std::future<Result<T>> future, Done done) {
+  auto shared = std::make_shared<std::future<Result<T>>>(std::move(future));
+  std::weak_ptr<bool> alive = alive_;
+  asio::io_context* io = &io_;
+  waiter_.push([shared, alive, io, done = std::move(done)]() mutable {
+    auto result = std::make_shared<Result<T>>(shared->get());
+    asio::post(*io, [alive, result, done = std::move(done)]() mutable {
+      if (!alive.expired()) done(std::move(*result));
+    });
+  });
+}
+
+void NativeBackend::postEvent(std::function<void()> event) {
+  std::weak_ptr<bool> alive = alive_;
+  asio::io_context* io = &io_;
+  waiter_.push([alive, io, event = std::move(event)] {
+    asio::post(*io, [alive, event] {
+      if (!alive.expired()) event();
+    });
+  });
+}
+
+NativeBackend::NativeBackend(asio::io_context& io, BackendHost& host) : io_(io), host_(host) {
+  dbg::Callbacks cb;
+  // Engine thread: nothing here may block on the engine or touch the session directly.
+  cb.stopped = [this](const dbg::StopInfo& stop) { postEvent([this, stop] { onStopped(stop); }); };
+  cb.exited = [this](const dbg::ExitInfo& exit) { postEvent([this, exit] { onExited(exit); }); };
+  cb.breakpointChanged = [this](const dbg::BreakpointState& b) {
+    BreakpointState state;
+    state.verified = b.verified;
+    state.line = b.line;
+    state.message = b.message;
+    state.id = b.id;
+    if (!b.file.empty()) state.path = b.file;
+    postEvent([this, state] { host_.breakpointChanged(state); });
+  };
+  cb.output = [this](const std::string& text) {
+    postEvent([this, text] { host_.output(OutputCategory::Console, text); });
+  };
+  cb.thread = [this](pid_t tid, bool started) { postEvent([this, tid, started] { host_.threadChanged(tid, started); }); };
+  cb.module = [this](const std::string& path, bool loaded) {
+    ModuleInfo info;
+    info.id = path;
+    info.path = path;
+    info.name = baseName(path);
+    if (loaded && debugger_) {
+      // On the engine thread a facade call runs at once.
+      auto list = debugger_->modules().get();
+      if (list)
+        for (const auto& m : *list)
+          if (m.path == path) {
+            info.name = m.name;
+            info.symbolStatus = m.hasDebugInfo ? "Symbols loaded." : "No debug information.";
+            info.addressRange = hex(m.low) + "-" + hex(m.high);
+          }
+    }
+    postEvent([this, info, loaded] {
+      if (loaded) modules_[info.path] = info;
+      else modules_.erase(info.path);
+      host_.moduleChanged(info, loaded ? "new" : "removed");
+    });
+  };
+  debugger_ = std::make_unique<dbg::NativeDebugger>(std::move(cb));
+}
+
+NativeBackend::~NativeBackend() {
+  // A detach asked for just before (the client went away) must reach the engine before the
+  // debugger is destroyed, which would kill a launched program.
+  waiter_.drain(std::chrono::seconds(5));
+  alive_.reset();
+  debugger_.reset();  // every pending future resolves; the waiter can finish
+  std::vector<int> fds;
+  for (auto& p : pipes_)
+    if (!p->eof && p->stream.is_open()) fds.push_back(p->stream.release());
+  if (detached_) drainInBackground(std::move(fds));
+  else
+    for (int fd : fds) ::close(fd);
+}
+
+BackendFeatures NativeBackend::features() const {
+  BackendFeatures f;
+  f.conditionalBreakpoints = f.hitConditionalBreakpoints = f.logPoints = f.functionBreakpoints = true;
+  f.evaluateForHovers = f.setVariable = f.exceptionInfo = f.delayedStackTraceLoading = true;
+  f.clipboardContext = f.steppingGranularity = true;
+  f.dataBreakpoints = f.instructionBreakpoints = f.readMemory = f.writeMemory = f.disassemble = true;
+  f.modules = f.stepInTargets = true;
+  const char* text[][3] = {
+      {"SIGSEGV", "Segmentation fault (SIGSEGV)", "Stop when the program reads or writes memory it may not"},
+      {"SIGBUS", "Bus error (SIGBUS)", "Stop on a misaligned or nonexistent physical address"},
+      {"SIGFPE", "Arithmetic exception (SIGFPE)", "Stop on an integer division by zero or a trapping FP operation"},
+      {"SIGILL", "Illegal instruction (SIGILL)", "Stop on an instruction the CPU cannot execute"},
+      {"SIGABRT", "Abort (SIGABRT)", "Stop when the program aborts (abort(), a failed assert, std::terminate)"}};
+  for (auto& t : text) f.exceptionFilters.push_back({t[0], t[1], t[2], true, false, ""});
+  return f;
+}
+
+// ---- launch, attach, lifecycle --------------------------------------------------------------
+
+void NativeBackend::launch(const LaunchSpec& spec, Reply<void> reply) {
+  if (spec.argv.empty()) return reply(Error{kNativeError, "no program to launch", true});
+  const std::string& program = spec.argv[0];
+  {
+    std::ifstream in(program, std::ios::binary);
+    char magic[4] = {};
+    in.read(magic, 4);
+    if (!in || std::memcmp(magic, "\x7f" "ELF", 4) != 0)
+      return reply(Error{kNativeError,
+                         "'" + program + "' is not an ELF executable; Strata debugs native programs (ELF) "
+                         "and Python scripts (.py). To run it without debugging, set \"noDebug\": true",
+                         true});
+  }
+  if (spec.console != Console::Internal)
+    host_.output(OutputCategory::Console,
+                 "Strata runs native programs under the debugger with their output in the Debug Console; "
+                 "console '" + std::string(spec.console == Console::IntegratedTerminal ? "integratedTerminal"
+                                                                                      : "externalTerminal") +
+                     "' is available only with \"noDebug\": true.\n");
+  int out[2], err[2];
+  if (::pipe2(out, O_CLOEXEC) != 0) return reply(Error{kNativeError, std::string("pipe: ") + std::strerror(errno), true});
+  if (::pipe2(err, O_CLOEXEC) != 0) {
+    ::close(out[0]), ::close(out[1]);
+    return reply(Error{kNativeError, std::string("pipe: ") + std::strerror(errno), true});
+  }
+  native::engine::LaunchOptions o;
+  o.program = program;
+  o.args.assign(spec.argv.begin() + 1, spec.argv.end());
+  o.cwd = spec.cwd;
+  o.env = spec.environment;
+  o.stdoutFd = out[1];
+  o.stderrFd = err[1];
+  launched_ = true;
+  stopOnEntry_ = spec.stopOnEntry;
+  auto launched = debugger_->launch(std::move(o));
+  // The child has its copies once launch returns; ours of the write ends must close so EOF comes.
+  int writeEnds[2] = {out[1], err[1]};
+  auto outPipe = std::make_shared<Pipe>(io_, out[0], OutputCategory::Stdout);
+  auto errPipe = std::make_shared<Pipe>(io_, err[0], OutputCategory::Stderr);
+  std::string display = spec.displayName.empty() ? program : spec.displayName;
+  await(std::move(launched), [this, reply, writeEnds, outPipe, errPipe, display](Result<pid_t> r) {
+    ::close(writeEnds[0]);
+    ::close(writeEnds[1]);
+    if (!r) return reply(r.takeError());
+    pid_ = *r;
+    pipes_ = {outPipe, errPipe};
+    readPipe(outPipe);
+    readPipe(errPipe);
+    reply({});
+    host_.processStarted(display, pid_, true);
+  });
+}
+
+void NativeBackend::attach(const AttachSpec& spec, Reply<void> reply) {
+  if (!spec.processId) return reply(Error{kNativeError, "no processId to attach to", true});
+  std::int64_t id = *spec.processId;
+  if (id <= 0 || id > 4194304)
+    return reply(Error{kNativeError, "processId " + std::to_string(id) + " is not a process id", true});
+  pid_t pid = static_cast<pid_t>(id);
+  std::string proc = "/proc/" + std::to_string(pid);
+  if (::access(proc.c_str(), F_OK) != 0)
+    return reply(Error{kNativeError, "no process with id " + std::to_string(pid) +
+                                         " exists (it may have exited); find the id with `pgrep NAME` or `ps -e`",
+                       true});
+  if (pid == ::getpid())
+    return reply(Error{kNativeError, "process " + std::to_string(pid) + " is strata-dap itself", true});
+  if (pid_t tracer = tracerOf(pid); tracer != 0) {
+    std::string who = readFirstLine("/proc/" + std::to_string(tracer) + "/comm");
+    return reply(Error{kNativeError,
+                       "process " + std::to_string(pid) + " is already being traced by process " +
+                           std::to_string(tracer) + (who.empty() ? "" : " (" + who + ")") +
+                           "; only one debugger can attach at a time: detach the other one (gdb, strace, ...) first",
+                       true});
+  }
+  launched_ = false;
+  stopOnEntry_ = spec.stopOnEntry;
+  std::string name = readFirstLine(proc + "/comm");
+  await(debugger_->attach(pid), [this, reply, pid, name](Result<void> r) {
+    if (!r) return reply(Error{kNativeError, "process " + std::to_string(pid) + ": " + attachAdvice(pid, r.error().message), true});
+    pid_ = pid;
+    reply({});
+    host_.processStarted(name.empty() ? std::to_string(pid) : name, pid, false);
+  });
+}
+
+void NativeBackend::configurationDone(Reply<void> reply) {
+  await(debugger_->configurationDone(stopOnEntry_), [reply](Result<void> r) { reply(std::move(r)); });
+}
+
+void NativeBackend::terminate(bool force, Reply<void> reply) {
+  if (ended_ || pid_ <= 0) return reply({});
+  if (force) return await(debugger_->terminate(), [reply](Result<void> r) { reply(std::move(r)); });
+  // A polite SIGTERM reaches the program once it runs: stopped at a breakpoint, it runs on.
+  if (::kill(pid_, SIGTERM) != 0)
+    return reply(Error{kNativeError, std::string("SIGTERM: ") + std::strerror(errno), true});
+  await(debugger_->resume(), [reply](Result<void>) { reply({}); });
+}
+
+void NativeBackend::detach(Reply<void> reply) {
+  if (ended_ || detached_ || pid_ <= 0) return reply({});
+  await(debugger_->detach(), [this, reply](Result<void> r) {
+    if (r) detached_ = true;
+    reply(std::move(r));
+  });
+}
+
+void NativeBackend::onExited(const dbg::ExitInfo& exit) {
+  if (ended_ || detached_) return;
+  ExitStatus st;
+  st.exitCode = exit.signaled ? 128 + exit.signal : exit.exitCode;
+  if (exit.signaled) st.signal = exit.signal;
+  pendingExit_ = st;
+  exceptions_.clear();
+  // The last output may still be in the pipes: report the exit after it, or after a short wait
+  // (a child of the program may hold the pipes open).
+  exitTimer_ = std::make_unique<asio::steady_timer>(io_, std::chrono::milliseconds(500));
+  std::weak_ptr<bool> alive = alive_;
+  exitTimer_->async_wait([this, alive](const boost::system::error_code& ec) {
+    if (ec || alive.expired()) return;
+    for (auto& p : pipes_) p->eof = true;
+    maybeReportExit();
+  });
+  maybeReportExit();
+}
+
+void NativeBackend::maybeReportExit() {
+  if (!pendingExit_ || ended_) return;
+  for (auto& p : pipes_)
+    if (!p->eof) return;
+  ended_ = true;
+  if (exitTimer_) exitTimer_->cancel();
+  host_.exited(*pendingExit_);
+}
+
+// ---- stops and execution control ------------------------------------------------------------------
+
+void NativeBackend::onStopped(const dbg::StopInfo& stop) {
+  if (ended_ || detached_) return;
+  indexedCounts_.clear();
+  StopInfo info;
+  info.threadId = stop.tid;
+  info.allThreadsStopped = true;
+  for (int id : stop.hitBreakpointIds) info.hitBreakpointIds.push_back(id);
+  switch (stop.reason) {
+    case dbg::StopReason::Entry: info.reason = "entry"; break;
+    case dbg::StopReason::Attach:
+      info.reason = "entry";
+      info.description = "attached to process " + std::to_string(pid_);
+      break;
+    case dbg::StopReason::Step: info.reason = "step"; break;
+    case dbg::StopReason::Pause: info.reason = "pause"; break;
+    case dbg::StopReason::DataBreakpoint: info.reason = "data breakpoint"; break;
+    case dbg::StopReason::Exception:
+      info.reason = "exception";
+      info.text = stop.description.substr(0, stop.description.find(':'));
+      exceptions_[stop.tid] = stop;
+      break;
+    case dbg::StopReason::Breakpoint: {
+      info.reason = "breakpoint";
+      for (int id : stop.hitBreakpointIds)
+        if (auto k = breakpointKinds_.find(id); k != breakpointKinds_.end()) info.reason = k->second;
+      break;
+    }
+  }
+  if (!stop.description.empty()) info.description = stop.description;
+  host_.stopped(info);
+}
+
+void NativeBackend::resume(std::int64_t threadId, bool singleThread, Reply<bool> reply) {
+  (void)singleThread;  // the engine is all-stop: every thread runs
+  exceptions_.clear();
+  await(debugger_->resume(), [this, threadId, reply](Result<void> r) {
+    if (!r) return reply(r.takeError());
+    reply(true);
+    host_.continued(threadId, true);
+  });
+}
+
+void NativeBackend::step(StepKind kind, const StepOptions& options, Reply<void> reply) {
+  auto g = options.granularity == Granularity::Instruction ? dbg::Granularity::Instruction : dbg::Granularity::Line;
+  pid_t tid = static_cast<pid_t>(options.threadId);
+  std::future<Result<void>> started;
+  if (kind == StepKind::Over) started = debugger_->next(tid, g);
+  else if (kind == StepKind::Out) started = debugger_->stepOut(tid);
+  else if (options.targetId) started = debugger_->stepInto(tid, static_cast<int>(*options.targetId));
+  else started = debugger_->stepIn(tid, g);
+  exceptions_.clear();
+  await(std::move(started), [this, tid, reply](Result<void> r) {
+    if (!r) return reply(r.takeError());
+    reply({});
+    host_.continued(tid, true);
+  });
+}
+
+void NativeBackend::pause(std::int64_t threadId, Reply<void> reply) {
+  (void)threadId;  // all-stop: pausing one thread stops them all
+  await(debugger_->pause(), [reply](Result<void> r) { reply(std::move(r)); });
+}
+
+void NativeBackend::threads(Reply<std::vector<ThreadInfo>> reply) {
+  if (ended_ || detached_ || pid_ <= 0) return reply(std::vector<ThreadInfo>{});
+  await(debugger_->threads(), [reply](Result<std::vector<dbg::ThreadEntry>> r) {
+    if (!r) return reply(r.takeError());
+    std::vector<ThreadInfo> out;
+    for (const auto& t : *r) out.push_back(ThreadInfo{t.id, t.name});
+    reply(std::move(out));
+  });
+}
+
+// ---- breakpoints ----------------------------------------------------------------------------------
+
+namespace {
+std::vector<BreakpointState> toStates(const std::vector<dbg::BreakpointState>& list, bool withPath) {
+  std::vector<BreakpointState> out;
+  for (const auto& b : list) {
+    BreakpointState s;
+    s.verified = b.verified;
+    if (b.line > 0) s.line = b.line;
+    s.message = b.message;
+    if (b.id > 0) s.id = b.id;
+    s.pending = !b.verified && b.id > 0 && b.message.rfind("pending", 0) == 0;
+    if (withPath && !b.file.empty()) s.path = b.file;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+}  // namespace
+
+void NativeBackend::setSourceBreakpoints(const std::string& path, const std::vector<SourceBreakpointSpec>& breakpoints,
+                                         Reply<std::vector<BreakpointState>> reply) {
+  std::vector<dbg::SourceBreakpoint> list;
+  for (const auto& b : breakpoints)
+    list.push_back(dbg::SourceBreakpoint{static_cast<int>(b.line), b.condition.value_or(""), b.hitCondition.value_or(""),
+                                         b.logMessage.value_or("")});
+  await(debugger_->setSourceBreakpoints(path, std::move(list)), [reply](Result<std::vector<dbg::BreakpointState>> r) {
+    if (!r) return reply(r.takeError());
+    reply(toStates(*r, false));
+  });
+}
+
+void NativeBackend::setFunctionBreakpoints(const std::vector<FunctionBreakpointSpec>& breakpoints,
+                                           Reply<std::vector<BreakpointState>> reply) {
+  std::vector<dbg::FunctionBreakpoint> list;
+  for (const auto& b : breakpoints)
+    list.push_back(dbg::FunctionBreakpoint{b.name, b.condition.value_or(""), b.hitCondition.value_or("")});
+  await(debugger_->setFunctionBreakpoints(std::move(list)), [this, reply](Result<std::vector<dbg::BreakpointState>> r) {
+    if (!r) return reply(r.takeError());
+    for (const auto& b : *r)
+      if (b.id > 0) breakpointKinds_[b.id] = "function breakpoint";
+    reply(toStates(*r, true));
+  });
+}
+
+Result<std::uint64_t> NativeBackend::parseReference(const std::string& reference, std::int64_t offset) const {
+  const char* text = reference.c_str();
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long v = std::strtoull(text, &end, 0);
+  if (reference.empty() || errno != 0 || *end != '\0' || reference[0] == '-')
+    return Error{1, "'" + reference + "' is not a memory reference (an address such as 0x401136)", false};
+  return static_cast<std::uint64_t>(v) + static_cast<std::uint64_t>(offset);
+}
+
+void NativeBackend::setInstructionBreakpoints(const std::vector<InstructionBreakpointSpec>& breakpoints,
+                                              Reply<std::vector<BreakpointState>> reply) {
+  std::vector<dbg::InstructionBreakpoint> list;
+  std::vector<std::string> errors;
+  for (const auto& b : breakpoints) {
+    auto address = parseReference(b.instructionReference, b.offset);
+    errors.push_back(address ? "" : address.error().message);
+    list.push_back(dbg::InstructionBreakpoint{address ? *address : 0, b.condition.value_or(""), b.hitCondition.value_or("")});
+  }
+  // Addresses that could not be read are not sent; their places keep the error.
+  std::vector<dbg::InstructionBreakpoint> valid;
+  for (std::size_t i = 0; i < list.size(); ++i)
+    if (errors[i].empty()) valid.push_back(list[i]);
+  await(debugger_->setInstructionBreakpoints(std::move(valid)),
+        [this, reply, errors](Result<std::vector<dbg::BreakpointState>> r) {
+          if (!r) return reply(r.takeError());
+          auto states = toStates(*r, true);
+          std::vector<BreakpointState> out;
+          std::size_t next = 0;
+          for (const auto& e : errors) {
+            if (!e.empty()) {
+              BreakpointState bad;
+              bad.message = e;
+              out.push_back(bad);
+              continue;
+            }
+            BreakpointState s = next < states.size() ? states[next] : BreakpointState{};
+            if (next < r->size() && (*r)[next].id > 0) breakpointKinds_[(*r)[next].id] = "instruction breakpoint";
+            ++next;
+            out.push_back(std::move(s));
+          }
+          reply(std::move(out));
+        });
+}
+
+void NativeBackend::setExceptionBreakpoints(const std::vector<ExceptionFilterSpec>& filters,
+                                            Reply<std::vector<BreakpointState>> reply) {
+  std::vector<int> signals;
+  std::vector<BreakpointState> out;
+  for (const auto& f : filters) {
+    int signo = f.filterId == "SIGSEGV" ? SIGSEGV
+                : f.filterId == "SIGBUS" ? SIGBUS
+                : f.filterId == "SIGFPE" ? SIGFPE
+                : f.filterId == "SIGILL" ? SIGILL
+                : f.filterId == "SIGABRT" ? SIGABRT
+                                          : 0;
+    BreakpointState s;
+    if (signo == 0) {
+      s.message = "unknown exception filter '" + f.filterId + "'";
+    } else if (f.condition && !f.condition->empty()) {
+      s.message = "conditions on signal filters are not supported";
+    } else {
+      s.verified = true;
+      signals.push_back(signo);
+    }
+    out.push_back(std::move(s));
+  }
+  await(debugger_->setStopSignals(std::move(signals)), [reply, out](Result<void> r) {
+    if (!r) return reply(r.takeError());
+    reply(out);
+  });
+}
+
+void NativeBackend::dataBreakpointInfo(const DataBreakpointQuery& query, Reply<DataBreakpointTarget> reply) {
+  auto answer = [reply](Result<dbg::DataTarget> r) {
+    DataBreakpointTarget t;
+    if (!r) {
+      t.description = r.error().message;
+      return reply(t);
+    }
+    t.dataId = hex(r->address) + "/" + std::to_string(r->size) + "/" + r->name;
+    t.description = r->name + " (" + std::to_string(r->size) + " bytes at " + hex(r->address) + ")";
+    t.accessTypes = {"write", "readWrite"};
+    reply(t);
+  };
+  if (query.asAddress) {
+    auto address = parseReference(query.name, 0);
+    if (!address) return reply(DataBreakpointTarget{std::nullopt, address.error().message, {}});
+    dbg::DataTarget t;
+    t.address = *address;
+    t.size = static_cast<std::uint32_t>(query.bytes.value_or(8));
+    t.name = query.name;
+    return answer(t);
+  }
+  if (query.variablesReference)
+    return await(debugger_->dataTargetOfVariable(static_cast<int>(*query.variablesReference), query.name), answer);
+  await(debugger_->dataTarget(query.name, static_cast<int>(query.frameId.value_or(0))), answer);
+}
+
+void NativeBackend::setDataBreakpoints(const std::vector<DataBreakpointSpec>& breakpoints,
+                                       Reply<std::vector<BreakpointState>> reply) {
+  std::vector<dbg::DataBreakpoint> list;
+  std::vector<std::string> errors;
+  for (const auto& b : breakpoints) {
+    dbg::DataBreakpoint d;
+    std::string error;
+    auto first = b.dataId.find('/');
+    auto second = first == std::string::npos ? std::string::npos : b.dataId.find('/', first + 1);
+    auto address = parseReference(b.dataId.substr(0, first), 0);
+    if (second == std::string::npos || !address) {
+      error = "'" + b.dataId + "' is not a data breakpoint id from dataBreakpointInfo";
+    } else {
+      d.address = *address;
+      d.size = static_cast<std::uint32_t>(std::atoi(b.dataId.c_str() + first + 1));
+      d.description = b.dataId.substr(second + 1);
+      d.readWrite = b.accessType == "readWrite" || b.accessType == "read";
+      d.hitCondition = b.hitCondition.value_or("");
+      if (b.accessType == "read")
+        error = "x86-64 debug registers cannot watch reads alone; use readWrite";
+      else if (b.condition && !b.condition->empty())
+        error = "conditions on data breakpoints are not supported; use a hit condition";
+    }
+    errors.push_back(error);
+    if (error.empty()) list.push_back(d);
+  }
+  await(debugger_->setDataBreakpoints(std::move(list)), [this, reply, errors](Result<std::vector<dbg::BreakpointState>> r) {
+    if (!r) return reply(r.takeError());
+    std::vector<BreakpointState> out;
+    std::size_t next = 0;
+    for (const auto& e : errors) {
+      BreakpointState s;
+      if (!e.empty()) {
+        s.message = e;
+      } else if (next < r->size()) {
+        const auto& b = (*r)[next++];
+        s.verified = b.verified;
+        s.message = b.message;
+        if (b.id > 0) {
+          s.id = b.id;
+          breakpointKinds_[b.id] = "data breakpoint";
+        }
+      }
+      out.push_back(std::move(s));
+    }
+    reply(std::move(out));
+  });
+}
+
+// ---- inspection -------------------------------------------------------------------------------------
+
+void NativeBackend::stackTrace(std::int64_t threadId, std::int64_t startFrame, std::int64_t levels,
+                               Reply<StackPage> reply) {
+  await(debugger_->stackTrace(static_cast<pid_t>(threadId), static_cast<std::size_t>(startFrame),
+                              static_cast<std::size_t>(levels)),
+        [this, reply](Result<dbg::StackPage> r) {
+          if (!r) return reply(r.takeError());
+          StackPage page;
+          page.totalFrames = static_cast<std::int64_t>(r->totalFrames);
+          for (const auto& f : r->frames) {
+            FrameInfo out;
+            out.id = f.id;
+            out.name = f.name;
+            if (!f.hasDebugInfo || f.name.empty()) {
+              // No debug info: where it is, as module+offset, dimmed; there is no source to show.
+              std::string where = (f.module.empty() ? std::string("?") : baseName(f.module)) + "+" + hex(f.moduleOffset);
+              std::string symbol = f.name.substr(f.name.find('!') == std::string::npos ? 0 : f.name.find('!') + 1);
+              out.name = symbol.empty() || symbol == where ? where : symbol + " (" + where + ")";
+              out.presentationHint = "subtle";
+            }
+            if (f.inlined) out.name += " [inlined]";
+            if (f.hasDebugInfo && !f.file.empty()) {
+              SourceInfo src;
+              src.name = baseName(f.file);
+              if (f.file.front() == '/') {
+                src.path = f.file;
+              } else {
+                // A path relative to a build directory we do not know (a distribution's libc).
+                src.presentationHint = "deemphasize";
+                out.presentationHint = "subtle";
+              }
+              out.source = src;
+              out.line = f.line;
+              out.column = f.column > 0 ? f.column : 1;
+            }
+            out.instructionPointerReference = hex(f.pc);
+            // Module ids are paths (as in module events); frames name the module by file name.
+            for (const auto& [path, m] : modules_)
+              if (m.name == f.module || path == f.module) {
+                out.moduleId = path;
+                break;
+              }
+            page.frames.push_back(std::move(out));
+          }
+          reply(std::move(page));
+        });
+}
+
+void NativeBackend::scopes(std::int64_t frameId, Reply<std::vector<ScopeInfo>> reply) {
+  await(debugger_->scopes(static_cast<int>(frameId)), [reply](Result<std::vector<dbg::Scope>> r) {
+    if (!r) return reply(r.takeError());
+    std::vector<ScopeInfo> out;
+    for (const char* want : {"Locals", "Registers", "Globals"})
+      for (const auto& s : *r)
+        if (s.name == want) {
+          ScopeInfo info;
+          info.name = s.name;
+          info.presentationHint = s.name == "Locals" ? "locals" : s.name == "Registers" ? "registers" : "";
+          info.variablesReference = s.variablesReference;
+          info.expensive = s.expensive;
+          out.push_back(std::move(info));
+        }
+    reply(std::move(out));
+  });
+}
+
+ValueInfo NativeBackend::toValue(const dbg::Variable& v) {
+  ValueInfo out;
+  out.name = v.name;
+  out.value = v.value;
+  out.type = v.type;
+  out.evaluateName = v.evaluateName;
+  out.variablesReference = v.variablesReference;
+  if (v.namedChildren) out.namedVariables = static_cast<std::int64_t>(v.namedChildren);
+  if (v.indexedChildren) out.indexedVariables = static_cast<std::int64_t>(v.indexedChildren);
+  if (v.memoryReference) out.memoryReference = hex(*v.memoryReference);
+  if (v.variablesReference) indexedCounts_[v.variablesReference] = v.indexedChildren;
+  return out;
+}
+
+void NativeBackend::variables(const VariablesQuery& query, Reply<std::vector<ValueInfo>> reply) {
+  auto filter = query.filter == "indexed" ? dbg::VariableFilter::Indexed
+                : query.filter == "named" ? dbg::VariableFilter::Named
+                                          : dbg::VariableFilter::All;
+  std::uint64_t indexed = 0;
+  if (auto it = indexedCounts_.find(query.variablesReference); it != indexedCounts_.end()) indexed = it->second;
+  bool capped = query.count == 0 && filter != dbg::VariableFilter::Named && indexed > kUnpagedLimit + query.start;
+  std::uint64_t count = capped ? kUnpagedLimit : static_cast<std::uint64_t>(query.count);
+  await(debugger_->variables(static_cast<int>(query.variablesReference), filter, static_cast<std::uint64_t>(query.start),
+                             count),
+        [this, reply, capped, indexed](Result<std::vector<dbg::Variable>> r) {
+          if (!r) return reply(r.takeError());
+          std::vector<ValueInfo> out;
+          for (const auto& v : *r) out.push_back(toValue(v));
+          if (capped) {
+            // An unpaged request for a huge container gets a bounded answer that says so.
+            ValueInfo more;
+            more.name = "[more]";
+            more.value = "showing " + std::to_string(kUnpagedLimit) + " of " + std::to_string(indexed) +
+                         " elements; the rest are read in pages (variables with start/count)";
+            out.push_back(std::move(more));
+          }
+          reply(std::move(out));
+        });
+}
+
+void NativeBackend::evaluate(const EvaluateQuery& query, Reply<ValueInfo> reply) {
+  std::string text = query.expression;
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\n')) text.pop_back();
+  if (text.empty()) return reply(Error{kNativeError, "nothing to evaluate", false});
+  await(debugger_->evaluate(text, static_cast<int>(query.frameId.value_or(0))), [this, reply](Result<dbg::Variable> r) {
+    if (!r) return reply(r.takeError());
+    reply(toValue(*r));
+  });
+}
+
+void NativeBackend::setVariable(std::int64_t variablesReference, const std::string& name, const std::string& value,
+                                Reply<ValueInfo> reply) {
+  await(debugger_->setVariable(static_cast<int>(variablesReference), name, value),
+        [this, reply](Result<dbg::Variable> r) {
+          if (!r) return reply(r.takeError());
+          reply(toValue(*r));
+        });
+}
+
+void NativeBackend::exceptionInfo(std::int64_t threadId, Reply<ExceptionDetails> reply) {
+  auto it = exceptions_.find(threadId);
+  if (it == exceptions_.end())
+    return reply(Error{kNativeError, "thread " + std::to_string(threadId) + " did not stop on a signal", false});
+  const auto& s = it->second;
+  std::string name = s.description.substr(0, s.description.find(':'));
+  ExceptionDetails d;
+  d.exceptionId = name;
+  d.description = s.description;
+  d.breakMode = "always";
+  d.typeName = name;
+  d.fullTypeName = name + " (signal " + std::to_string(s.signal) + ", si_code " + std::to_string(s.signalCode) + ")";
+  d.message = s.description;
+  if (s.signal != SIGABRT) d.message += " (fault address " + hex(s.faultAddress) + ", pc " + hex(s.pc) + ")";
+  reply(std::move(d));
+}
+
+void NativeBackend::readMemory(const std::string& memoryReference, std::int64_t offset, std::int64_t count,
+                               Reply<MemoryContents> reply) {
+  auto address = parseReference(memoryReference, offset);
+  if (!address) return reply(address.takeError());
+  constexpr std::int64_t kMax = 16 << 20;
+  if (count > kMax) return reply(Error{kNativeError, "readMemory: at most 16 MiB at once", false});
+  std::uint64_t at = *address;
+  await(debugger_->readMemoryPrefix(at, static_cast<std::size_t>(count)),
+        [reply, at, count](Result<std::vector<std::uint8_t>> r) {
+          if (!r) return reply(r.takeError());
+          MemoryContents m;
+          m.address = hex(at);
+          m.unreadableBytes = count - static_cast<std::int64_t>(r->size());
+          m.data = std::move(r).value();
+          reply(std::move(m));
+        });
+}
+
+void NativeBackend::writeMemory(const std::string& memoryReference, std::int64_t offset, std::vector<std::uint8_t> data,
+                                bool allowPartial, Reply<std::int64_t> reply) {
+  (void)allowPartial;  // all or nothing: a write either fits or fails with the reason
+  auto address = parseReference(memoryReference, offset);
+  if (!address) return reply(address.takeError());
+  auto size = static_cast<std::int64_t>(data.size());
+  await(debugger_->writeMemory(*address, std::move(data)), [reply, size](Result<void> r) {
+    if (!r) return reply(r.takeError());
+    reply(size);
+  });
+}
+
+void NativeBackend::disassemble(const DisassembleQuery& query, Reply<std::vector<InstructionInfo>> reply) {
+  auto address = parseReference(query.memoryReference, query.offset);
+  if (!address) return reply(address.takeError());
+  bool symbols = query.resolveSymbols;
+  await(debugger_->disassembleAround(*address, query.instructionOffset, static_cast<std::size_t>(query.instructionCount)),
+        [reply, symbols](Result<std::vector<dbg::DisassembledInstruction>> r) {
+          if (!r) return reply(r.takeError());
+          std::vector<InstructionInfo> out;
+          for (const auto& ins : *r) {
+            InstructionInfo i;
+            i.address = hex(ins.address);
+            i.bytes = ins.bytes;
+            i.instruction = ins.instruction;
+            if (ins.instruction == "??") i.presentationHint = "invalid";
+            if (symbols) i.symbol = ins.symbol;
+            if (!ins.file.empty()) {
+              SourceInfo src;
+              src.name = baseName(ins.file);
+              src.path = ins.file;
+              i.location = src;
+              i.line = ins.line;
+            }
+            out.push_back(std::move(i));
+          }
+          reply(std::move(out));
+        });
+}
+
+void NativeBackend::modules(Reply<std::vector<ModuleInfo>> reply) {
+  await(debugger_->modules(), [reply](Result<std::vector<dbg::ModuleEntry>> r) {
+    if (!r) return reply(r.takeError());
+    std::vector<ModuleInfo> out;
+    for (const auto& m : *r)
+      out.push_back(ModuleInfo{m.path, m.name, m.path, m.hasDebugInfo ? "Symbols loaded." : "No debug information.",
+                               hex(m.low) + "-" + hex(m.high)});
+    reply(std::move(out));
+  });
+}
+
+void NativeBackend::stepInTargets(std::int64_t frameId, Reply<std::vector<StepInTargetInfo>> reply) {
+  await(debugger_->stepInTargets(static_cast<int>(frameId)), [reply](Result<std::vector<dbg::StepInTarget>> r) {
+    if (!r) return reply(r.takeError());
+    std::vector<StepInTargetInfo> out;
+    for (const auto& t : *r) out.push_back(StepInTargetInfo{t.id, t.label, t.line ? std::optional<std::int64_t>(t.line) : std::nullopt});
+    reply(std::move(out));
+  });
+}
+
+}  // namespace strata::backends

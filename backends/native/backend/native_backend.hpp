@@ -1,0 +1,117 @@
+// The native backend: NativeDebugger (ptrace engine + DWARF) behind the neutral Backend interface.
+#pragma once
+
+#include <boost/asio.hpp>
+
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "backends/backend.hpp"
+#include "strata/native/debugger/debugger.hpp"
+
+namespace strata::backends {
+
+namespace asio = boost::asio;
+
+// Runs jobs one after another on its own thread. The native backend queues here both the waits
+// on the facade's futures and the facade's events, so the session sees replies and events in the
+// order they happened on the engine thread (a `continue` response before the stop it led to).
+class OrderedWaiter {
+ public:
+  OrderedWaiter();
+  ~OrderedWaiter();  // runs what is queued, then stops
+  void push(std::function<void()> job);
+  // Waits (at most `limit`) until everything queued so far has run.
+  void drain(std::chrono::milliseconds limit);
+
+ private:
+  void loop();
+  std::mutex mutex_;
+  std::condition_variable wake_, idle_;
+  std::deque<std::function<void()>> jobs_;
+  bool busy_ = false, stopping_ = false;
+  std::thread thread_;
+};
+
+class NativeBackend final : public Backend {
+ public:
+  NativeBackend(asio::io_context& io, BackendHost& host);
+  ~NativeBackend() override;
+
+  std::string name() const override { return "native"; }
+  BackendFeatures features() const override;
+  void launch(const LaunchSpec& spec, Reply<void> reply) override;
+  void attach(const AttachSpec& spec, Reply<void> reply) override;
+  void configurationDone(Reply<void> reply) override;
+  void setSourceBreakpoints(const std::string& path, const std::vector<SourceBreakpointSpec>& breakpoints,
+                            Reply<std::vector<BreakpointState>> reply) override;
+  void setFunctionBreakpoints(const std::vector<FunctionBreakpointSpec>& breakpoints,
+                              Reply<std::vector<BreakpointState>> reply) override;
+  void setInstructionBreakpoints(const std::vector<InstructionBreakpointSpec>& breakpoints,
+                                 Reply<std::vector<BreakpointState>> reply) override;
+  void setExceptionBreakpoints(const std::vector<ExceptionFilterSpec>& filters,
+                               Reply<std::vector<BreakpointState>> reply) override;
+  void dataBreakpointInfo(const DataBreakpointQuery& query, Reply<DataBreakpointTarget> reply) override;
+  void setDataBreakpoints(const std::vector<DataBreakpointSpec>& breakpoints,
+                          Reply<std::vector<BreakpointState>> reply) override;
+  void threads(Reply<std::vector<ThreadInfo>> reply) override;
+  void terminate(bool force, Reply<void> reply) override;
+  void detach(Reply<void> reply) override;
+  void resume(std::int64_t threadId, bool singleThread, Reply<bool> reply) override;
+  void step(StepKind kind, const StepOptions& options, Reply<void> reply) override;
+  void pause(std::int64_t threadId, Reply<void> reply) override;
+  void stackTrace(std::int64_t threadId, std::int64_t startFrame, std::int64_t levels,
+                  Reply<StackPage> reply) override;
+  void scopes(std::int64_t frameId, Reply<std::vector<ScopeInfo>> reply) override;
+  void variables(const VariablesQuery& query, Reply<std::vector<ValueInfo>> reply) override;
+  void evaluate(const EvaluateQuery& query, Reply<ValueInfo> reply) override;
+  void setVariable(std::int64_t variablesReference, const std::string& name, const std::string& value,
+                   Reply<ValueInfo> reply) override;
+  void exceptionInfo(std::int64_t threadId, Reply<ExceptionDetails> reply) override;
+  void readMemory(const std::string& memoryReference, std::int64_t offset, std::int64_t count,
+                  Reply<MemoryContents> reply) override;
+  void writeMemory(const std::string& memoryReference, std::int64_t offset, std::vector<std::uint8_t> data,
+                   bool allowPartial, Reply<std::int64_t> reply) override;
+  void disassemble(const DisassembleQuery& query, Reply<std::vector<InstructionInfo>> reply) override;
+  void modules(Reply<std::vector<ModuleInfo>> reply) override;
+  void stepInTargets(std::int64_t frameId, Reply<std::vector<StepInTargetInfo>> reply) override;
+
+  // Largest indexed page answered to a `variables` request without a count.
+  static constexpr std::uint64_t kUnpagedLimit = 1000;
+
+ private:
+  struct Pipe;
+  // Waits for `future` off the session thread, then runs `done` with its result on the session
+  // thread (unless this backend is gone by then).
+  template <class T, class Done>
+  void await(std::future<Result<T>> future, Done done);
+  void postEvent(std::function<void()> event);
+  void onStopped(const native::debugger::StopInfo& stop);
+  void onExited(const native::debugger::ExitInfo& exit);
+  void onModule(const std::string& path, bool loaded);
+  void readPipe(const std::shared_ptr<Pipe>& pipe);
+  void maybeReportExit();
+  ValueInfo toValue(const native::debugger::Variable& v);
+  Result<std::uint64_t> parseReference(const std::string& reference, std::int64_t offset) const;
+
+  asio::io_context& io_;
+  BackendHost& host_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  OrderedWaiter waiter_;
+  std::unique_ptr<native::debugger::NativeDebugger> debugger_;
+  pid_t pid_ = 0;
+  bool launched_ = false, stopOnEntry_ = false, detached_ = false, ended_ = false;
+  std::optional<ExitStatus> pendingExit_;
+  std::vector<std::shared_ptr<Pipe>> pipes_;
+  std::unique_ptr<asio::steady_timer> exitTimer_;
+  std::map<int, std::string> breakpointKinds_;  // facade id -> stop reason for its hits
+  std::map<std::int64_t, native::debugger::StopInfo> exceptions_;  // by thread
+  std::map<std::int64_t, std::uint64_t> indexedCounts_;            // variables ref -> indexed children
+  std::map<std::string, ModuleInfo> modules_;                      // by path, as announced
+};
+
+}  // namespace strata::backends

@@ -1,0 +1,100 @@
+// NativeDebugger additions the adapter's native backend uses: step-in targets, stop signals,
+// data breakpoints, modules, memory prefixes and disassembly around an address.
+#include <signal.h>
+
+#include "harness.hpp"
+
+using namespace strata::native::debugger;
+using namespace strata::native::debugger::testing;
+
+namespace {
+StopInfo runTo(Session& s, const std::string& mode, const std::string& marker) {
+  s.launch({mode});
+  ok(s.debugger.setSourceBreakpoints(kSource, {SourceBreakpoint{lineOf(kSource, marker)}}));
+  ok(s.debugger.configurationDone(false));
+  auto stop = s.stop();
+  REQUIRE(stop.reason == StopReason::Breakpoint);
+  return stop;
+}
+}  // namespace
+
+TEST_CASE("stepInTargets lists the call on the line; stepInto enters it past the prologue") {
+  Session s;
+  auto stop = runTo(s, "basic", "call_square");
+  auto frame = s.top(stop.tid);
+  auto targets = ok(s.debugger.stepInTargets(frame.id));
+  REQUIRE(targets.size() == 1);
+  CHECK(targets[0].label == "square");
+  CHECK(targets[0].line == lineOf(kSource, "call_square"));
+  ok(s.debugger.stepInto(stop.tid, targets[0].id));
+  auto in = s.stop();
+  CHECK(in.reason == StopReason::Step);
+  auto callee = s.top(in.tid);
+  CHECK(callee.name == "square");
+  CHECK(callee.line == lineOf(kSource, "square_body"));
+  CHECK(s.local(callee.id, "v") == "3");
+  // Ids from before the step are void.
+  CHECK_FALSE(s.debugger.stepInto(in.tid, targets[0].id).get().ok());
+  ok(s.debugger.terminate());
+}
+
+TEST_CASE("setStopSignals without SIGSEGV lets the crash reach the program") {
+  Session s;
+  s.launch({"crash"});
+  ok(s.debugger.setStopSignals({SIGABRT}));
+  ok(s.debugger.configurationDone(false));
+  auto exit = s.exit();
+  CHECK(exit.signaled);
+  CHECK(exit.signal == SIGSEGV);
+}
+
+TEST_CASE("modules, readMemoryPrefix and disassembleAround") {
+  Session s;
+  auto stop = runTo(s, "basic", "call_square");
+  auto mods = ok(s.debugger.modules());
+  bool exe = false;
+  for (const auto& m : mods) exe = exe || (m.path == STRATA_DBG_TARGET && m.hasDebugInfo && m.low < m.high);
+  CHECK(exe);
+  CHECK(ok(s.debugger.readMemoryPrefix(0, 64)).empty());
+  CHECK(ok(s.debugger.readMemoryPrefix(stop.pc, 16)).size() == 16);
+  auto around = ok(s.debugger.disassembleAround(stop.pc, -4, 10));
+  REQUIRE(around.size() == 10);
+  CHECK(around[4].address == stop.pc);
+  CHECK(around[4].line == lineOf(kSource, "call_square"));
+  for (std::size_t i = 1; i < around.size(); ++i) CHECK(around[i].address > around[i - 1].address);
+  auto nothing = ok(s.debugger.disassembleAround(8, -2, 4));
+  REQUIRE(nothing.size() == 4);
+  CHECK(nothing[3].instruction == "??");
+  ok(s.debugger.terminate());
+}
+
+TEST_CASE("data breakpoints: targets, debug register slots, and (where the hardware traps) the stop") {
+  Session s;
+  auto stop = runTo(s, "slow", "slow_line");
+  auto target = ok(s.debugger.dataTarget("global_counter", 0));
+  CHECK(target.size == 4);
+  CHECK(target.name == "global_counter");
+  CHECK_FALSE(s.debugger.dataTarget("no_such_name", 0).get().ok());
+  auto bad = ok(s.debugger.setDataBreakpoints({DataBreakpoint{target.address + 1, 4, false, "odd", ""},
+                                               DataBreakpoint{target.address, 3, false, "three", ""}}));
+  CHECK_FALSE(bad[0].verified);
+  CHECK(bad[0].message.find("aligned") != std::string::npos);
+  CHECK_FALSE(bad[1].verified);
+  auto set = ok(s.debugger.setDataBreakpoints({DataBreakpoint{target.address, target.size, false, "global_counter", ""}}));
+  REQUIRE(set.size() == 1);
+  CHECK(set[0].verified);
+  auto works = strata::native::engine::hardwareWatchpointsWork();
+  if (!works || !*works) {
+    MESSAGE("the stop is not checked: hardware watchpoints do not trap on this machine");
+    ok(s.debugger.terminate());
+    return;
+  }
+  ok(s.debugger.setSourceBreakpoints(kSource, {}));
+  ok(s.debugger.resume());
+  auto hit = s.stop();
+  CHECK(hit.reason == StopReason::DataBreakpoint);
+  CHECK(hit.hitBreakpointIds == std::vector<int>{set[0].id});
+  CHECK(hit.description.find("global_counter: ") == 0);
+  CHECK(hit.description.find(" -> ") != std::string::npos);
+  ok(s.debugger.terminate());
+}
