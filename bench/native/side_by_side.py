@@ -627,9 +627,10 @@ def main():
             if "vector" in scenarios:
                 out = attempt("vector", lambda: dbg.vector(target, lines["vector"], args.vector_timeout))
                 if out:
-                    record("vector-ms", name, out[0] if out[0] is not None else None)
-                    record("vector-kb", name, out[1] / 1024 if out[1] is not None else None)
-                    record("vector-n", name, out[2])
+                    answered = out[0] is not None
+                    record("vector-ms", name, out[0] if answered else None)
+                    record("vector-kb", name, out[1] / 1024 if answered else None)
+                    record("vector-n", name, out[2] if answered else None)
         print("round %d done" % (r + 1), flush=True)
 
     rows = [
@@ -661,6 +662,10 @@ def main():
                 cells.append((fmt % max(values)) + " / " + (fmt % statistics.median(values)))
             elif key.startswith("vector") and values and all(v is None for v in values):
                 cells.append("no answer in %.0f s" % args.vector_timeout)
+            elif key == "vector-ms" and any(v is None for v in values):
+                answered = sum(v is not None for v in values)
+                cells.append(summary(values, fmt) + " (%d of %d answered in %.0f s)"
+                             % (answered, len(values), args.vector_timeout))
             else:
                 cells.append(summary(values, fmt))
         print("| %s | %s |" % (label, " | ".join(cells)))
