@@ -1,6 +1,7 @@
 // Software breakpoints: shared int3 sites, hits and their conditions, step-over, step-out.
 #include <signal.h>
 #include <sys/ptrace.h>
+#include <sys/uio.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -245,7 +246,11 @@ bool Engine::Impl::emulateMove(user_regs_struct& r, std::uint64_t address, const
     *gpr[reg] = value;
   } else {
     std::uint64_t value = opcode == 0x89 ? *gpr[reg] : static_cast<std::uint64_t>(static_cast<std::int64_t>(imm));
-    if (!writeRaw(ea, &value, size)) return false;
+    // process_vm_writev honours page protections (unlike /proc/PID/mem): a store to a
+    // read-only page is left to the instruction itself, which then faults as it should.
+    iovec local{&value, size};
+    iovec remote{reinterpret_cast<void*>(ea), size};
+    if (process_vm_writev(proc->pid, &local, 1, &remote, 1, 0) != static_cast<ssize_t>(size)) return false;
   }
   r.rip = next;
   return true;
