@@ -24,7 +24,7 @@ Result<StackPage> State::stackPage(pid_t tid, std::size_t start, std::size_t lev
       if (!created) return created.takeError();
       unwinder = std::move(created).value();
     }
-    auto raw = unwinder->unwind(tid);
+    auto raw = unwinder->unwind(tid, modules);
     if (!raw) return Error{1, "stack of thread " + std::to_string(tid) + ": " + raw.error().message, true};
     it = stacks.emplace(tid, std::make_unique<sym::StackView>(std::move(raw).value(), modules)).first;
   }

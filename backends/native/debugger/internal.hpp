@@ -57,6 +57,7 @@ struct StepOperation {
   int line = 0;
   std::string file;
   bool inPrologue = false;
+  bool throughPlt = false;  // stepIn runs to the function behind a PLT stub
   int rounds = 0;
 };
 
@@ -118,6 +119,7 @@ struct NativeDebugger::State : engine::EventSink {
   bool continueStep(const engine::StopEvent& event);  // true: keeps stepping, no stop reported
   std::uint64_t frameCfa(const ThreadRegisters& regs);
   Result<engine::ReturnTarget> returnTarget(pid_t tid);
+  std::optional<std::uint64_t> pltTarget(const sym::Module& module, std::uint64_t pc);
 
   // inspect.cpp
   Result<StackPage> stackPage(pid_t tid, std::size_t start, std::size_t levels);

@@ -33,6 +33,35 @@ Result<engine::ReturnTarget> State::returnTarget(pid_t tid) {
   return engine::ReturnTarget{(*raw)[1].pc, (*raw)[0].cfa};
 }
 
+// The function a PLT stub at `pc` jumps to, when it has line info: the bound GOT slot, or
+// before the dynamic linker bound it, the stub's symbol as another module defines it.
+std::optional<std::uint64_t> State::pltTarget(const sym::Module& module, std::uint64_t pc) {
+  if (!module.symbols) return std::nullopt;
+  std::uint64_t bias = module.object.loadBias;
+  auto stub = module.symbols->pltStubAt(pc - bias);
+  if (!stub) return std::nullopt;
+  auto hasLines = [&](std::uint64_t address) {
+    const sym::Module* m = modules.moduleFor(address);
+    return m && m->symbols && m->symbols->hasDebugInfo() &&
+           m->symbols->lineRange(address - m->object.loadBias).has_value();
+  };
+  std::uint64_t slot = 0;
+  if (engine->memory().read(stub->gotSlot + bias, &slot, sizeof slot) && modules.moduleFor(slot) != &module &&
+      modules.moduleFor(slot) != nullptr)
+    return hasLines(slot) ? std::optional<std::uint64_t>(slot) : std::nullopt;
+  if (stub->symbol.empty()) return std::nullopt;
+  // Not bound yet (lazy binding): the slot still points into our own PLT.
+  std::string name = sym::demangle(stub->symbol);
+  for (const sym::Module& m : modules.modules()) {
+    if (&m == &module || !m.symbols) continue;
+    auto defined = m.symbols->elfSymbolNamed(name);
+    if (!defined || defined->ifunc || defined->size == 0) continue;
+    std::uint64_t address = defined->address + m.object.loadBias;
+    return hasLines(address) ? std::optional<std::uint64_t>(address) : std::nullopt;
+  }
+  return std::nullopt;
+}
+
 Result<void> State::startStep(pid_t tid, StepKind kind) {
   forgetStop();
   step.reset();
@@ -102,6 +131,14 @@ bool State::continueStep(const engine::StopEvent& event) {
 
   if (!range || range->location.line == 0) {
     if (cfa < op.cfa) {
+      // stepIn into a PLT stub: on to the function behind it when that one has line info
+      // (its entry is reached with the stub's stack pointer).
+      if (op.kind == StepKind::In && !op.throughPlt && module) {
+        if (auto callee = pltTarget(*module, pc)) {
+          op.throughPlt = true;
+          return engine->stepOut(op.tid, engine::ReturnTarget{*callee, regs->gpr.rsp}).get().ok();
+        }
+      }
       // Stepped into code without line info (a PLT stub, libc): back out to the caller's line.
       auto target = returnTarget(op.tid);
       if (!target) return false;

@@ -1,6 +1,7 @@
 // Software breakpoints: shared int3 sites, hits and their conditions, step-over, step-out.
 #include <signal.h>
 #include <sys/ptrace.h>
+#include <sys/uio.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -170,8 +171,9 @@ Outcome Engine::Impl::onTrap(Thread& thread) {
 bool Engine::Impl::emulateAtSite(Thread& thread, const BreakpointSite& site) {
   for (auto& w : proc->watch)
     if (w.used) return false;  // an emulated stack write would not fire a watchpoint
-  std::uint8_t code[4] = {site.original, 0, 0, 0};
-  if (!readMemory(site.address + 1, code + 1, 3)) return false;
+  std::uint8_t code[12] = {site.original};
+  if (!readMemory(site.address + 1, code + 1, sizeof code - 1) && !readMemory(site.address + 1, code + 1, 3))
+    return false;
   user_regs_struct& r = thread.regs;
   using Reg = unsigned long long;  // user_regs_struct's field type
   auto push = [&](Reg value, Reg length) {
@@ -198,8 +200,60 @@ bool Engine::Impl::emulateAtSite(Thread& thread, const BreakpointSite& site) {
     r.rip += 3;
     done = true;
   }
+  if (!done) done = emulateMove(r, site.address, code);
   if (done) thread.regsDirty = true;
   return done;
+}
+
+// The moves that open most lines of unoptimized code: a register loaded from or stored to a
+// local ([rbp + disp]) or a global ([rip + disp32]), or an immediate stored there. Emulated
+// with one memory access instead of lifting the int3 and single-stepping (two stops).
+bool Engine::Impl::emulateMove(user_regs_struct& r, std::uint64_t address, const std::uint8_t* code) {
+  using Reg = unsigned long long;
+  Reg* gpr[16] = {&r.rax, &r.rcx, &r.rdx, &r.rbx, &r.rsp, &r.rbp, &r.rsi, &r.rdi,
+                  &r.r8,  &r.r9,  &r.r10, &r.r11, &r.r12, &r.r13, &r.r14, &r.r15};
+  std::size_t at = 0;
+  std::uint8_t rex = 0;
+  if ((code[0] & 0xf0) == 0x40) rex = code[at++];
+  if (rex & 0x03) return false;  // REX.X/REX.B: an index or base we do not decode
+  std::uint8_t opcode = code[at++];
+  if (opcode != 0x8b && opcode != 0x89 && opcode != 0xc7) return false;
+  std::uint8_t modrm = code[at++];
+  int mod = modrm >> 6, reg = ((modrm >> 3) & 7) | ((rex & 0x04) << 1), rm = modrm & 7;
+  if (rm != 5 || mod == 3) return false;  // only [rip + disp32], [rbp + disp8], [rbp + disp32]
+  if (opcode == 0xc7 && (reg & 7) != 0) return false;
+  std::int64_t disp = 0;
+  if (mod == 1) {
+    disp = static_cast<std::int8_t>(code[at]);
+    at += 1;
+  } else {
+    std::int32_t d = 0;
+    std::memcpy(&d, code + at, 4);
+    disp = d;
+    at += 4;
+  }
+  std::int32_t imm = 0;
+  if (opcode == 0xc7) {
+    std::memcpy(&imm, code + at, 4);
+    at += 4;
+  }
+  std::uint64_t next = address + at;
+  std::uint64_t ea = (mod == 0 ? next : r.rbp) + static_cast<std::uint64_t>(disp);
+  std::size_t size = (rex & 0x08) ? 8 : 4;
+  if (opcode == 0x8b) {
+    std::uint64_t value = 0;  // a 32-bit load zero-extends
+    if (!readMemory(ea, &value, size)) return false;
+    *gpr[reg] = value;
+  } else {
+    std::uint64_t value = opcode == 0x89 ? *gpr[reg] : static_cast<std::uint64_t>(static_cast<std::int64_t>(imm));
+    // process_vm_writev honours page protections (unlike /proc/PID/mem): a store to a
+    // read-only page is left to the instruction itself, which then faults as it should.
+    iovec local{&value, size};
+    iovec remote{reinterpret_cast<void*>(ea), size};
+    if (process_vm_writev(proc->pid, &local, 1, &remote, 1, 0) != static_cast<ssize_t>(size)) return false;
+  }
+  r.rip = next;
+  return true;
 }
 
 Result<Outcome> Engine::Impl::stepOverSite(Thread& thread) {

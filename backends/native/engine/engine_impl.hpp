@@ -222,6 +222,7 @@ struct Engine::Impl {
   // memory.cpp
   Result<void> readRaw(std::uint64_t address, void* buffer, std::size_t size);
   Result<void> writeRaw(std::uint64_t address, const void* buffer, std::size_t size);
+  bool emulateMove(user_regs_struct& regs, std::uint64_t address, const std::uint8_t* code);
   Result<void> readMemory(std::uint64_t address, void* buffer, std::size_t size);
   Result<void> writeMemory(std::uint64_t address, const void* buffer, std::size_t size);
   Result<void> openMemory();

@@ -1,5 +1,10 @@
 // Functions: by name (symbol tables first, DWARF on demand) and by address (DWARF, then symbols).
+#include <gelf.h>
+#include <string.h>
+
 #include <algorithm>
+#include <cctype>
+#include <cstring>
 #include <functional>
 #include <set>
 
@@ -123,6 +128,10 @@ std::optional<FunctionInfo> ObjectSymbols::functionAt(std::uint64_t address) {
   if (cuForAddress(address, &cu)) {
     if (auto f = subprogramAt(&cu, address)) return f;
   }
+  return elfFunctionAt(address);
+}
+
+std::optional<FunctionInfo> ObjectSymbols::elfFunctionAt(std::uint64_t address) {
   auto sym = elfSymbolAt(address);
   if (!sym) return std::nullopt;
   if (sym->size != 0 && address >= sym->address + sym->size) return std::nullopt;
@@ -142,7 +151,7 @@ std::vector<Dwarf_Die> ObjectSymbols::scopesAt(std::uint64_t address) {
   if (!cuForAddress(address, &cu)) return chain;
   auto fn = subprogramAt(&cu, address);
   Dwarf_Die die;
-  if (!fn || dwarf_offdie(dwarf_, fn->dieOffset, &die) == nullptr) return chain;
+  if (!fn || dwarf_offdie(dwarf(), fn->dieOffset, &die) == nullptr) return chain;
   chain.push_back(die);
   // Descend through the nested scopes that hold the address; a block without addresses of
   // its own is looked through, not entered.
@@ -202,7 +211,7 @@ void ObjectSymbols::addInlinedCopies(Dwarf_Die* cu, Dwarf_Off origin, std::vecto
 }
 
 std::optional<Dwarf_Off> ObjectSymbols::globalVariableNamed(std::string_view name) {
-  if (!globalsLoaded_ && dwarf_ != nullptr) {
+  if (!globalsLoaded_ && dwarf() != nullptr) {
     globalsLoaded_ = true;
     loadCuHeaders();
     std::function<void(Dwarf_Die*, const std::string&)> walk = [&](Dwarf_Die* parent, const std::string& prefix) {
@@ -220,7 +229,7 @@ std::optional<Dwarf_Off> ObjectSymbols::globalVariableNamed(std::string_view nam
     };
     for (const CuHeader& h : cus_) {
       Dwarf_Die cu;
-      if (dwarf_offdie(dwarf_, h.offset, &cu) != nullptr) walk(&cu, "");
+      if (dwarf_offdie(dwarf(), h.offset, &cu) != nullptr) walk(&cu, "");
     }
   }
   auto it = globalVariables_.find(std::string(name));
@@ -229,7 +238,7 @@ std::optional<Dwarf_Off> ObjectSymbols::globalVariableNamed(std::string_view nam
 }
 
 void ObjectSymbols::loadDwarfNameIndex() {
-  if (dwarfNamesLoaded_ || dwarf_ == nullptr) return;
+  if (dwarfNamesLoaded_ || dwarf() == nullptr) return;
   dwarfNamesLoaded_ = true;
   loadCuHeaders();
   std::string key;
@@ -253,14 +262,26 @@ void ObjectSymbols::loadDwarfNameIndex() {
   };
   for (const CuHeader& h : cus_) {
     Dwarf_Die cu;
-    if (dwarf_offdie(dwarf_, h.offset, &cu) != nullptr) walk(&cu);
+    if (dwarf_offdie(dwarf(), h.offset, &cu) != nullptr) walk(&cu);
   }
+}
+
+bool ObjectSymbols::debugStringsMayName(std::string_view name) {
+  // Compilers put names longer than a string offset into .debug_str (clang: every name); the
+  // linker may merge a name into the tail of a longer string, so only its end is anchored.
+  if (!hasDebugInfo()) return false;
+  if (name.size() < 8) return true;
+  for (char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return true;
+  std::string needle(name);
+  needle += '\0';
+  return debugSectionMayHold(".debug_str", needle);
 }
 
 Result<std::vector<FunctionInfo>> ObjectSymbols::functionsNamed(std::string_view name) {
   std::vector<FunctionInfo> out;
   std::set<std::uint64_t> seen;
-  loadElfSymbols();
+  loadElfNames();
   std::string query(name);
   std::string keyStorage;
   std::string lookupKey = lastComponentKey(stripParameters(query), keyStorage);
@@ -268,8 +289,9 @@ Result<std::vector<FunctionInfo>> ObjectSymbols::functionsNamed(std::string_view
   auto range = elfByName_.equal_range(lookupKey);
   for (auto it = range.first; it != range.second; ++it) candidates.push_back(it->second);
   for (std::size_t index : candidates) {
-    const ElfSymbol& sym = elfSymbols_[index];
-    std::string plain = sym.name.substr(0, sym.name.find('@'));
+    const SymbolEntry& sym = elfSymbols_[index];
+    std::string_view name(sym.name);
+    std::string plain(name.substr(0, name.find('@')));
     std::string demangled = demangle(plain);
     if (plain != query && !nameMatches(query, demangled)) continue;
     if (!seen.insert(sym.address).second) continue;
@@ -285,7 +307,7 @@ Result<std::vector<FunctionInfo>> ObjectSymbols::functionsNamed(std::string_view
       Dwarf_Attribute attr;
       Dwarf_Die origin;
       // Inlined copies refer to the abstract instance (or the in-class declaration).
-      if (dwarf_offdie(dwarf_, f->dieOffset, &die) != nullptr) {
+      if (dwarf_offdie(dwarf(), f->dieOffset, &die) != nullptr) {
         Dwarf_Off originOffset = f->dieOffset;
         if (dwarf_attr(&die, DW_AT_abstract_origin, &attr) != nullptr && dwarf_formref_die(&attr, &origin) != nullptr)
           originOffset = dwarf_dieoffset(&origin);
@@ -306,14 +328,16 @@ Result<std::vector<FunctionInfo>> ObjectSymbols::functionsNamed(std::string_view
       out.push_back(std::move(s));
     }
   }
-  if (out.empty() && dwarf_ != nullptr) {
-    // Not in any symbol table (inline-only or stripped): the full DWARF name index, built once.
+  if (out.empty() && hasDebugInfo() && (dwarfNamesLoaded_ || debugStringsMayName(lookupKey))) {
+    // Not in any symbol table (inline-only or stripped): the full DWARF name index, built once,
+    // and only when .debug_str holds the name at all (a pending breakpoint must not index
+    // all of libc or libpython at each library load).
     loadDwarfNameIndex();
     for (auto* index : {&dwarfFunctionsByName_, &inlineInstancesByName_}) {
       auto r = index->equal_range(lookupKey);
       for (auto it = r.first; it != r.second; ++it) {
         Dwarf_Die die;
-        if (dwarf_offdie(dwarf_, it->second, &die) == nullptr) continue;
+        if (dwarf_offdie(dwarf(), it->second, &die) == nullptr) continue;
         FunctionInfo f = describeSubprogram(&die);
         if (!nameMatches(query, f.displayName) && f.name != query) continue;
         if (seen.insert(f.entry).second) out.push_back(std::move(f));

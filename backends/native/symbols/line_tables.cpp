@@ -25,12 +25,12 @@ bool pathMatches(std::string_view query, std::string_view candidate) {
 
 const CuLines* ObjectSymbols::linesOf(Dwarf_Off cuOffset) {
   if (auto it = lines_.find(cuOffset); it != lines_.end()) return &it->second;
-  if (dwarf_ == nullptr) return nullptr;
+  if (dwarf() == nullptr) return nullptr;
   CuLines& out = lines_[cuOffset];
   Dwarf_Die cu;
   Dwarf_Lines* lines = nullptr;
   std::size_t count = 0;
-  if (dwarf_offdie(dwarf_, cuOffset, &cu) == nullptr || dwarf_getsrclines(&cu, &lines, &count) != 0)
+  if (dwarf_offdie(dwarf(), cuOffset, &cu) == nullptr || dwarf_getsrclines(&cu, &lines, &count) != 0)
     return &out;  // a CU without a line table simply has no rows
   std::unordered_map<const char*, std::uint32_t> fileIndex;
   out.rows.reserve(count);
@@ -58,6 +58,14 @@ const CuLines* ObjectSymbols::linesOf(Dwarf_Off cuOffset) {
 }
 
 std::vector<Dwarf_Off> ObjectSymbols::cusForFile(std::string_view file) {
+  // No line table names a file of that name at all (gcc's DWARF 5 keeps the names in
+  // .debug_line_str, DWARF 4 inline in .debug_line): then libc's DWARF is not even opened.
+  std::size_t slash = file.rfind('/');
+  std::string base(file.substr(slash == std::string_view::npos ? 0 : slash + 1));
+  base += '\0';
+  auto named = debugSectionHolds(".debug_line_str", base);
+  if (!named) named = debugSectionHolds(".debug_line", base);
+  if (named && !*named) return {};
   loadCuHeaders();
   std::vector<Dwarf_Off> primary;
   for (const CuHeader& h : cus_)
@@ -105,7 +113,7 @@ std::uint64_t ObjectSymbols::groupKeyOf(std::uint64_t address) {
 }
 
 Result<LineAddresses> ObjectSymbols::addressesForLine(std::string_view file, int line) {
-  if (dwarf_ == nullptr) return Error{1, path_ + " has no debug information", true};
+  if (!hasDebugInfo()) return Error{1, path_ + " has no debug information", true};
   std::vector<Dwarf_Off> cus = cusForFile(file);
   struct Hit {
     std::uint64_t address;
@@ -152,7 +160,7 @@ Result<LineAddresses> ObjectSymbols::addressesForLine(std::string_view file, int
         key = f->dieOffset;
         auto [it, fresh] = inlineTrees.try_emplace(f->low);
         Dwarf_Die fn;
-        if (fresh && dwarf_offdie(dwarf_, f->dieOffset, &fn) != nullptr) collectInlineRanges(&fn, 1, it->second);
+        if (fresh && dwarf_offdie(dwarf(), f->dieOffset, &fn) != nullptr) collectInlineRanges(&fn, 1, it->second);
         int bestDepth = 0;
         for (const InlineRange& r : it->second)
           if (h.address >= r.low && h.address < r.high && r.depth > bestDepth) {

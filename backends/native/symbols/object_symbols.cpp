@@ -126,19 +126,70 @@ Result<std::shared_ptr<ObjectSymbols>> ObjectSymbols::open(const std::string& pa
   ssize_t idLen = dwelf_elf_gnu_build_id(self->elf_, &id);
   if (idLen > 0) self->buildId_ = hex(static_cast<const unsigned char*>(id), idLen);
 
-  // dwarf_begin_elf reads section headers only; CUs are parsed when first asked for.
-  self->dwarf_ = dwarf_begin_elf(self->elf_, DWARF_C_READ, nullptr);
-  if (self->dwarf_ == nullptr && self->buildId_.size() > 2) {
+  // DWARF in the file itself, else in /usr/lib/debug/.build-id/xx/yyyy.debug; only the
+  // section headers are looked at here, libdw opens it on first use.
+  auto hasDebugInfoSection = [&self](Elf* elf) {
+    std::size_t shstrndx = 0;
+    if (elf_getshdrstrndx(elf, &shstrndx) != 0) return false;
+    Elf_Scn* scn = nullptr;
+    while ((scn = elf_nextscn(elf, scn)) != nullptr) {
+      GElf_Shdr shdr;
+      if (gelf_getshdr(scn, &shdr) == nullptr || shdr.sh_type == SHT_NOBITS) continue;
+      const char* n = elf_strptr(elf, shstrndx, shdr.sh_name);
+      if (n != nullptr && (std::strcmp(n, ".debug_info") == 0 || std::strcmp(n, ".zdebug_info") == 0)) {
+        self->debugCompressed_ = (shdr.sh_flags & SHF_COMPRESSED) != 0 || n[1] == 'z';
+        return true;
+      }
+    }
+    return false;
+  };
+  if (hasDebugInfoSection(self->elf_)) {
+    self->dwarfElf_ = self->elf_;
+  } else if (self->buildId_.size() > 2) {
     std::string debugPath = "/usr/lib/debug/.build-id/" + self->buildId_.substr(0, 2) + "/" +
                             self->buildId_.substr(2) + ".debug";
     self->debugFd_ = ::open(debugPath.c_str(), O_RDONLY | O_CLOEXEC);
     if (self->debugFd_ >= 0) {
       self->debugElf_ = elf_begin(self->debugFd_, ELF_C_READ_MMAP, nullptr);
-      if (self->debugElf_ != nullptr)
-        self->dwarf_ = dwarf_begin_elf(self->debugElf_, DWARF_C_READ, nullptr);
+      if (self->debugElf_ != nullptr && hasDebugInfoSection(self->debugElf_)) self->dwarfElf_ = self->debugElf_;
     }
   }
+  self->debugInfo_ = self->dwarfElf_ != nullptr;
   return self;
+}
+
+Dwarf* ObjectSymbols::dwarf() const {
+  if (!dwarfOpened_) {
+    dwarfOpened_ = true;
+    if (dwarfElf_ != nullptr) dwarf_ = dwarf_begin_elf(dwarfElf_, DWARF_C_READ, nullptr);
+  }
+  return dwarf_;
+}
+
+std::optional<bool> ObjectSymbols::debugSectionHolds(const char* section, std::string_view bytes) {
+  if (dwarfElf_ == nullptr) return false;
+  auto known = debugSections_.find(section);
+  if (known == debugSections_.end()) {
+    std::string_view data;
+    std::size_t shstrndx = 0;
+    Elf_Scn* scn = nullptr;
+    if (elf_getshdrstrndx(dwarfElf_, &shstrndx) == 0) {
+      while ((scn = elf_nextscn(dwarfElf_, scn)) != nullptr) {
+        GElf_Shdr shdr;
+        if (gelf_getshdr(scn, &shdr) == nullptr) continue;
+        const char* n = elf_strptr(dwarfElf_, shstrndx, shdr.sh_name);
+        if (n == nullptr || std::strcmp(n, section) != 0) continue;
+        // Decompressed in place, once; libdw later finds it so and uses it as it is.
+        if ((shdr.sh_flags & SHF_COMPRESSED) != 0 && elf_compress(scn, 0, 0) < 0) break;
+        if (Elf_Data* d = elf_getdata(scn, nullptr); d != nullptr && d->d_buf != nullptr)
+          data = std::string_view(static_cast<const char*>(d->d_buf), d->d_size);
+        break;
+      }
+    }
+    if (scn == nullptr || data.empty()) return std::nullopt;  // no such section: nothing to rule out
+    known = debugSections_.emplace(section, data).first;
+  }
+  return memmem(known->second.data(), known->second.size(), bytes.data(), bytes.size()) != nullptr;
 }
 
 Dwarf_CFI* ObjectSymbols::cfi() {
@@ -146,7 +197,7 @@ Dwarf_CFI* ObjectSymbols::cfi() {
     cfiLoaded_ = true;
     cfi_ = dwarf_getcfi_elf(elf_);
   }
-  if (cfi_ == nullptr && dwarf_ != nullptr) return dwarf_getcfi(dwarf_);  // owned by dwarf_
+  if (cfi_ == nullptr && dwarf() != nullptr) return dwarf_getcfi(dwarf_);  // owned by dwarf_
   return cfi_;
 }
 
@@ -167,6 +218,15 @@ void ObjectSymbols::loadElfSymbols() {
   elfSymbolsLoaded_ = true;
   auto scan = [&](Elf* elf) {
     Elf_Scn* scn = nullptr;
+    std::size_t total = 0;
+    while ((scn = elf_nextscn(elf, scn)) != nullptr) {
+      GElf_Shdr shdr;
+      if (gelf_getshdr(scn, &shdr) != nullptr && (shdr.sh_type == SHT_SYMTAB || shdr.sh_type == SHT_DYNSYM) &&
+          shdr.sh_entsize != 0)
+        total += shdr.sh_size / shdr.sh_entsize;
+    }
+    elfSymbols_.reserve(elfSymbols_.size() + total);
+    scn = nullptr;
     while ((scn = elf_nextscn(elf, scn)) != nullptr) {
       GElf_Shdr shdr;
       if (gelf_getshdr(scn, &shdr) == nullptr) continue;
@@ -182,39 +242,47 @@ void ObjectSymbols::loadElfSymbols() {
           continue;
         const char* name = elf_strptr(elf, shdr.sh_link, sym.st_name);
         if (name == nullptr || *name == '\0') continue;
-        elfSymbols_.push_back(ElfSymbol{sym.st_value, sym.st_size, name});
+        elfSymbols_.push_back(SymbolEntry{sym.st_value, sym.st_size, name, type == STT_GNU_IFUNC});
       }
     }
   };
   scan(elf_);
   if (debugElf_ != nullptr) scan(debugElf_);
-  std::sort(elfSymbols_.begin(), elfSymbols_.end(), [](const ElfSymbol& a, const ElfSymbol& b) {
-    return a.address != b.address ? a.address < b.address : a.name < b.name;
+  // Names point into the string tables of the mapped file: no copy per symbol.
+  std::sort(elfSymbols_.begin(), elfSymbols_.end(), [](const SymbolEntry& a, const SymbolEntry& b) {
+    return a.address != b.address ? a.address < b.address : std::strcmp(a.name, b.name) < 0;
   });
   elfSymbols_.erase(std::unique(elfSymbols_.begin(), elfSymbols_.end(),
-                                [](const ElfSymbol& a, const ElfSymbol& b) {
-                                  return a.address == b.address && a.name == b.name;
+                                [](const SymbolEntry& a, const SymbolEntry& b) {
+                                  return a.address == b.address && std::strcmp(a.name, b.name) == 0;
                                 }),
                     elfSymbols_.end());
+}
+
+void ObjectSymbols::loadElfNames() {
+  // Apart from the address index: a stack needs addresses only, a function breakpoint names.
+  loadElfSymbols();
+  if (elfNamesLoaded_) return;
+  elfNamesLoaded_ = true;
+  elfByName_.reserve(elfSymbols_.size() + elfSymbols_.size() / 4);
   for (std::size_t i = 0; i < elfSymbols_.size(); ++i) {
-    const std::string& name = elfSymbols_[i].name;
-    std::string plain = name;
-    if (auto at = plain.find('@'); at != std::string::npos) plain.resize(at);  // versioned
+    std::string_view plain(elfSymbols_[i].name);
+    if (auto at = plain.find('@'); at != std::string_view::npos) plain = plain.substr(0, at);  // versioned
     if (plain.size() < 2 || plain[0] != '_' || plain[1] != 'Z') {
-      elfByName_.emplace(std::move(plain), i);  // C names need no demangling
+      elfByName_.emplace(plain, i);  // C names need no demangling
       continue;
     }
-    std::string last = lastComponent(stripParameters(demangle(plain)));
+    std::string last = lastComponent(stripParameters(demangle(std::string(plain))));
     std::string bare = withoutTemplateArgs(last);
-    if (bare != last) elfByName_.emplace(std::move(bare), i);
-    elfByName_.emplace(std::move(last), i);
+    if (bare != last) elfByName_.emplace(nameKeys_.emplace_back(std::move(bare)), i);
+    elfByName_.emplace(nameKeys_.emplace_back(std::move(last)), i);
   }
 }
 
 std::optional<ElfSymbol> ObjectSymbols::elfSymbolAt(std::uint64_t address) {
   loadElfSymbols();
   auto it = std::upper_bound(elfSymbols_.begin(), elfSymbols_.end(), address,
-                             [](std::uint64_t a, const ElfSymbol& s) { return a < s.address; });
+                             [](std::uint64_t a, const SymbolEntry& s) { return a < s.address; });
   if (it == elfSymbols_.begin()) return std::nullopt;
   --it;
   // Prefer a sized symbol that covers the address among aliases at the same address.
@@ -222,21 +290,78 @@ std::optional<ElfSymbol> ObjectSymbols::elfSymbolAt(std::uint64_t address) {
     // A sized symbol that ends before the address: the address lies in unnamed code, but
     // "nearest symbol + offset" is still the most useful description.
   }
-  return *it;
+  return ElfSymbol{it->address, it->size, it->name, it->ifunc};
 }
 
 std::optional<ElfSymbol> ObjectSymbols::elfSymbolNamed(std::string_view name) {
-  loadElfSymbols();
-  auto range = elfByName_.equal_range(lastComponent(stripParameters(name)));
+  loadElfNames();
+  std::string key = lastComponent(stripParameters(name));
+  auto range = elfByName_.equal_range(key);
   for (auto it = range.first; it != range.second; ++it) {
-    const ElfSymbol& sym = elfSymbols_[it->second];
-    if (sym.name == name || nameMatches(name, demangle(sym.name))) return sym;
+    const SymbolEntry& sym = elfSymbols_[it->second];
+    if (name == sym.name || nameMatches(name, demangle(sym.name)))
+      return ElfSymbol{sym.address, sym.size, sym.name, sym.ifunc};
   }
   return std::nullopt;
 }
 
+std::optional<PltStub> ObjectSymbols::pltStubAt(std::uint64_t address) {
+  if (!pltLoaded_) {
+    pltLoaded_ = true;
+    std::size_t shstrndx = 0;
+    if (elf_getshdrstrndx(elf_, &shstrndx) == 0) {
+      Elf_Scn* scn = nullptr;
+      while ((scn = elf_nextscn(elf_, scn)) != nullptr) {
+        GElf_Shdr shdr;
+        if (gelf_getshdr(scn, &shdr) == nullptr) continue;
+        const char* name = elf_strptr(elf_, shstrndx, shdr.sh_name);
+        if (name == nullptr) continue;
+        std::string_view n(name);
+        if (n == ".plt" || n == ".plt.sec" || n == ".plt.got") {
+          pltRanges_.emplace_back(shdr.sh_addr, shdr.sh_addr + shdr.sh_size);
+          continue;
+        }
+        if (shdr.sh_type != SHT_RELA || shdr.sh_entsize == 0) continue;
+        // Jump slots (.rela.plt) and GLOB_DAT slots (.rela.dyn, used by .plt.got) name symbols.
+        Elf_Data* data = elf_getdata(scn, nullptr);
+        Elf_Scn* symScn = elf_getscn(elf_, shdr.sh_link);
+        GElf_Shdr symShdr;
+        if (data == nullptr || symScn == nullptr || gelf_getshdr(symScn, &symShdr) == nullptr) continue;
+        Elf_Data* symData = elf_getdata(symScn, nullptr);
+        if (symData == nullptr) continue;
+        for (std::size_t i = 0; i < shdr.sh_size / shdr.sh_entsize; ++i) {
+          GElf_Rela rela;
+          if (gelf_getrela(data, static_cast<int>(i), &rela) == nullptr) continue;
+          auto type = GELF_R_TYPE(rela.r_info);
+          if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) continue;
+          GElf_Sym sym;
+          if (gelf_getsym(symData, static_cast<int>(GELF_R_SYM(rela.r_info)), &sym) == nullptr) continue;
+          if (const char* s = elf_strptr(elf_, symShdr.sh_link, sym.st_name); s != nullptr && *s != '\0')
+            pltSlotSymbols_.emplace(rela.r_offset, s);
+        }
+      }
+    }
+  }
+  bool inPlt = false;
+  for (auto [low, high] : pltRanges_) inPlt |= address >= low && address < high;
+  if (!inPlt) return std::nullopt;
+  auto bytes = readFileBytes(address, 16);
+  if (!bytes || bytes->size() < 16) return std::nullopt;
+  const std::uint8_t* b = bytes->data();
+  std::size_t at = 0;
+  if (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa) at = 4;  // endbr64
+  if (b[at] == 0xf2) ++at;                                                // bnd
+  if (b[at] != 0xff || b[at + 1] != 0x25) return std::nullopt;             // jmp *disp32(%rip)
+  std::int32_t disp = 0;
+  std::memcpy(&disp, b + at + 2, sizeof disp);
+  PltStub stub;
+  stub.gotSlot = address + at + 6 + static_cast<std::int64_t>(disp);
+  if (auto it = pltSlotSymbols_.find(stub.gotSlot); it != pltSlotSymbols_.end()) stub.symbol = it->second;
+  return stub;
+}
+
 void ObjectSymbols::loadCuHeaders() {
-  if (cuHeadersLoaded_ || dwarf_ == nullptr) return;
+  if (cuHeadersLoaded_ || dwarf() == nullptr) return;
   cuHeadersLoaded_ = true;
   Dwarf_Off offset = 0, next = 0;
   std::size_t headerSize = 0;
@@ -262,7 +387,7 @@ std::size_t ObjectSymbols::cuCount() {
 }
 
 bool ObjectSymbols::cuForAddress(std::uint64_t address, Dwarf_Die* cu) {
-  if (dwarf_ == nullptr) return false;
+  if (!debugInfo_ || dwarf() == nullptr) return false;
   if (dwarf_addrdie(dwarf_, address, cu) != nullptr) return true;
   // No or incomplete .debug_aranges: ask each CU's own ranges (one DIE per CU).
   loadCuHeaders();

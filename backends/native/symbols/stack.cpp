@@ -3,11 +3,15 @@
 
 #include <libunwind-ptrace.h>
 
+#include <sys/ptrace.h>
 #include <sys/uio.h>
+#include <sys/user.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <unordered_map>
 
 #include "internal.hpp"
@@ -126,6 +130,190 @@ Result<std::unique_ptr<RemoteUnwinder>> RemoteUnwinder::create() {
   return self;
 }
 
+// How to find a caller's registers at one pc: CFA = register + offset, and each of the return
+// address and the callee-saved registers either at CFA + offset, unchanged, or undefined.
+struct CfiRule {
+  bool supported = false;
+  int cfaRegister = 0;
+  std::int64_t cfaOffset = 0;
+  enum class Kind : std::uint8_t { Same, Undefined, AtCfa };
+  struct Saved {
+    Kind kind = Kind::Same;
+    std::int64_t offset = 0;
+  };
+  std::array<Saved, kDwarfRegisterCount> regs{};  // indexed by DWARF number; rip: the return address
+};
+
+struct RemoteUnwinder::RuleCache {
+  // By object; the shared_ptr keeps the key alive while its rules are cached.
+  std::map<const ObjectSymbols*, std::pair<std::shared_ptr<ObjectSymbols>, std::unordered_map<std::uint64_t, CfiRule>>>
+      byObject;
+};
+
+namespace {
+
+constexpr int kCalleeSaved[] = {3, 6, 12, 13, 14, 15};  // rbx rbp r12..r15 (rsp is the CFA)
+
+CfiRule ruleAt(ObjectSymbols& symbols, std::uint64_t fileAddress) {
+  CfiRule rule;
+  Dwarf_CFI* cfi = symbols.cfi();
+  Dwarf_Frame* frame = nullptr;
+  if (cfi == nullptr || dwarf_cfi_addrframe(cfi, fileAddress, &frame) != 0) return rule;
+  struct Free {
+    Dwarf_Frame* f;
+    ~Free() { std::free(f); }
+  } freeFrame{frame};
+  Dwarf_Op* ops = nullptr;
+  std::size_t n = 0;
+  if (dwarf_frame_cfa(frame, &ops, &n) != 0 || n != 1) return rule;
+  if (ops[0].atom == DW_OP_bregx) {
+    rule.cfaRegister = static_cast<int>(ops[0].number);
+    rule.cfaOffset = static_cast<std::int64_t>(ops[0].number2);
+  } else if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31) {
+    rule.cfaRegister = ops[0].atom - DW_OP_breg0;
+    rule.cfaOffset = static_cast<std::int64_t>(ops[0].number);
+  } else {
+    return rule;
+  }
+  if (rule.cfaRegister != kDwarfRsp && rule.cfaRegister != kDwarfRbp) return rule;
+  auto describe = [&](int regno, CfiRule::Saved& out) {
+    Dwarf_Op mem[3];
+    Dwarf_Op* rops = nullptr;
+    std::size_t rn = 0;
+    if (dwarf_frame_register(frame, regno, mem, &rops, &rn) < 0) return false;
+    if (rn == 0) {
+      // libdw: ops_mem means "undefined", a null pointer "same value".
+      out.kind = rops == nullptr ? CfiRule::Kind::Same : CfiRule::Kind::Undefined;
+      return true;
+    }
+    // offset(N): the value is saved at CFA + N.
+    if (rn == 2 && rops[0].atom == DW_OP_call_frame_cfa && rops[1].atom == DW_OP_plus_uconst) {
+      out.kind = CfiRule::Kind::AtCfa;
+      out.offset = static_cast<std::int64_t>(rops[1].number);
+      return true;
+    }
+    if (rn == 1 && rops[0].atom == DW_OP_call_frame_cfa) {
+      out.kind = CfiRule::Kind::AtCfa;
+      out.offset = 0;
+      return true;
+    }
+    return false;
+  };
+  if (!describe(kDwarfRip, rule.regs[kDwarfRip])) return rule;
+  for (int r : kCalleeSaved)
+    if (!describe(r, rule.regs[r])) return rule;
+  rule.supported = true;
+  return rule;
+}
+
+}  // namespace
+
+RemoteUnwinder::RemoteUnwinder() : rules_(std::make_unique<RuleCache>()) {}
+
+Result<std::vector<RawFrame>> RemoteUnwinder::unwind(pid_t tid, const ModuleMap& modules, std::size_t maxFrames) {
+  user_regs_struct gpr{};
+  if (ptrace(PTRACE_GETREGS, tid, nullptr, &gpr) != 0) return unwind(tid, maxFrames);
+  ThreadRegisters threadRegs;
+  threadRegs.tid = tid;
+  threadRegs.gpr = gpr;
+  RegisterSet regs = registersFrom(threadRegs);
+  std::unordered_map<std::uint64_t, std::array<unsigned char, 4096>> pages;
+  auto readWord = [&](std::uint64_t addr, std::uint64_t* out) {
+    std::uint64_t page = addr & ~std::uint64_t{4095};
+    if ((addr & 4095) + 8 > 4096) {  // straddles two pages: read it alone
+      iovec local{out, 8};
+      iovec remote{reinterpret_cast<void*>(addr), 8};
+      return process_vm_readv(tid, &local, 1, &remote, 1, 0) == 8;
+    }
+    auto it = pages.find(page);
+    if (it == pages.end()) {
+      // A stack is read upwards: one syscall fetches this page and the next 15 when mapped.
+      std::vector<unsigned char> chunk(16 * 4096);
+      iovec local{chunk.data(), chunk.size()};
+      iovec remote{reinterpret_cast<void*>(page), chunk.size()};
+      ssize_t got = process_vm_readv(tid, &local, 1, &remote, 1, 0);
+      if (got < 4096) {
+        local.iov_len = remote.iov_len = 4096;
+        if (process_vm_readv(tid, &local, 1, &remote, 1, 0) != 4096) return false;
+        got = 4096;
+      }
+      for (ssize_t off = 0; off + 4096 <= got; off += 4096) {
+        std::array<unsigned char, 4096> one;
+        std::memcpy(one.data(), chunk.data() + off, 4096);
+        pages.emplace(page + off, one);
+      }
+      it = pages.find(page);
+    }
+    std::memcpy(out, it->second.data() + (addr - page), 8);
+    return true;
+  };
+  std::vector<RawFrame> frames;
+  frames.reserve(std::min<std::size_t>(maxFrames, 1024));
+  bool done = false;
+  while (frames.size() < maxFrames) {
+    RawFrame f;
+    f.callerFrame = !frames.empty();
+    f.pc = regs.value[kDwarfRip];
+    if (f.pc == 0) break;
+    f.registers = regs;
+    if (f.callerFrame) {
+      // What libunwind reports for callers: callee-saved registers, sp and ip.
+      RegisterSet kept;
+      for (int r : kCalleeSaved)
+        if (regs.has(r)) kept.set(r, regs.value[r]);
+      kept.set(kDwarfRsp, regs.value[kDwarfRsp]);
+      kept.set(kDwarfRip, regs.value[kDwarfRip]);
+      f.registers = kept;
+    }
+    std::uint64_t lookup = f.lookupPc();
+    const Module* m = modules.moduleFor(lookup);
+    if (m == nullptr || !m->symbols) break;  // unknown code: libunwind may know more
+    auto& entry = rules_->byObject[m->symbols.get()];
+    if (!entry.first) entry.first = m->symbols;
+    std::uint64_t fileAddress = lookup - m->object.loadBias;
+    auto ruleIt = entry.second.find(fileAddress);
+    if (ruleIt == entry.second.end()) ruleIt = entry.second.emplace(fileAddress, ruleAt(*m->symbols, fileAddress)).first;
+    const CfiRule& rule = ruleIt->second;
+    if (!rule.supported || !regs.has(rule.cfaRegister)) break;
+    std::uint64_t cfa = regs.value[rule.cfaRegister] + rule.cfaOffset;
+    f.cfa = cfa;
+    f.cfaKnown = true;
+    frames.push_back(f);
+    const CfiRule::Saved& ra = rule.regs[kDwarfRip];
+    if (ra.kind == CfiRule::Kind::Undefined) {  // the outermost frame (_start, clone)
+      done = true;
+      break;
+    }
+    if (ra.kind != CfiRule::Kind::AtCfa) break;
+    RegisterSet caller;
+    std::uint64_t value = 0;
+    if (!readWord(cfa + ra.offset, &value)) break;
+    caller.set(kDwarfRip, value);
+    caller.set(kDwarfRsp, cfa);
+    bool ok = true;
+    for (int r : kCalleeSaved) {
+      const CfiRule::Saved& saved = rule.regs[r];
+      if (saved.kind == CfiRule::Kind::Same) {
+        if (regs.has(r)) caller.set(r, regs.value[r]);
+      } else if (saved.kind == CfiRule::Kind::AtCfa) {
+        if (!readWord(cfa + saved.offset, &value)) {
+          ok = false;
+          break;
+        }
+        caller.set(r, value);
+      }
+    }
+    if (!ok || cfa <= regs.value[kDwarfRsp]) break;  // the stack must grow toward callers
+    if (caller.value[kDwarfRip] == 0) {  // a zero return address ends the chain too
+      done = true;
+      break;
+    }
+    regs = caller;
+  }
+  if (frames.size() >= maxFrames || (done && !frames.empty())) return frames;
+  return unwind(tid, maxFrames);  // something only libunwind handles: start over with it
+}
+
 RemoteUnwinder::~RemoteUnwinder() {
   if (addressSpace_ != nullptr) unw_destroy_addr_space(static_cast<unw_addr_space_t>(addressSpace_));
 }
@@ -237,7 +425,10 @@ std::vector<Frame> StackView::symbolize(const RawFrame& raw, std::size_t index) 
   std::uint64_t fileAddress = pc - module->object.loadBias;
   Dwarf_Die cu;
   std::vector<Dwarf_Die> scopes;
-  if (symbols.hasDebugInfo() && symbols.cuForAddress(fileAddress, &cu)) scopes = symbols.scopesAt(fileAddress);
+  // A module whose DWARF is compressed (a distribution's debug file) is named from its symbol
+  // table until something needs its DWARF: opening it would cost ~100 ms for libc.
+  bool useDwarf = symbols.hasDebugInfo() && symbols.dwarfCheap();
+  if (useDwarf && symbols.cuForAddress(fileAddress, &cu)) scopes = symbols.scopesAt(fileAddress);
   if (!scopes.empty()) {
     std::optional<SourceLocation> location = symbols.locationForAddress(fileAddress);
     Dwarf_Files* files = nullptr;
@@ -268,7 +459,7 @@ std::vector<Frame> StackView::symbolize(const RawFrame& raw, std::size_t index) 
     }
     return out;
   }
-  if (auto fn = symbols.functionAt(fileAddress)) {
+  if (auto fn = useDwarf ? symbols.functionAt(fileAddress) : symbols.elfFunctionAt(fileAddress)) {
     base.function = fn->name;
     base.hasDebugInfo = fn->hasDebugInfo;
     base.scopeDie = fn->dieOffset;
@@ -300,7 +491,22 @@ const std::vector<Frame>& StackView::expand(std::size_t i) {
 
 std::size_t StackView::totalFrames() {
   std::size_t total = 0;
-  for (std::size_t i = 0; i < raw_.size(); ++i) total += expand(i).size();
+  for (std::size_t i = 0; i < raw_.size(); ++i) {
+    // Without usable DWARF a physical frame is one frame: no need to name it to count it.
+    if (!expanded_[i]) {
+      const Module* m = modules_.moduleFor(raw_[i].lookupPc());
+      if (m == nullptr || !m->symbols || !m->symbols->hasDebugInfo() || !m->symbols->dwarfCheap()) {
+        ++total;
+        continue;
+      }
+      // A pc seen before (recursion) counts as it did, without copying its frames.
+      if (auto known = byPc_.find(raw_[i].lookupPc()); known != byPc_.end()) {
+        total += known->second.size();
+        continue;
+      }
+    }
+    total += expand(i).size();
+  }
   return total;
 }
 

@@ -26,13 +26,21 @@ static void nodebug(void) {
   printf("twice=%d\n", r);  // @bp:nodebug_after
 }
 
+int shlib_triple(int v);  // shlib.c, a shared library: called through the PLT
+
+static void shlib(void) {
+  int r = shlib_triple(7);  // @bp:shlib_call
+  r += shlib_triple(1);  // @bp:shlib_again
+  printf("shlib=%d\n", r);  // @bp:shlib_after
+}
+
 int depth_of(int n) {
   if (n == 0) return 0;  // @bp:recurse_base
   return 1 + depth_of(n - 1);  // @bp:recurse_call
 }
 
 static void basic(void) {
-  int x = 3;
+  int x = 3;  // @bp:basic_x
   int y = 4;
 
   // blank lines above and below make the moved-line check possible
@@ -98,6 +106,7 @@ int main(int argc, char** argv) {
   else if (!strcmp(mode, "plugin") && argc > 2) plugin(argv[2]);
   else if (!strcmp(mode, "slow")) slow();
   else if (!strcmp(mode, "nodebug")) nodebug();
+  else if (!strcmp(mode, "shlib")) shlib();
   fflush(stdout);
   return 0;
 }

@@ -96,6 +96,22 @@ TEST_CASE("conditions decide in the engine: true stops, false runs to the end") 
   }
 }
 
+TEST_CASE("false conditions on lines that open with a load, a store of an immediate and a global read") {
+  // The engine runs these first instructions itself instead of single-stepping them.
+  Session s;
+  s.launch({"basic"});
+  std::vector<SourceBreakpoint> bps;
+  for (const char* marker : {"basic_x", "basic_total", "square_body", "call_square", "after_call"}) {
+    SourceBreakpoint bp{lineOf(kSource, marker)};
+    bp.condition = "0";
+    bps.push_back(bp);
+  }
+  ok(s.debugger.setSourceBreakpoints(kSource, bps));
+  ok(s.debugger.configurationDone(false));
+  CHECK(s.exit().exitCode == 0);
+  CHECK(s.output() == "total=25\n");
+}
+
 TEST_CASE("hit conditions: a bare N stops on the N-th hit only, >=N from then on") {
   int line = lineOf(kSource, "loop_body");
   SUBCASE("N") {

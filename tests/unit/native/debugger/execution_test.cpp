@@ -71,6 +71,37 @@ TEST_CASE("stepIn steps out of a function without debug info and stops on the ne
   CHECK(s.output() == "twice=42\n");
 }
 
+TEST_CASE("stepIn through a PLT stub stops in the shared library's function, bound or not yet bound") {
+  Session s;
+  auto stop = runTo(s, "shlib", "shlib_call");
+  // The first call: the dynamic linker has not bound the GOT slot yet (lazy binding).
+  ok(s.debugger.stepIn(stop.tid));
+  auto in = s.stop();
+  CHECK(in.reason == StopReason::Step);
+  auto frame = s.top(in.tid);
+  CHECK(frame.name == "shlib_triple");
+  CHECK(frame.line == lineOf(kShlibSource, "shlib_body"));
+  CHECK(s.local(frame.id, "v") == "7");
+
+  ok(s.debugger.stepOut(in.tid));
+  auto out = s.stop();
+  CHECK(s.top(out.tid).name == "shlib");
+  ok(s.debugger.next(out.tid));
+  auto again = s.stop();
+  CHECK(s.top(again.tid).line == lineOf(kSource, "shlib_again"));
+
+  // The second call: the slot is bound now.
+  ok(s.debugger.stepIn(again.tid));
+  auto second = s.stop();
+  auto callee = s.top(second.tid);
+  CHECK(callee.name == "shlib_triple");
+  CHECK(callee.line == lineOf(kShlibSource, "shlib_body"));
+  CHECK(s.local(callee.id, "v") == "1");
+  ok(s.debugger.resume());
+  CHECK(s.exit().exitCode == 0);
+  CHECK(s.output() == "shlib=24\n");
+}
+
 TEST_CASE("next over a recursive call stays in the frame it started in") {
   Session s;
   auto stop = runTo(s, "recurse", "recurse_call", "n == 3");

@@ -47,6 +47,7 @@ inline int lineOf(const std::string& source, const std::string& marker) {
 
 inline const std::string kSource = STRATA_DBG_SRC;
 inline const std::string kPluginSource = STRATA_DBG_PLUGIN_SRC;
+inline const std::string kShlibSource = STRATA_DBG_SHLIB_SRC;
 
 class Session {
  public:

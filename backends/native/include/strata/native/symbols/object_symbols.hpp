@@ -6,6 +6,7 @@
 #include <libelf.h>
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -55,6 +56,13 @@ struct ElfSymbol {
   std::uint64_t address = 0;
   std::uint64_t size = 0;
   std::string name;  // as in the table (mangled for C++)
+  bool ifunc = false;  // STT_GNU_IFUNC: the address is the resolver, not the implementation
+};
+
+// A PLT stub: the GOT slot it jumps through and the symbol the dynamic linker binds there.
+struct PltStub {
+  std::uint64_t gotSlot = 0;  // link-time address of the slot
+  std::string symbol;         // from .rela.plt / .rela.dyn; empty when no relocation names it
 };
 
 // One compilation unit's line rows, in libdw's address order.
@@ -81,8 +89,21 @@ class ObjectSymbols {
 
   const std::string& path() const { return path_; }
   const std::string& buildId() const { return buildId_; }  // hex, empty when absent
-  bool hasDebugInfo() const { return dwarf_ != nullptr; }
-  Dwarf* dwarf() const { return dwarf_; }
+  // Whether the file (or its build-id debug file) has DWARF; opening it waits for dwarf().
+  bool hasDebugInfo() const { return debugInfo_; }
+  // Opened on first use: libdw decompresses every debug section of a file when it opens it
+  // (libc's debug file: ~100 ms), so names come from the symbol tables until DWARF is needed.
+  Dwarf* dwarf() const;
+  bool dwarfOpen() const { return dwarfOpened_; }
+  // Opening costs next to nothing: the DWARF is open already, or not compressed.
+  bool dwarfCheap() const { return dwarfOpened_ || !debugCompressed_; }
+  // Cheap whole-section text search (decompressing only that section): false when a debug
+  // section, e.g. ".debug_str" or ".debug_line_str", certainly does not contain `bytes`.
+  bool debugSectionMayHold(const char* section, std::string_view bytes) {
+    return debugSectionHolds(section, bytes).value_or(true);
+  }
+  // The same, nullopt when the file has no such section.
+  std::optional<bool> debugSectionHolds(const char* section, std::string_view bytes);
   Elf* elf() const { return elf_; }
   // Call frame information (.eh_frame, else .debug_frame); null when the file has neither.
   Dwarf_CFI* cfi();
@@ -97,6 +118,8 @@ class ObjectSymbols {
   // Plain, qualified, demangled with or without parameters, or a C symbol.
   Result<std::vector<FunctionInfo>> functionsNamed(std::string_view name);
   std::optional<FunctionInfo> functionAt(std::uint64_t address);
+  // The same from the ELF symbol tables only (never opens the DWARF).
+  std::optional<FunctionInfo> elfFunctionAt(std::uint64_t address);
   // Scopes holding the address, innermost first: lexical blocks, inlined copies, and last the
   // out-of-line subprogram (unlike dwarf_getscopes, which leaves the inlined copies' callers out).
   std::vector<Dwarf_Die> scopesAt(std::uint64_t address);
@@ -105,6 +128,8 @@ class ObjectSymbols {
   // The nearest ELF symbol at or below the address (for code without debug info).
   std::optional<ElfSymbol> elfSymbolAt(std::uint64_t address);
   std::optional<ElfSymbol> elfSymbolNamed(std::string_view name);
+  // The PLT stub (.plt, .plt.sec, .plt.got) whose first instruction is at `address`, if any.
+  std::optional<PltStub> pltStubAt(std::uint64_t address);
 
   // The compilation unit DIE that covers an address (aranges, then CU ranges).
   bool cuForAddress(std::uint64_t address, Dwarf_Die* cu);
@@ -126,7 +151,9 @@ class ObjectSymbols {
   };
   void loadCuHeaders();
   void loadElfSymbols();
+  void loadElfNames();
   void loadDwarfNameIndex();
+  bool debugStringsMayName(std::string_view name);  // false: no DIE can be named that
   std::vector<Dwarf_Off> cusForFile(std::string_view file);
   std::optional<FunctionInfo> subprogramAt(Dwarf_Die* cu, std::uint64_t address);
   FunctionInfo describeSubprogram(Dwarf_Die* die);
@@ -145,7 +172,11 @@ class ObjectSymbols {
   int debugFd_ = -1;
   Elf* elf_ = nullptr;
   Elf* debugElf_ = nullptr;
-  Dwarf* dwarf_ = nullptr;
+  mutable Dwarf* dwarf_ = nullptr;
+  mutable bool dwarfOpened_ = false;
+  bool debugInfo_ = false;
+  bool debugCompressed_ = false;  // .debug_info is SHF_COMPRESSED (or .zdebug)
+  Elf* dwarfElf_ = nullptr;  // elf_ or debugElf_: the one with .debug_info
   Dwarf_CFI* cfi_ = nullptr;
   bool cfiLoaded_ = false;
 
@@ -155,14 +186,26 @@ class ObjectSymbols {
   bool allLinesLoaded_ = false;
 
   bool elfSymbolsLoaded_ = false;
-  std::vector<ElfSymbol> elfSymbols_;  // functions, by address
-  std::unordered_multimap<std::string, std::size_t> elfByName_;  // mangled and demangled keys
+  bool elfNamesLoaded_ = false;
+  bool pltLoaded_ = false;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> pltRanges_;  // [low, high) of the PLT sections
+  std::unordered_map<std::uint64_t, std::string> pltSlotSymbols_;  // GOT slot → symbol
+  struct SymbolEntry {
+    std::uint64_t address = 0;
+    std::uint64_t size = 0;
+    const char* name = nullptr;  // in the mapped file's string table
+    bool ifunc = false;
+  };
+  std::vector<SymbolEntry> elfSymbols_;  // functions, by address
+  std::unordered_multimap<std::string_view, std::size_t> elfByName_;  // mangled and demangled keys
+  std::deque<std::string> nameKeys_;  // demangled keys (stable addresses for the views above)
 
   std::map<Dwarf_Off, std::vector<FunctionInfo>> cuFunctions_;
   std::unordered_map<std::uint64_t, std::vector<Dwarf_Die>> scopesCache_;  // a breakpoint's pc recurs
   bool globalsLoaded_ = false;
   std::unordered_map<std::string, Dwarf_Off> globalVariables_;
   bool dwarfNamesLoaded_ = false;
+  std::map<std::string, std::string_view, std::less<>> debugSections_;  // decompressed, by name
   std::unordered_multimap<std::string, Dwarf_Off> dwarfFunctionsByName_;  // subprogram DIEs
   std::unordered_multimap<std::string, Dwarf_Off> inlineInstancesByName_;  // inlined_subroutine DIEs
 };
