@@ -171,7 +171,7 @@ std::future<Result<void>> NativeDebugger::pause() { return state_->engine->pause
 std::future<Result<void>> NativeDebugger::next(pid_t tid, Granularity granularity) {
   State* s = state_.get();
   return s->onEngine<void>([s, tid, granularity]() {
-    return s->startStep(tid, granularity == Granularity::Instruction ? StepKind::Instruction : StepKind::Over);
+    return s->startStep(tid, granularity == Granularity::Instruction ? StepKind::InstructionOver : StepKind::Over);
   });
 }
 

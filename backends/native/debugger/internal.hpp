@@ -47,8 +47,9 @@ struct UserBreakpoint {
   std::set<std::uint64_t> addresses;  // runtime addresses with a site
 };
 
-enum class StepKind { Over, In, Out, Instruction, IntoTarget };
+enum class StepKind { Over, In, Out, Instruction, InstructionOver, IntoTarget };
 struct StepOperation {
+  std::uint64_t callReturn = 0;  // InstructionOver on a call: the address after it
   pid_t tid = 0;
   StepKind kind = StepKind::Over;
   std::uint64_t callAddress = 0;  // IntoTarget: the call to enter

@@ -1,5 +1,6 @@
 // Line and instruction stepping over the engine's range steps: frames told apart by their CFA.
 #include <cstdio>
+#include <utility>
 
 #include "internal.hpp"
 
@@ -65,10 +66,19 @@ std::optional<std::uint64_t> State::pltTarget(const sym::Module& module, std::ui
 Result<void> State::startStep(pid_t tid, StepKind kind) {
   forgetStop();
   step.reset();
-  if (kind == StepKind::Instruction) {
+  if (kind == StepKind::Instruction || kind == StepKind::InstructionOver) {
     step = StepOperation{};
     step->tid = tid;
     step->kind = kind;
+    if (kind == StepKind::InstructionOver) {
+      // next by instruction on a call: after the step into the callee, run on to the return.
+      auto regs = engine->registers(tid).get();
+      if (!regs) return Error{1, "step: " + regs.error().message, true};
+      std::uint64_t pc = regs->gpr.rip;
+      auto ins = disassembleAt(pc, 1);
+      if (ins && !ins->empty() && ins->front().instruction.rfind("call", 0) == 0)
+        step->callReturn = pc + (ins->front().bytes.size() + 1) / 3;  // bytes: "e8 01 02 03 04"
+    }
     return engine->stepInstruction(tid).get();
   }
   if (kind == StepKind::Out) {
@@ -112,6 +122,14 @@ bool State::continueStep(const engine::StopEvent& event) {
     auto regs = engine->registers(op.tid).get();
     if (!regs) return false;
     return enterTarget(op, regs->gpr.rip).ok();
+  }
+  if (op.kind == StepKind::InstructionOver) {
+    if (event.tid != op.tid || op.callReturn == 0) return false;
+    std::uint64_t ret = std::exchange(op.callReturn, 0);
+    auto regs = engine->registers(op.tid).get();
+    std::uint64_t top = 0;
+    if (!regs || !engine->memory().read(regs->gpr.rsp, &top, sizeof top) || top != ret) return false;
+    return engine->stepOut(op.tid, engine::ReturnTarget{ret, regs->gpr.rsp + 8}).get().ok();
   }
   if (event.tid != op.tid || op.kind == StepKind::Instruction || op.kind == StepKind::Out || op.inPrologue ||
       ++op.rounds > kMaxStepRounds)

@@ -193,6 +193,50 @@ TEST_CASE("setVariable, memory reads and writes, instruction stepping") {
   CHECK(s.output() == "total=52\n");  // 6*6 + 4*4
 }
 
+TEST_CASE("instruction next runs over a call to the instruction after it; instruction stepIn enters it") {
+  Session s;
+  auto stop = runTo(s, "basic", "call_square");
+  // Step by instruction up to the call on this line.
+  StackFrame frame = s.top(stop.tid);
+  DisassembledInstruction call;
+  for (int i = 0; i < 20; ++i) {
+    auto ins = ok(s.debugger.disassemble(frame.pc, 1));
+    REQUIRE(!ins.empty());
+    if (ins[0].instruction.rfind("call", 0) == 0) {
+      call = ins[0];
+      break;
+    }
+    ok(s.debugger.next(stop.tid, Granularity::Instruction));
+    stop = s.stop();
+    frame = s.top(stop.tid);
+  }
+  REQUIRE(call.address == frame.pc);
+  std::uint64_t length = (call.bytes.size() + 1) / 3;
+
+  ok(s.debugger.next(stop.tid, Granularity::Instruction));
+  auto over = s.stop();
+  CHECK(over.reason == StopReason::Step);
+  auto after = s.top(over.tid);
+  CHECK(after.name == "add_squares");
+  CHECK(after.pc == call.address + length);
+
+  // Back to the same call on the next line, then into it.
+  ok(s.debugger.next(over.tid));
+  auto line = s.stop();
+  frame = s.top(line.tid);
+  for (int i = 0; i < 20; ++i) {
+    auto ins = ok(s.debugger.disassemble(frame.pc, 1));
+    if (ins[0].instruction.rfind("call", 0) == 0) break;
+    ok(s.debugger.stepIn(line.tid, Granularity::Instruction));
+    line = s.stop();
+    frame = s.top(line.tid);
+  }
+  ok(s.debugger.stepIn(line.tid, Granularity::Instruction));
+  auto in = s.stop();
+  CHECK(s.top(in.tid).name == "square");
+  ok(s.debugger.terminate());
+}
+
 TEST_CASE("attach by pid shows the running program's stack, detach lets it finish untouched") {
   int out[2];
   REQUIRE(pipe2(out, O_CLOEXEC) == 0);
