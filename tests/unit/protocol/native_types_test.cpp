@@ -1,20 +1,8 @@
 // The native requests' argument structs: round trips, and errors that name the field.
-#include <doctest/doctest.h>
-
-#include "strata/protocol/debug_types.hpp"
+#include "round_trip.hpp"
 
 using namespace strata::protocol;
-
-namespace {
-template <class T>
-void roundTrip(const char* text) {
-  CAPTURE(text);
-  json::value in = json::parse(text);
-  auto decoded = decode<T>(in, "arguments");
-  REQUIRE(decoded.ok());
-  CHECK(json::value_from(*decoded) == in);
-}
-}  // namespace
+using strata::protocol::testing::roundTrip;
 
 TEST_CASE("round trip of the native requests' arguments") {
   roundTrip<DataBreakpointInfoArguments>(R"({"variablesReference":3,"name":"x","frameId":2,"bytes":4,"asAddress":false,"mode":"m"})");

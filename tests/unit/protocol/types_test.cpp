@@ -1,20 +1,8 @@
 // Every protocol struct survives a JSON round trip; decoding errors name the field's path.
-#include <doctest/doctest.h>
-
-#include "strata/protocol/debug_types.hpp"
+#include "round_trip.hpp"
 
 using namespace strata::protocol;
-
-namespace {
-template <class T>
-void roundTrip(const char* text) {
-  CAPTURE(text);
-  json::value in = json::parse(text);
-  auto decoded = decode<T>(in, "arguments");
-  REQUIRE(decoded.ok());
-  CHECK(json::value_from(*decoded) == in);
-}
-}  // namespace
+using strata::protocol::testing::roundTrip;
 
 TEST_CASE("round trip of every struct") {
   roundTrip<InitializeRequestArguments>(R"({"clientID":"vscode","adapterID":"strata","linesStartAt1":true,"supportsRunInTerminalRequest":true,"pathFormat":"path"})");

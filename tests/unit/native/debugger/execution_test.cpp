@@ -6,19 +6,6 @@
 using namespace strata::native::debugger;
 using namespace strata::native::debugger::testing;
 
-namespace {
-StopInfo runTo(Session& s, const std::string& mode, const std::string& marker, std::string condition = {}) {
-  s.launch({mode});
-  SourceBreakpoint bp{lineOf(kSource, marker)};
-  bp.condition = std::move(condition);
-  ok(s.debugger.setSourceBreakpoints(kSource, {bp}));
-  ok(s.debugger.configurationDone(false));
-  auto stop = s.stop();
-  REQUIRE(stop.reason == StopReason::Breakpoint);
-  return stop;
-}
-}  // namespace
-
 TEST_CASE("next steps over a call to the next line of the same function") {
   Session s;
   auto stop = runTo(s, "basic", "call_square");

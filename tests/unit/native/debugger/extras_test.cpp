@@ -9,17 +9,6 @@
 using namespace strata::native::debugger;
 using namespace strata::native::debugger::testing;
 
-namespace {
-StopInfo runTo(Session& s, const std::string& mode, const std::string& marker) {
-  s.launch({mode});
-  ok(s.debugger.setSourceBreakpoints(kSource, {SourceBreakpoint{lineOf(kSource, marker)}}));
-  ok(s.debugger.configurationDone(false));
-  auto stop = s.stop();
-  REQUIRE(stop.reason == StopReason::Breakpoint);
-  return stop;
-}
-}  // namespace
-
 TEST_CASE("stepInTargets lists the call on the line; stepInto enters it past the prologue") {
   Session s;
   auto stop = runTo(s, "basic", "call_square");

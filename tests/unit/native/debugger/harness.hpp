@@ -157,4 +157,16 @@ class Session {
   }
 };
 
+// Launches `mode` with one breakpoint on `marker` in kSource and returns its stop.
+inline StopInfo runTo(Session& s, const std::string& mode, const std::string& marker, std::string condition = {}) {
+  s.launch({mode});
+  SourceBreakpoint bp{lineOf(kSource, marker)};
+  bp.condition = std::move(condition);
+  ok(s.debugger.setSourceBreakpoints(kSource, {bp}));
+  ok(s.debugger.configurationDone(false));
+  auto stop = s.stop();
+  REQUIRE(stop.reason == StopReason::Breakpoint);
+  return stop;
+}
+
 }  // namespace strata::native::debugger::testing
