@@ -8,6 +8,7 @@
 #include <boost/json.hpp>
 
 #include "strata/native/debugger/debugger.hpp"
+#include "strata/hex.hpp"
 
 namespace strata::cli {
 
@@ -25,12 +26,6 @@ int fail(bool asJson, const std::string& message) {
     std::fprintf(stderr, "strata: %s\n", message.c_str());
   }
   return 1;
-}
-
-std::string hex(std::uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
 }
 
 }  // namespace
@@ -76,15 +71,15 @@ int stacksCommand(int argc, char** argv, int first) {
     json::array frames;
     for (std::size_t i = 0; i < page->frames.size(); ++i) {
       const auto& f = page->frames[i];
-      json::object frame{{"index", i}, {"function", f.name}, {"module", f.module}, {"offset", hex(f.moduleOffset)},
-                         {"pc", hex(f.pc)}};
+      json::object frame{{"index", i}, {"function", f.name}, {"module", f.module}, {"offset", hexAddress(f.moduleOffset)},
+                         {"pc", hexAddress(f.pc)}};
       text += "  #" + std::to_string(i) + " ";
       if (!f.file.empty()) {
         frame["file"] = f.file;
         frame["line"] = f.line;
         text += f.name + " (" + f.file + ":" + std::to_string(f.line) + ")";
       } else {
-        text += f.module + "+" + hex(f.moduleOffset);
+        text += f.module + "+" + hexAddress(f.moduleOffset);
         if (!f.name.empty()) text += "  " + f.name;
       }
       if (f.inlined) {

@@ -7,16 +7,11 @@
 #include <cstdio>
 
 #include "engine_impl.hpp"
+#include "strata/hex.hpp"
 
 namespace strata::native::engine {
 
 namespace {
-
-std::string hex(std::uint64_t value) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(value));
-  return buf;
-}
 
 constexpr std::uint8_t kInt3 = 0xCC;
 
@@ -27,7 +22,7 @@ Result<BreakpointSite*> Engine::Impl::acquireSite(std::uint64_t address) {
   if (it != proc->sites.end()) return &it->second;
   std::uint8_t original = 0;
   if (auto r = readRaw(address, &original, 1); !r)
-    return Error{1, "breakpoint at " + hex(address) + ": " + r.error().message, true};
+    return Error{1, "breakpoint at " + hexAddress(address) + ": " + r.error().message, true};
   BreakpointSite& site = proc->sites[address];
   site.address = address;
   site.original = original;
@@ -40,11 +35,11 @@ Result<void> Engine::Impl::syncSite(std::uint64_t address) {
   BreakpointSite& site = it->second;
   if (site.wanted() && !site.inserted) {
     if (auto r = writeRaw(address, &kInt3, 1); !r)
-      return Error{1, "insert breakpoint at " + hex(address) + ": " + r.error().message, true};
+      return Error{1, "insert breakpoint at " + hexAddress(address) + ": " + r.error().message, true};
     site.inserted = true;
   } else if (!site.wanted() && site.inserted) {
     if (auto r = writeRaw(address, &site.original, 1); !r)
-      return Error{1, "remove breakpoint at " + hex(address) + ": " + r.error().message, true};
+      return Error{1, "remove breakpoint at " + hexAddress(address) + ": " + r.error().message, true};
     site.inserted = false;
   }
   if (!site.wanted()) proc->sites.erase(it);
@@ -114,7 +109,7 @@ Outcome Engine::Impl::onTrap(Thread& thread) {
     StopEvent ev = stopOf(StopReason::Exception);
     ev.signal.signo = SIGTRAP;
     ev.signal.code = SI_KERNEL;
-    ev.signal.description = "SIGTRAP: breakpoint instruction in the program at " + hex(pc);
+    ev.signal.description = "SIGTRAP: breakpoint instruction in the program at " + hexAddress(pc);
     queueStop(thread, std::move(ev));
     return Outcome::Report;
   }

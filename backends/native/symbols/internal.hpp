@@ -8,13 +8,11 @@
 #include <cstdio>
 #include <string>
 
+#include "strata/hex.hpp"
+
 namespace strata::native::symbols::detail {
 
-inline std::string hexAddress(std::uint64_t value) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(value));
-  return buf;
-}
+using strata::hexAddress;
 
 inline std::string dwError(const std::string& operation) {
   return operation + ": " + dwarf_errmsg(-1);
