@@ -37,6 +37,18 @@ JSON_ARGS = ["-c", "import json;json.dumps([1])"]
 JSON_FUNCTION = "encoder_listencode_list"
 
 
+def shut_down(proc, ask):
+    """Asks a debugger to quit (ask()), waits 3 s, then kills it."""
+    try:
+        ask()
+        proc.wait(timeout=3)
+    except Exception:
+        pass
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
 class Timeout(Exception):
     pass
 
@@ -156,15 +168,10 @@ class Dap:
                 return e
 
     def close(self):
-        try:
+        def ask():
             if self.proc.poll() is None:
                 self.send("disconnect", {"terminateDebuggee": True})
-                self.proc.wait(timeout=3)
-        except Exception:
-            pass
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
+        shut_down(self.proc, ask)
 
 
 class DapDebugger:
@@ -345,14 +352,7 @@ class Mi:
         return line, at, size
 
     def close(self):
-        try:
-            self.proc.stdin.write(b"-gdb-exit\n")
-            self.proc.wait(timeout=3)
-        except Exception:
-            pass
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
+        shut_down(self.proc, lambda: self.proc.stdin.write(b"-gdb-exit\n"))
 
 
 class GdbMi:
