@@ -17,13 +17,11 @@ export const TARGETS = process.env.STRATA_TARGETS ?? path.join(REPO, 'build/asan
 export const PY_TARGETS = path.join(REPO, 'tests/targets/python');
 export const PYTHONS = (process.env.STRATA_PYTHONS ?? '').split(':').filter(Boolean);
 
+// The official schema, kept in the repository (tests/e2e/schema/README.md says where from).
 function findSchema() {
-  for (const p of [process.env.STRATA_DAP_SCHEMA,
-                   path.join(REPO, '../shared/dap/debugAdapterProtocol.json'),
-                   path.join(REPO, 'shared/dap/debugAdapterProtocol.json')]) {
-    if (p && fs.existsSync(p)) return p;
-  }
-  throw new Error('debugAdapterProtocol.json not found (set STRATA_DAP_SCHEMA)');
+  const p = process.env.STRATA_DAP_SCHEMA || path.join(here, '../schema/debugAdapterProtocol.json');
+  if (!fs.existsSync(p)) throw new Error(`DAP schema not found at ${p}`);
+  return p;
 }
 const schema = JSON.parse(fs.readFileSync(findSchema(), 'utf8'));
 const ajv = new Ajv({ strict: false, allErrors: true });
