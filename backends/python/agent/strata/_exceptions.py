@@ -1,5 +1,8 @@
 """Exception breakpoints: filters, and whether anything up the stack will catch an exception."""
 import builtins
+import sys
+
+from ._sources import getlines
 
 FILTERS = [
     {"filter": "raised", "label": "Raised Exceptions", "default": False,
@@ -175,16 +178,47 @@ def find_catcher(frame, exc, is_boundary):
 
 def traceback_text(frame, exc, is_boundary=None):
     """The traceback a user would read: the program's frames only, not the launcher's."""
-    import traceback
     frames = []
     f = frame
     while f is not None and not (is_boundary and is_boundary(f)):
         frames.append((f, f.f_lineno))
         f = f.f_back
     frames.reverse()
-    stack = traceback.StackSummary.extract(frames).format()
-    only = traceback.format_exception_only(type(exc), exc)
+    tb = sys.modules.get("traceback")
+    if getattr(tb, "format_exception_only", None) is not None:
+        stack = tb.StackSummary.extract(frames).format()
+        only = tb.format_exception_only(type(exc), exc)
+    else:
+        # The program has not imported traceback: importing it here, on the way to a stop,
+        # would cost it (and linecache, re, enum) 10-20 ms. The same text without the carets.
+        stack, only = [], _exception_only(exc)
+        for f, line in frames:
+            code = f.f_code
+            stack.append(f'  File "{code.co_filename}", line {line}, in {code.co_name}\n')
+            src = getlines(code.co_filename)
+            if line and 0 < line <= len(src) and src[line - 1].strip():
+                stack.append(f"    {src[line - 1].strip()}\n")
     return "Traceback (most recent call last):\n" + "".join(stack) + "".join(only)
+
+
+def _exception_only(exc):
+    t = type(exc)
+    name = t.__qualname__ if t.__module__ in ("builtins", "__main__") else f"{t.__module__}.{t.__qualname__}"
+    try:
+        msg = str(exc)
+    except Exception:
+        msg = "<exception str() failed>"
+    out = []
+    if isinstance(exc, SyntaxError) and exc.lineno is not None:
+        out.append(f'  File "{exc.filename or "<string>"}", line {exc.lineno}\n')
+        if exc.text:
+            out.append(f"    {exc.text.strip()}\n")
+        msg = exc.msg or ""
+    out.append(f"{name}: {msg}\n" if msg else f"{name}\n")
+    notes = getattr(exc, "__notes__", None)
+    if isinstance(notes, (list, tuple)):
+        out.extend(f"{n}\n" for n in notes if isinstance(n, str))
+    return out
 
 
 def describe(exc):

@@ -5,6 +5,7 @@ import threading
 
 from . import _breakpoints as bpmod
 from . import _exceptions as excmod
+from ._sources import getlines
 
 M = sys.monitoring
 E = M.events
@@ -419,14 +420,13 @@ class Monitor:
         return result
 
     def _resolve_pending(self, canon):
-        import linecache
         with self.cond:
             pending = self.pending_bps.get(canon) or []
             still = []
             for bp in pending:
                 text = None
                 if not os.path.exists(bp.path):
-                    text = "".join(linecache.getlines(bp.path)) or None
+                    text = "".join(getlines(bp.path)) or None
                     if text is None:
                         still.append(bp)
                         continue
@@ -599,11 +599,6 @@ class Monitor:
 
     def stop(self, ts, frame, reason, ids=None, description=None, text=None, explicit=False):
         ts.frame, ts.parked = frame, True
-        if "linecache" not in sys.modules:
-            # The server thread reads sources while threads are stopped; were it to import
-            # linecache then, a thread parked in the middle of that import would hold its
-            # lock. Importing it here, before the stop is reported, costs only the first stop.
-            import linecache  # noqa: F401
         try:
             with self.cond:
                 self._wait_turn(ts, frame)

@@ -7,6 +7,7 @@ from . import _evaluate
 from . import _exceptions as excmod
 from ._inspect import ReprTimeout
 from ._monitor import PKG_DIR
+from ._sources import getlines
 
 # How long an evaluation may run before it is interrupted (seconds).
 EVAL_LIMITS = {"repl": 30.0, "clipboard": 10.0}
@@ -14,17 +15,6 @@ EVAL_LIMIT_DEFAULT = 3.0
 
 
 _RUNPY = os.path.splitext(getattr(sys.modules.get("runpy"), "__file__", "") or "runpy")[0] + ".py"
-
-
-class _LazyLinecache:
-    """linecache is imported on first use: start-up time is a benchmark."""
-
-    def __getattr__(self, name):
-        import linecache as real
-        return getattr(real, name)
-
-
-linecache = _LazyLinecache()
 
 
 class RequestError(Exception):
@@ -120,7 +110,7 @@ class RequestHandlers:
             specs = [{"line": ln} for ln in args.get("lines", [])]
         text = None
         if path.startswith("<"):
-            text = "".join(linecache.getlines(path)) or None
+            text = "".join(getlines(path)) or None
         bps = self.monitor.set_breakpoints(path, specs, text)
         return {"breakpoints": [b.to_dap() for b in bps]}
 
@@ -228,7 +218,7 @@ class RequestHandlers:
         for r, fn in self._sources.items():
             if fn == filename:
                 ref = r
-        if ref is None and linecache.getlines(filename):
+        if ref is None and getlines(filename):
             ref = len(self._sources) + 1
             self._sources[ref] = filename
         src = {"name": filename}
@@ -257,7 +247,7 @@ class RequestHandlers:
     def on_source(self, args):
         ref = args.get("sourceReference") or (args.get("source") or {}).get("sourceReference")
         fn = self._sources.get(ref)
-        lines = linecache.getlines(fn) if fn else []
+        lines = getlines(fn) if fn else []
         if not lines:
             raise RequestError(f"no source available for sourceReference {ref}")
         return {"content": "".join(lines), "mimeType": "text/x-python"}
