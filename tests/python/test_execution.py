@@ -1,5 +1,6 @@
 """End to end: stepping, entry stops, pause of busy and sleeping threads, thread names, exceptions."""
 from agent_case import AgentCase, unittest
+from dap_client import target
 
 
 class Stepping(AgentCase):
@@ -183,6 +184,44 @@ class ConcurrentStops(AgentCase):
         self.assertEqual(seen, {"worker-1": "1", "worker-2": "2"})
         self.c.wait_event("exited")
         self.assertIn("both done", self.finish()[1])
+
+
+class StopsImportNothing(AgentCase):
+    """A stop must not import modules the program did not (linecache alone costs 8-15 ms)."""
+
+    def loaded(self, name):
+        fid = self.frames[0]["id"]
+        r = self.c.request("evaluate", expression=f"{name!r} in __import__('sys').modules",
+                           frameId=fid, context="watch")
+        return r["result"]
+
+    def test_line_and_exception_stops(self):
+        self.start("bare.py", "raise")
+        self.set_bps("loop")
+        self.c.request("setExceptionBreakpoints", filters=["uncaught"])
+        self.go()
+        self.stopped("breakpoint")
+        self.assertEqual(self.loaded("linecache"), "False")
+        self.assertEqual(self.locals_()["i"]["value"], "0")
+        self.set_bps()
+        self.cont()
+        ev, top = self.stopped("exception")
+        self.assertEqual(top["line"], self.m["raise"])
+        self.assertEqual(self.loaded("linecache"), "False")
+        self.assertEqual(self.loaded("traceback"), "False")
+        trace = self.c.request("exceptionInfo", threadId=self.tid)["details"]["stackTrace"]
+        path = target("bare.py")
+        self.assertEqual(trace, "Traceback (most recent call last):\n"
+                         f'  File "{path}", line {self.m["main_call"]}, in <module>\n'
+                         "    main()  # @bp:main_call\n"
+                         f'  File "{path}", line {self.m["explode_call"]}, in main\n'
+                         "    explode(total)  # @bp:explode_call\n"
+                         f'  File "{path}", line {self.m["raise"]}, in explode\n'
+                         '    raise ValueError(f"bare {n}")  # @bp:raise\n'
+                         "ValueError: bare 3\n")
+        self.cont()
+        self.c.wait_event("exited")
+        self.assertIn("ValueError: bare 3", self.finish()[2])
 
 
 class Exceptions(AgentCase):

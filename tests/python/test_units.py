@@ -9,6 +9,7 @@ from dap_client import agent_pythonpath  # noqa: E402
 sys.path.insert(0, agent_pythonpath())
 from strata import _breakpoints as bp  # noqa: E402
 from strata import _exceptions as ex  # noqa: E402
+from strata import _sources as src  # noqa: E402
 
 
 class HitConditionTest(unittest.TestCase):
@@ -124,6 +125,49 @@ class ExceptionTableTest(unittest.TestCase):
         self.assertEqual(ex.parse_type_condition("ValueError, KeyError"), {"ValueError", "KeyError"})
         self.assertTrue(ex.type_matches(KeyError, {"LookupError"}))
         self.assertFalse(ex.type_matches(ValueError, {"KeyError"}))
+
+
+class SourcesTest(unittest.TestCase):
+    """The agent's own source reader must give what linecache gives, without importing it."""
+
+    def write(self, name, data):
+        import tempfile
+        d = tempfile.mkdtemp(prefix="strata-src-")
+        self.addCleanup(__import__("shutil").rmtree, d)
+        path = os.path.join(d, name)
+        with open(path, "wb") as f:
+            f.write(data)
+        return d, path
+
+    def test_same_as_linecache(self):
+        import linecache
+        cases = [
+            b"# -*- coding: latin-1 -*-\nname = '\xe9'\n",
+            b"#!/usr/bin/env python\n# vim: set fileencoding=cp1252 :\nx = '\x80'\n",
+            b"\xef\xbb\xbfx = '\xc3\xa9'\r\ny = 2\r\n",
+            b"a = 1\rb = 2\r",
+            b"x = 1\n\x0cy = 2\nno_newline = 3",
+            "s = '\u2028 inside'\n".encode(),
+        ]
+        for i, data in enumerate(cases):
+            _, path = self.write(f"case{i}.py", data)
+            with self.subTest(data=data):
+                self.assertEqual(src._read(path), linecache.getlines(path))
+
+    def test_cookie_below_code_is_not_one(self):
+        _, path = self.write("late.py", b"x = 1\n# coding: latin-1\ny = '\xc3\xa9'\n")
+        self.assertEqual(src._read(path)[2], "y = '\u00e9'\n")
+
+    def test_undecodable_and_missing_give_nothing(self):
+        _, path = self.write("bad.py", b"x = '\xff'\n")
+        self.assertEqual(src._read(path), [])
+        self.assertEqual(src._read(path + ".missing"), [])
+
+    def test_relative_name_is_found_on_sys_path(self):
+        d, _ = self.write("on_path_mod.py", b"value = 7\n")
+        sys.path.append(d)
+        self.addCleanup(sys.path.remove, d)
+        self.assertEqual(src._read("on_path_mod.py"), ["value = 7\n"])
 
 
 if __name__ == "__main__":

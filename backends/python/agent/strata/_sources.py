@@ -36,13 +36,13 @@ def _read(name):
         text = data.decode(_encoding(data))
     except (OSError, UnicodeDecodeError, LookupError, ValueError):
         return []
-    # Universal newlines, as a text file read would give, split only at "\n" as readlines does.
+    # Universal newlines, as a text file read would give.
     text = text.replace("\r\n", "\n").replace("\r", "\n")
+    # Split only at "\n" as readlines does; linecache ends the last line with one too.
     lines = text.split("\n")
-    out = [ln + "\n" for ln in lines[:-1]]
-    if lines[-1]:
-        out.append(lines[-1])
-    return out
+    if not lines[-1]:
+        lines.pop()
+    return [ln + "\n" for ln in lines]
 
 
 def _cookie(line):
