@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "../hardware_suite.hpp"
 #include "harness.hpp"
 
 using namespace strata::native::debugger;
@@ -62,9 +63,9 @@ TEST_CASE("modules, readMemoryPrefix and disassembleAround") {
   ok(s.debugger.terminate());
 }
 
-TEST_CASE("data breakpoints: targets, debug register slots, and (where the hardware traps) the stop") {
+TEST_CASE("data breakpoints: targets and checked arguments, without the hardware firing") {
   Session s;
-  auto stop = runTo(s, "slow", "slow_line");
+  runTo(s, "slow", "slow_line");
   auto target = ok(s.debugger.dataTarget("global_counter", 0));
   CHECK(target.size == 4);
   CHECK(target.name == "global_counter");
@@ -77,12 +78,16 @@ TEST_CASE("data breakpoints: targets, debug register slots, and (where the hardw
   auto set = ok(s.debugger.setDataBreakpoints({DataBreakpoint{target.address, target.size, false, "global_counter", ""}}));
   REQUIRE(set.size() == 1);
   CHECK(set[0].verified);
-  auto works = strata::native::engine::hardwareWatchpointsWork();
-  if (!works || !*works) {
-    MESSAGE("the stop is not checked: hardware watchpoints do not trap on this machine");
-    ok(s.debugger.terminate());
-    return;
-  }
+  ok(s.debugger.terminate());
+}
+
+TEST_CASE("a data breakpoint stops on the write with old and new values" * doctest::test_suite(kHardwareSuite)) {
+  Session s;
+  runTo(s, "slow", "slow_line");
+  auto target = ok(s.debugger.dataTarget("global_counter", 0));
+  auto set = ok(s.debugger.setDataBreakpoints({DataBreakpoint{target.address, target.size, false, "global_counter", ""}}));
+  REQUIRE(set.size() == 1);
+  REQUIRE(set[0].verified);
   ok(s.debugger.setSourceBreakpoints(kSource, {}));
   ok(s.debugger.resume());
   auto hit = s.stop();

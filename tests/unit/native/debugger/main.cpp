@@ -1,3 +1,2 @@
-// doctest entry point for the NativeDebugger tests.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
-#include <doctest/doctest.h>
+// doctest entry point for the NativeDebugger tests (hardware watchpoint cases gated: hardware_gate.hpp).
+#include "../hardware_gate.hpp"

@@ -1,6 +1,7 @@
 // Crashes stop with the signal's details; watchpoints name their slot; other signals pass through.
 #include <cstdio>
 
+#include "../hardware_suite.hpp"
 #include "support.hpp"
 
 using namespace strata::native::engine;
@@ -66,15 +67,36 @@ TEST_CASE("SIGFPE and SIGABRT stop with their descriptions") {
   }
 }
 
-// Some hypervisors take debug register writes and never trap: nothing to test there.
-static bool watchpointsTestable() {
-  bool works = ok(hardwareWatchpointsWork());
-  if (!works) MESSAGE("SKIPPED: this machine's debug registers never trap (virtualized); watchpoints untestable here");
-  return works;
+TEST_CASE("watchpoint arguments and slots are checked without the hardware firing") {
+  RecordingSink sink;
+  Engine engine(sink);
+  ok(engine.launch({.program = WATCH_PATH}));
+  sink.stop();
+  std::uint64_t watched = runtimeAddress(sink, WATCH_PATH, "watched");
+  auto misaligned = engine.addWatchpoint(watched + 1, 8, WatchKind::Write).get();
+  REQUIRE_FALSE(misaligned.ok());
+  CHECK(misaligned.error().message == "watchpoint: the address must be aligned to its size (8 bytes)");
+  auto badSize = engine.addWatchpoint(watched, 3, WatchKind::Write).get();
+  REQUIRE_FALSE(badSize.ok());
+  CHECK(badSize.error().message == "watchpoint: size must be 1, 2, 4 or 8 bytes, not 3");
+  for (int slot = 0; slot < 4; ++slot) CHECK(ok(engine.addWatchpoint(watched + slot, 1, WatchKind::Write)) == slot);
+  auto full = engine.addWatchpoint(watched, 8, WatchKind::ReadWrite).get();
+  REQUIRE_FALSE(full.ok());
+  CHECK(full.error().message == "watchpoint: all four hardware debug registers are in use");
+  ok(engine.removeWatchpoint(2));
+  auto again = engine.removeWatchpoint(2).get();
+  REQUIRE_FALSE(again.ok());
+  CHECK(again.error().message == "watchpoint: slot 2 is not in use");
+  auto noSlot = engine.removeWatchpoint(4).get();
+  REQUIRE_FALSE(noSlot.ok());
+  CHECK(noSlot.error().message == "watchpoint: no slot 4");
+  CHECK(ok(engine.addWatchpoint(watched, 8, WatchKind::Write)) == 2);  // the freed slot is reused
+  ok(engine.kill());
+  sink.exit();
 }
 
-TEST_CASE("hardware watchpoints fire on writes with the right slot, and stop firing when removed") {
-  if (!watchpointsTestable()) return;
+TEST_CASE("hardware watchpoints fire on writes with the right slot, and stop firing when removed" *
+          doctest::test_suite(kHardwareSuite)) {
   RecordingSink sink;
   Engine engine(sink);
   Capture out;
@@ -83,9 +105,6 @@ TEST_CASE("hardware watchpoints fire on writes with the right slot, and stop fir
   std::uint64_t watched = runtimeAddress(sink, WATCH_PATH, "watched");
   std::uint64_t other = runtimeAddress(sink, WATCH_PATH, "other");
   std::uint64_t change = runtimeAddress(sink, WATCH_PATH, "change");
-  auto misaligned = engine.addWatchpoint(watched + 1, 8, WatchKind::Write).get();
-  REQUIRE_FALSE(misaligned.ok());
-  CHECK(misaligned.error().message == "watchpoint: the address must be aligned to its size (8 bytes)");
   int watchedSlot = ok(engine.addWatchpoint(watched, 8, WatchKind::Write));
   int otherSlot = ok(engine.addWatchpoint(other, 8, WatchKind::Write));
   CHECK(watchedSlot == 0);
@@ -114,8 +133,7 @@ TEST_CASE("hardware watchpoints fire on writes with the right slot, and stop fir
   CHECK(out.readAll() == "watched=42 before=5\n");
 }
 
-TEST_CASE("a read/write watchpoint fires on a read") {
-  if (!watchpointsTestable()) return;
+TEST_CASE("a read/write watchpoint fires on a read" * doctest::test_suite(kHardwareSuite)) {
   RecordingSink sink;
   Engine engine(sink);
   ok(engine.launch({.program = WATCH_PATH}));
