@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(
-  cmake g++ ninja-build pkg-config
+  cmake g++ ninja-build pkg-config python3
   libboost1.81-dev libboost-json1.81-dev pybind11-dev
   libunwind-dev libdw-dev libelf-dev libcapstone-dev
   doctest-dev libsqlite3-dev

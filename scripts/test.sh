@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
 # Sets everything up (scripts/setup.sh) and runs every test: unit and end-to-end tests under
-# ASan+UBSan, and a bounded libFuzzer run over the protocol decoder.
+# ASan+UBSan, and bounded libFuzzer runs. Ends with a summary: counts per suite and every skip
+# with its reason (scripts/test_summary.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh asan fuzz
+status=0
 echo "== tests (asan)"
-ctest --preset asan -j"$(nproc)"
+# Whole outputs in the JUnit file: the summary reads each suite's counts and skips from them.
+full=(--test-output-size-passed 8000000 --test-output-size-failed 8000000)
+ctest --preset asan -j"$(nproc)" "${full[@]}" --output-junit "$PWD/build/asan/ctest-junit.xml" || status=1
 echo "== fuzzing (bounded)"
-ctest --preset fuzz
+ctest --preset fuzz "${full[@]}" --output-junit "$PWD/build/fuzz/ctest-junit.xml" || status=1
+python3 scripts/test_summary.py build/asan/ctest-junit.xml build/fuzz/ctest-junit.xml || status=1
+exit $status

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Prints the test run's summary from ctest's JUnit files: per suite its verdict and counts,
+then every skip with its reason (whole suites ctest skipped, and single cases inside suites
+that passed), so nothing skipped can pass for tested.
+
+    scripts/test_summary.py build/asan/ctest-junit.xml [build/fuzz/ctest-junit.xml ...]
+"""
+import re
+import sys
+import xml.etree.ElementTree as ET
+
+
+def counts(out):
+    """(tests, passed, failed, skipped) as the suite's own runner reported them, or None."""
+    # node:test (spec reporter)
+    m = {k: int(v) for k, v in re.findall(r"^ℹ (tests|pass|fail|skipped|cancelled) (\d+)$", out, re.M)}
+    if "tests" in m:
+        return m["tests"], m.get("pass", 0), m.get("fail", 0) + m.get("cancelled", 0), m.get("skipped", 0)
+    # doctest: its "skipped" are the cases a filter left out, not skips.
+    d = re.search(r"\[doctest\] test cases:\s*(\d+)\s*\|\s*(\d+) passed\s*\|\s*(\d+) failed", out)
+    if d:
+        passed, failed = int(d.group(2)), int(d.group(3))
+        return passed + failed, passed, failed, 0
+    # unittest
+    u = re.search(r"^Ran (\d+) tests? in", out, re.M)
+    if u:
+        n = int(u.group(1))
+        skipped = int((re.search(r"skipped=(\d+)", out) or [0, 0])[1])
+        failed = sum(int(x) for x in re.findall(r"(?:failures|errors)=(\d+)", out))
+        return n, n - skipped - failed, failed, skipped
+    # libFuzzer
+    f = re.search(r"stat::number_of_executed_units:\s*(\d+)", out)
+    if f:
+        return int(f.group(1)), None, None, 0
+    return None
+
+
+def case_skips(out):
+    """Skipped cases inside a suite, with their reasons."""
+    found = [line[len("STRATA-SKIP "):].strip() for line in out.splitlines() if line.startswith("STRATA-SKIP ")]
+    # unittest -v: "test_x (module.Class.test_x) ... skipped 'reason'"
+    found += [f"{m.group(1)}: {m.group(2)}" for m in re.finditer(r"^(\S+) \(.*?\) \.\.\. skipped '(.*)'$", out, re.M)]
+    return found
+
+
+def main(paths):
+    rows, skips, failed = [], [], []
+    for path in paths:
+        try:
+            root = ET.parse(path).getroot()
+        except (OSError, ET.ParseError) as e:
+            print(f"test summary: cannot read {path}: {e}")
+            failed.append(path)
+            continue
+        for case in root.iter("testcase"):
+            name = case.get("name")
+            out = case.findtext("system-out") or ""
+            status = case.get("status")
+            if case.find("skipped") is not None:
+                verdict = "SKIPPED"
+                reasons = case_skips(out) or [ln.strip().removeprefix("SKIPPED: ") for ln in out.splitlines()
+                                              if ln.startswith("SKIPPED")]
+                reasons = reasons or [case.find("skipped").get("message")]
+                skips += [f"{name} (whole suite) › {r}" for r in reasons]
+            elif status == "fail" or case.find("failure") is not None:
+                verdict = "FAILED"
+                failed.append(name)
+            else:
+                verdict = "passed"
+            if verdict != "SKIPPED":
+                skips += [f"{name} › {s}" for s in case_skips(out)]
+            rows.append((name, verdict, counts(out), float(case.get("time") or 0)))
+
+    def cell(x):
+        return "-" if x is None else str(x)
+    print()
+    print("== test summary")
+    print(f"{'suite':34} {'verdict':8} {'cases':>6} {'passed':>7} {'failed':>7} {'skipped':>8} {'time':>8}")
+    total = [0, 0, 0, 0]
+    for name, verdict, c, t in rows:
+        c = c or (None, None, None, None)
+        if c[1] is not None:  # fuzzing rows count inputs, not cases
+            for i, v in enumerate(c):
+                total[i] += v
+        print(f"{name:34} {verdict:8} {cell(c[0]):>6} {cell(c[1]):>7} {cell(c[2]):>7} {cell(c[3]):>8} {t:7.1f}s")
+    print(f"{'all suites':34} {'':8} {total[0]:>6} {total[1]:>7} {total[2]:>7} {total[3]:>8}")
+    if any(c and c[1] is None for _, _, c, _ in rows):
+        print("(a fuzzing row's cases are the inputs it ran)")
+    if skips:
+        print(f"\nskipped ({len(skips)}):")
+        for s in skips:
+            print(f"  - {s}")
+    else:
+        print("\nskipped: none")
+    if failed:
+        print(f"\nFAILED: {', '.join(failed)}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
