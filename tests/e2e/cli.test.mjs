@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { CLI, target, PY_TARGETS, PYTHONS } from './lib/harness.mjs';
+import { CLI, target, PY_TARGETS, PYTHONS, NO_PYTHON } from './lib/harness.mjs';
 
 test('strata run prints the output and exits with the program\'s code', () => {
   const r = spawnSync(CLI, ['run', '--', target('hello'), '5', 'a b'], { encoding: 'utf8', cwd: '/tmp' });
@@ -21,7 +21,7 @@ test('strata run --json prints JSON lines', () => {
   assert.match(out, /STRATA_TEST_VAR=cli\n/);
 });
 
-test('strata run of a Python script', { skip: PYTHONS.length === 0 }, () => {
+test('strata run of a Python script', { skip: NO_PYTHON }, () => {
   const r = spawnSync(CLI, ['run', '--python', PYTHONS.at(-1), '--', path.join(PY_TARGETS, 'hello.py'), '4'], { encoding: 'utf8' });
   assert.equal(r.status, 4);
   assert.match(r.stdout, /hello from Python True\nargs \['4'\]/);

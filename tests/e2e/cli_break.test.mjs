@@ -4,12 +4,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { CLI, PYTHONS } from './lib/harness.mjs';
+import { CLI, PYTHONS, forEachPython, NO_PYTHON } from './lib/harness.mjs';
 import { lineOf, pyTarget } from './lib/python.mjs';
 
 const loop = pyTarget('loop.py');
 
-for (const py of PYTHONS) {
+forEachPython((py) => {
   const v = path.basename(py);
 
   test(`${v}: strata run --break prints each stop and continues to the end`, () => {
@@ -41,9 +41,9 @@ for (const py of PYTHONS) {
     assert.deepEqual(stops[0].locals, { x: '2' });
     assert.deepEqual(lines.at(-1), { type: 'exited', exitCode: 0 });
   });
-}
+});
 
-test('strata run --break takes a relative file from --cwd, wherever --cwd stands', { skip: PYTHONS.length === 0 }, () => {
+test('strata run --break takes a relative file from --cwd, wherever --cwd stands', { skip: NO_PYTHON }, () => {
   const line = lineOf(loop, 'helper_body');
   const r = spawnSync(CLI, ['run', '--break', `loop.py:${line}:x == 8`, '--cwd', path.dirname(loop), '--', PYTHONS.at(-1), 'loop.py'],
     { encoding: 'utf8', timeout: 120000, cwd: '/' });

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startStdio, startServer, startTcp, runToEnd, assertClean, target, PY_TARGETS, PYTHONS } from './lib/harness.mjs';
+import { startStdio, startServer, startTcp, runToEnd, assertClean, target, PY_TARGETS, PYTHONS, NO_PYTHON, forEachPython } from './lib/harness.mjs';
 
 function plainFile() {
   const f = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'strata-plain-')), 'plain.txt');
@@ -60,7 +60,7 @@ test('environment variables can be removed with null', async () => {
   assertClean(assert, c);
 });
 
-for (const python of PYTHONS) {
+forEachPython((python) => {
   test(`Python script under ${path.basename(python)}: output and exit code`, async () => {
     const c = await startStdio();
     const code = await runToEnd(c, { noDebug: true, program: path.join(PY_TARGETS, 'hello.py'), python, args: ['3', 'x y'], env: { STRATA_TEST_VAR: 'py' } });
@@ -70,7 +70,7 @@ for (const python of PYTHONS) {
     await c.disconnectRequest();
     assertClean(assert, c);
   });
-}
+});
 
 test('a .py program without "python" runs under the newest Python >= 3.12 found', async () => {
   const c = await startStdio();
@@ -81,7 +81,7 @@ test('a .py program without "python" runs under the newest Python >= 3.12 found'
   assertClean(assert, c);
 });
 
-test('a Python module runs with "module"', async () => {
+test('a Python module runs with "module"', { skip: NO_PYTHON }, async () => {
   const c = await startStdio();
   const code = await runToEnd(c, { noDebug: true, module: 'json.tool', args: ['--compact'], python: PYTHONS[0] });
   // json.tool with no input on stdin (/dev/null) reports an error and exits non-zero.

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
-import { PYTHONS, assertClean, startStdio, waitUntil, exitOf, withTimeout } from './lib/harness.mjs';
+import { PYTHONS, NO_PYTHON, assertClean, startStdio, waitUntil, exitOf, withTimeout, forEachPython } from './lib/harness.mjs';
 import { lineOf, pyTarget, launchAndStop, topFrame, locals, AGENT_PYTHONPATH } from './lib/python.mjs';
 
 const ticker = pyTarget('ticker.py');
@@ -53,7 +53,7 @@ async function releaseTicker(c, threadId) {
   await c.disconnectRequest({ terminateDebuggee: false });
 }
 
-for (const py of PYTHONS) {
+forEachPython((py) => {
   const v = path.basename(py);
 
   test(`${v}: attach with listen: the adapter waits and python -m strata --connect dials in`, async () => {
@@ -197,9 +197,9 @@ for (const py of PYTHONS) {
     await c.disconnectRequest();
     assertClean(assert, c);
   });
-}
+});
 
-test('the agent refuses a non-loopback address without a token, with a clear message', async () => {
+test('the agent refuses a non-loopback address without a token, with a clear message', { skip: NO_PYTHON }, async () => {
   const py = PYTHONS[0];
   for (const args of [['--listen', '0.0.0.0:0', ticker], ['--connect', '192.0.2.1:5678', ticker]]) {
     const proc = startAgent(py, args, { STRATA_TOKEN: '' });
@@ -209,7 +209,7 @@ test('the agent refuses a non-loopback address without a token, with a clear mes
   }
 });
 
-test('attach with listen and a token: a program without it is turned away, one with it is served', async () => {
+test('attach with listen and a token: a program without it is turned away, one with it is served', { skip: NO_PYTHON }, async () => {
   const c = await startStdio();
   await c.initializeRequest();
   const waiting = c.waitForEvent('output', 20000);
@@ -238,7 +238,7 @@ test('attach with listen and a token: a program without it is turned away, one w
   }
 });
 
-test('attach {} finds python -m strata --listen 5678, debugpy\'s default', async (t) => {
+test('attach {} finds python -m strata --listen 5678, debugpy\'s default', { skip: NO_PYTHON }, async (t) => {
   const portFile = tempFile('port');
   const proc = startAgent(PYTHONS[0], ['--listen', '5678', '--port-file', portFile, '--wait-for-client', ticker]);
   try {

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { PYTHONS, assertClean, startStdio, waitUntil, sleep } from './lib/harness.mjs';
+import { assertClean, startStdio, waitUntil, sleep, forEachPython } from './lib/harness.mjs';
 import { lineOf, pyTarget, launchAndStop, topFrame, locals, continueTo } from './lib/python.mjs';
 
 async function evalIn(c, frameId, expression, context = 'watch') {
@@ -21,7 +21,7 @@ async function step(c, kind, threadId, extra = {}) {
   return topFrame(c, ev.body.threadId);
 }
 
-for (const py of PYTHONS) {
+forEachPython((py) => {
   const v = path.basename(py);
 
   test(`${v}: exception filters raised (type list), userUnhandled and uncaught; exceptionInfo`, async () => {
@@ -337,4 +337,4 @@ for (const py of PYTHONS) {
     await c.disconnectRequest({ terminateDebuggee: true });
     assertClean(assert, c);
   });
-}
+});

@@ -5,12 +5,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { PYTHONS, assertClean } from './lib/harness.mjs';
+import { assertClean, forEachPython } from './lib/harness.mjs';
 import { lineOf, pyTarget, launchAndStop, topFrame, locals } from './lib/python.mjs';
 
 const program = pyTarget('inspect_me.py');
 
-for (const py of PYTHONS) {
+forEachPython((py) => {
   const v = path.basename(py);
 
   test(`${v}: paging, summaries, guarded reprs, evaluate, set and completions at one stop`, async () => {
@@ -115,4 +115,4 @@ for (const py of PYTHONS) {
     await c.disconnectRequest();
     assertClean(assert, c);
   });
-}
+});

@@ -1,6 +1,6 @@
 // Test harness: the real strata-dap driven by @vscode/debugadapter-testsupport's DebugClient,
 // with every message the adapter sends checked against the official DAP JSON schema.
-import { after } from 'node:test';
+import { after, test } from 'node:test';
 import { DebugClient } from '@vscode/debugadapter-testsupport';
 import Ajv from 'ajv-draft-04';
 import { spawn, execFileSync } from 'node:child_process';
@@ -16,6 +16,16 @@ export const CLI = process.env.STRATA_CLI ?? path.join(path.dirname(ADAPTER), 'c
 export const TARGETS = process.env.STRATA_TARGETS ?? path.join(REPO, 'build/asan/tests/targets');
 export const PY_TARGETS = path.join(REPO, 'tests/targets/python');
 export const PYTHONS = (process.env.STRATA_PYTHONS ?? '').split(':').filter(Boolean);
+// Where no CPython >= 3.12 was found, the Python cases are reported skipped with this reason.
+export const NO_PYTHON = PYTHONS.length === 0
+  ? 'no CPython 3.12 or newer was found when the build was configured (STRATA_PYTHONS is empty)'
+  : false;
+
+// Registers a file's Python cases once per interpreter, or one skipped case saying why none ran.
+export function forEachPython(register) {
+  if (PYTHONS.length === 0) return test('Python cases', { skip: NO_PYTHON }, () => {});
+  for (const py of PYTHONS) register(py);
+}
 
 // The official schema, kept in the repository (tests/e2e/schema/README.md says where from).
 function findSchema() {
