@@ -40,6 +40,11 @@ const intFormat = (lo, hi) => ({ type: 'number', validate: (x) => Number.isInteg
 ajv.addFormat('int32', intFormat(-(2 ** 31), 2 ** 31 - 1));
 ajv.addFormat('uint32', intFormat(0, 2 ** 32 - 1));
 ajv.addFormat('uint64', intFormat(0, Number.MAX_SAFE_INTEGER));
+ajv.addFormat('int64', intFormat(-Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER));
+// A format the checks above do not know would be ignored silently: refuse such a schema.
+for (const f of new Set([...JSON.stringify(schema).matchAll(/"format":"([^"]+)"/g)].map((m) => m[1]))) {
+  if (!['int32', 'uint32', 'uint64', 'int64'].includes(f)) throw new Error(`DAP schema format '${f}' is not checked`);
+}
 ajv.addSchema(schema, 'dap');
 const defs = schema.definitions;
 const cap = (s) => s.charAt(0).toUpperCase() + s.slice(1);
