@@ -196,7 +196,10 @@ bool Engine::Impl::emulateAtSite(Thread& thread, const BreakpointSite& site) {
     done = true;
   }
   if (!done) done = emulateMove(r, site.address, code);
-  if (done) thread.regsDirty = true;
+  if (done) {
+    thread.regsDirty = true;
+    ++stepOvers.emulated;
+  }
   return done;
 }
 
@@ -265,6 +268,7 @@ Result<Outcome> Engine::Impl::stepOverSite(Thread& thread) {
   // Every other thread is stopped (all-stop), so none can run past the lifted byte.
   if (auto r = writeRaw(address, &it->second.original, 1); !r) return r.takeError();
   it->second.inserted = false;
+  ++stepOvers.singleStepped;
   auto outcome = singleStep(thread);
   if (!proc) return outcome;
   if (auto site = proc->sites.find(address); site != proc->sites.end() && site->second.wanted()) {

@@ -206,6 +206,10 @@ std::future<Result<std::vector<LoadedObject>>> Engine::loadedObjects() {
   });
 }
 
+std::future<Result<StepOverCounts>> Engine::stepOverCounts() {
+  return impl_->call<StepOverCounts>([this]() -> Result<StepOverCounts> { return impl_->stepOvers; });
+}
+
 std::future<Result<void>> Engine::runOnEngineThread(std::function<Result<void>()> work) {
   return impl_->call<void>(std::move(work));
 }

@@ -89,8 +89,8 @@ struct Process {
   bool rendezvousPending = false;
   pid_t rendezvousTid = 0;
   bool killing = false;
-  int leaderStatus = -1;
-  std::set<pid_t> exitedThreads;  // recently exited, whose clone event may still be on its way  // the leader's exit status, kept until its last thread is gone
+  int leaderStatus = -1;  // the leader's exit status, kept until its last thread is gone
+  std::set<pid_t> exitedThreads;  // recently exited, whose clone event may still be on its way
   std::uint64_t stopSeq = 0;
   // Dynamic linker rendezvous.
   std::uint64_t rDebug = 0;   // address of struct r_debug, 0 until known
@@ -160,6 +160,7 @@ struct Engine::Impl {
   }
 
   int quiesced = 0;           // > 0 while a sink callback runs with every thread stopped
+  StepOverCounts stepOvers;   // for the engine's life, across processes
 
   // launch.cpp: launch and attach.
   Result<pid_t> doLaunch(const LaunchOptions& options);

@@ -75,17 +75,32 @@ TEST_CASE("8 threads, condition evaluated in the engine: 800 hits counted, no st
   ok(engine.launch({.program = THREADS_PATH, .stdoutFd = out.writeEnd()}));
   sink.stop();
   std::uint64_t hit = runtimeAddress(sink, THREADS_PATH, "hit_me");
-  // At the entry the engine emulates `push %rbp` and never stops the other threads; at +4 each
-  // hit stops all threads and single-steps the one that hit.
+  // Conditions that say no: at the entry and at +4 the engine emulates the instruction (`push
+  // %rbp`, an emulated store) and never stops the other threads; at step_me every hit stops all
+  // threads and single-steps the one that hit.
+  bool stepped = false;
   SUBCASE("function entry") {}
   SUBCASE("mid-function") { hit += 4; }
+  SUBCASE("a single-stepped instruction") {
+    hit = runtimeAddress(sink, THREADS_PATH, "step_me");
+    stepped = true;
+  }
   std::map<pid_t, int> perThread;  // engine thread only
+  // Counted from the first hit (engine calls from the engine thread run at once) to the exit:
+  // the engine's own breakpoints, in the dynamic linker, are stepped over before main.
+  StepOverCounts first;
+  int hits = 0;
   ok(engine.addBreakpoint(hit, [&](const HitContext& ctx) {
     ++perThread[ctx.tid];
+    if (++hits == 1) first = ok(engine.stepOverCounts());
     return false;
   }));
   ok(engine.resume());
   CHECK(sink.exit().exitCode == 0);
+  StepOverCounts last = ok(engine.stepOverCounts());
+  std::uint64_t emulated = last.emulated - first.emulated, singleStepped = last.singleStepped - first.singleStepped;
+  CHECK(emulated + singleStepped == 800);
+  CHECK((stepped ? singleStepped : emulated) == 800);
   CHECK(sink.threadsStarted == 8);
   CHECK(sink.threadsExited == 8);
   CHECK(perThread.size() == 8);
@@ -95,39 +110,58 @@ TEST_CASE("8 threads, condition evaluated in the engine: 800 hits counted, no st
   CHECK(out.readAll() == "total=800\n");
 }
 
-TEST_CASE("8 threads on a breakpoint stepped over by single-step: no hit lost while one thread steps") {
+// Each hit stops all threads and is reported; resuming goes on past the breakpoint's
+// instruction one of two ways, each checked here against the engine's own counts.
+TEST_CASE("8 threads reporting every hit: none lost whether the instruction is emulated or single-stepped") {
   RecordingSink sink;
   Engine engine(sink);
   ok(engine.launch({.program = THREADS_PATH}));
   sink.stop();
-  // hit_me+4 is `mov %edi,-0x14(%rbp)`: not one of the instructions the engine emulates, so
-  // every resume lifts the int3 and single-steps while the other threads wait.
-  std::uint64_t inside = runtimeAddress(sink, THREADS_PATH, "hit_me") + 4;
-  std::uint8_t code[3] = {};
-  ok(engine.memory().read(inside, code, sizeof code));
-  REQUIRE(code[0] == 0x89);
-  REQUIRE(code[1] == 0x7d);
-  ok(engine.addBreakpoint(inside));
+  std::uint64_t address = 0;
+  bool emulated = false;
+  SUBCASE("an emulated store: hit_me+4, mov %edi,-0x14(%rbp)") {
+    address = runtimeAddress(sink, THREADS_PATH, "hit_me") + 4;
+    std::uint8_t code[3] = {};
+    ok(engine.memory().read(address, code, sizeof code));
+    REQUIRE(code[0] == 0x89);
+    REQUIRE(code[1] == 0x7d);
+    emulated = true;
+  }
+  SUBCASE("a single-stepped locked add: step_me, lock addl $1,stepped(%rip)") {
+    address = runtimeAddress(sink, THREADS_PATH, "step_me");
+    std::uint8_t code[2] = {};
+    ok(engine.memory().read(address, code, sizeof code));
+    REQUIRE(code[0] == 0xf0);  // lock
+    REQUIRE(code[1] == 0x83);  // addl $imm8, r/m32
+  }
+  ok(engine.addBreakpoint(address));
   ok(engine.resume());
   std::map<pid_t, int> perThread;
   int hits = 0;
+  StepOverCounts first;  // from the first hit to the exit (ld.so's own breakpoints aside)
   for (;;) {
     auto e = sink.next();
     REQUIRE_MESSAGE(e.has_value(), "no event after " << hits << " hits");
     if (auto* exit = std::get_if<ExitEvent>(&*e)) {
-      CHECK(exit->exitCode == 0);
+      CHECK(exit->exitCode == 0);  // 1: step_me's add did not run exactly 800 times
       break;
     }
     auto& stop = std::get<StopEvent>(*e);
     REQUIRE(stop.reason == StopReason::Breakpoint);
-    CHECK(stop.pc == inside);
+    CHECK(stop.pc == address);
     ++hits;
     ++perThread[stop.tid];
+    if (hits == 1) first = ok(engine.stepOverCounts());
     ok(engine.resume());
   }
   CHECK(hits == 800);
   CHECK(perThread.size() == 8);
   for (auto& [tid, n] : perThread) CHECK(n == 100);
+  // Every hit's thread went on past the breakpoint once, by the path this subcase names.
+  StepOverCounts last = ok(engine.stepOverCounts());
+  std::uint64_t nEmulated = last.emulated - first.emulated, nStepped = last.singleStepped - first.singleStepped;
+  CHECK(nEmulated + nStepped == 800);
+  CHECK((emulated ? nEmulated : nStepped) == 800);
 }
 
 TEST_CASE("pause stops every thread of a running program") {

@@ -120,6 +120,15 @@ struct ReturnTarget {
   std::uint64_t stackPointerAfterReturn = 0;
 };
 
+// How the engine has run the instruction under an inserted breakpoint when a thread went on
+// past it: emulated on the saved registers (the int3 stays, other threads keep running), or
+// the int3 lifted and the thread single-stepped while every other thread waits. Counted over
+// the engine's life (the engine's own breakpoints, in the dynamic linker, included).
+struct StepOverCounts {
+  std::uint64_t emulated = 0;
+  std::uint64_t singleStepped = 0;
+};
+
 // Whether this machine's debug registers really trap (some hypervisors accept DR0–DR7 writes
 // but never fire them). Probed once with a short-lived child of the calling thread.
 Result<bool> hardwareWatchpointsWork();
@@ -166,6 +175,7 @@ class Engine {
   std::future<Result<void>> setRegisters(const ThreadRegisters& registers);
   std::future<Result<std::vector<ThreadInfo>>> threads();
   std::future<Result<std::vector<LoadedObject>>> loadedObjects();
+  std::future<Result<StepOverCounts>> stepOverCounts();
 
   // Memory of the current process through the engine thread; reads hide inserted int3 bytes.
   MemoryAccess& memory();
