@@ -1,6 +1,8 @@
 // The session: lifecycle rules of the protocol live here, request semantics in handlers/.
 #include "adapter/session.hpp"
 
+#include "adapter/capabilities.hpp"
+
 #include <exception>
 
 #include "backends/native/backend/native_backend.hpp"
@@ -14,6 +16,8 @@ using protocol::Request;
 Session::Session(asio::io_context& io, std::shared_ptr<protocol::Connection> connection,
                  SessionOptions options, std::function<void()> onEnd)
     : io_(io), connection_(std::move(connection)), options_(std::move(options)), onEnd_(std::move(onEnd)) {
+  // What every backend supports is known now; the chosen backend adds the rest after launch.
+  capabilities_ = toCapabilities(featuresOfEveryBackend());
   for (auto& h : makeHandlers()) {
     h->declare(capabilities_);
     std::string name(h->command());

@@ -88,8 +88,10 @@ class Session final : public backends::BackendHost, public std::enable_shared_fr
   Handles& breakpointIds() { return breakpoints_; }
   // The debuggee runs again: every frame id and variables reference handed out is void.
   void resumed();
-  // Sends a `capabilities` event with what the backend brings beyond `initialize`.
-  void announceBackendCapabilities();
+  // Launch/attach succeeded: a `capabilities` event with what the backend brings beyond
+  // `initialize` (its exception filters among them), then `initialized`, so the client
+  // configures breakpoints and filters knowing them.
+  void backendStarted();
   // Breakpoint and source translation shared by the breakpoint handlers and events.
   protocol::Breakpoint toProtocol(backends::Backend* owner, const backends::BreakpointState& s);
   protocol::Source toProtocol(backends::Backend* owner, const backends::SourceInfo& s);

@@ -2,6 +2,8 @@
 // DAP events, session-global ids, and the capabilities a backend adds after launch.
 #include "adapter/session.hpp"
 
+#include "adapter/capabilities.hpp"
+
 namespace strata::adapter {
 
 void Session::resumed() {
@@ -73,52 +75,13 @@ protocol::Source Session::toProtocol(backends::Backend* owner, const backends::S
   return src;
 }
 
-void Session::announceBackendCapabilities() {
+void Session::backendStarted() {
   if (!backend_) return;
-  backends::BackendFeatures f = backend_->features();
-  protocol::Capabilities c;
-  auto set = [](std::optional<bool>& field, bool value) {
-    if (value) field = true;
-  };
-  set(c.supportsConditionalBreakpoints, f.conditionalBreakpoints);
-  set(c.supportsHitConditionalBreakpoints, f.hitConditionalBreakpoints);
-  set(c.supportsLogPoints, f.logPoints);
-  set(c.supportsFunctionBreakpoints, f.functionBreakpoints);
-  set(c.supportsEvaluateForHovers, f.evaluateForHovers);
-  set(c.supportsSetVariable, f.setVariable);
-  set(c.supportsSetExpression, f.setExpression);
-  set(c.supportsCompletionsRequest, f.completions);
-  set(c.supportsExceptionInfoRequest, f.exceptionInfo);
-  set(c.supportsDelayedStackTraceLoading, f.delayedStackTraceLoading);
-  set(c.supportsClipboardContext, f.clipboardContext);
-  set(c.supportsSingleThreadExecutionRequests, f.singleThreadExecution);
-  set(c.supportsSteppingGranularity, f.steppingGranularity);
-  set(c.supportsDataBreakpoints, f.dataBreakpoints);
-  set(c.supportsInstructionBreakpoints, f.instructionBreakpoints);
-  set(c.supportsReadMemoryRequest, f.readMemory);
-  set(c.supportsWriteMemoryRequest, f.writeMemory);
-  set(c.supportsDisassembleRequest, f.disassemble);
-  set(c.supportsModulesRequest, f.modules);
-  set(c.supportsStepInTargetsRequest, f.stepInTargets);
-  set(c.supportsLoadedSourcesRequest, f.loadedSources);
-  if (!f.exceptionFilters.empty()) {
-    std::vector<protocol::ExceptionBreakpointsFilter> filters;
-    for (const auto& x : f.exceptionFilters) {
-      protocol::ExceptionBreakpointsFilter p;
-      p.filter = x.filter;
-      p.label = x.label;
-      if (!x.description.empty()) p.description = x.description;
-      p.default_ = x.enabledByDefault;
-      if (x.supportsCondition) p.supportsCondition = true;
-      if (!x.conditionDescription.empty()) p.conditionDescription = x.conditionDescription;
-      filters.push_back(std::move(p));
-    }
-    c.exceptionBreakpointFilters = std::move(filters);
-    c.supportsExceptionFilterOptions = true;
-  }
-  // A backend that brings nothing (the plain process runner) adds no event.
-  if (json::value_from(c).as_object().empty()) return;
-  sendEvent("capabilities", json::value_from(protocol::CapabilitiesEventBody{c}));
+  protocol::Capabilities added = addedCapabilities(capabilities_, backend_->features());
+  // A backend that brings nothing new (the plain process runner) adds no event.
+  if (!json::value_from(added).as_object().empty())
+    sendEvent("capabilities", json::value_from(protocol::CapabilitiesEventBody{added}));
+  sendEvent("initialized");
 }
 
 // ---- breakpoints set before there is a backend -------------------------------------------

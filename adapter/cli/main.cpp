@@ -119,8 +119,11 @@ int run(const RunOptions& o) {
     } else if (e.event == "terminated") {
       result = exitCode ? static_cast<int>(*exitCode & 0xff) : 0;
       disconnect(false);
-    } else if (e.event == "initialized" && !debugging) {
-      client.request("configurationDone", nullptr, [](const protocol::Response&) {});
+    } else if (e.event == "initialized") {
+      // Configuration, as DAP has it: once the adapter says it is ready (after launch).
+      auto done = [&client] { client.request("configurationDone", nullptr, [](const protocol::Response&) {}); };
+      if (!debugging) return done();
+      cli::setBreakpoints(client, o.breaks, [&](const std::string& problem) { print.error(problem); }, done);
     } else if (e.event == "stopped" && body) {
       cli::reportStopAndContinue(client, *body, o.json);
     }
@@ -166,10 +169,6 @@ int run(const RunOptions& o) {
         result = 1;
         return disconnect(true);
       }
-      if (!debugging) return;
-      cli::setBreakpoints(
-          client, o.breaks, [&](const std::string& problem) { print.error(problem); },
-          [&] { client.request("configurationDone", nullptr, [](const protocol::Response&) {}); });
     });
   });
   io.run();

@@ -106,7 +106,7 @@ class AttachHandler final : public TypedHandler<protocol::AttachRequestArguments
         return respond(std::move(e));
       }
       respond(json::value(nullptr));
-      self->announceBackendCapabilities();
+      self->backendStarted();
     });
     // Breakpoints the client set before this request go to the program now.
     session.applyEarlyBreakpoints();

@@ -7,7 +7,6 @@ namespace {
 class CompletionsHandler final : public TypedHandler<protocol::CompletionsArguments> {
  public:
   std::string_view command() const override { return "completions"; }
-  void declare(protocol::Capabilities& caps) const override { caps.supportsCompletionsRequest = true; }
 
  protected:
   void run(Session& session, const protocol::CompletionsArguments& args, Responder respond) override {

@@ -7,9 +7,6 @@ namespace {
 class ContinueHandler final : public TypedHandler<protocol::ContinueArguments> {
  public:
   std::string_view command() const override { return "continue"; }
-  void declare(protocol::Capabilities& caps) const override {
-    caps.supportsSingleThreadExecutionRequests = true;
-  }
 
  protected:
   void run(Session& session, const protocol::ContinueArguments& args, Responder respond) override {

@@ -7,10 +7,6 @@ namespace {
 class EvaluateHandler final : public TypedHandler<protocol::EvaluateArguments> {
  public:
   std::string_view command() const override { return "evaluate"; }
-  void declare(protocol::Capabilities& caps) const override {
-    caps.supportsEvaluateForHovers = true;
-    caps.supportsClipboardContext = true;
-  }
 
  protected:
   void run(Session& session, const protocol::EvaluateArguments& args, Responder respond) override {

@@ -7,7 +7,6 @@ namespace {
 class ExceptionInfoHandler final : public TypedHandler<protocol::ExceptionInfoArguments> {
  public:
   std::string_view command() const override { return "exceptionInfo"; }
-  void declare(protocol::Capabilities& caps) const override { caps.supportsExceptionInfoRequest = true; }
 
  protected:
   void run(Session& session, const protocol::ExceptionInfoArguments& args, Responder respond) override {

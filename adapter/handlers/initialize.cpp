@@ -1,4 +1,4 @@
-// initialize: records what the client can do, answers what Strata can, then `initialized`.
+// initialize: records what the client can do and answers what every Strata backend can.
 #include "adapter/session.hpp"
 
 namespace strata::adapter {
@@ -18,8 +18,8 @@ class InitializeHandler final : public TypedHandler<protocol::InitializeRequestA
                            true});
     session.markInitialized(args);
     respond(body(session.capabilities()));
-    // Strata takes configuration requests at once; launch may come before or after them.
-    session.sendEvent("initialized");
+    // `initialized` follows launch/attach (Session::backendStarted): only then are the
+    // program's capabilities and exception filters known, which configuration depends on.
   }
 };
 

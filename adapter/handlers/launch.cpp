@@ -46,7 +46,7 @@ class LaunchHandler final : public TypedHandler<protocol::LaunchRequestArguments
         return respond(std::move(e));
       }
       respond(json::value(nullptr));
-      self->announceBackendCapabilities();
+      self->backendStarted();
     });
     // Breakpoints the client set before this request go to the program now.
     session.applyEarlyBreakpoints();

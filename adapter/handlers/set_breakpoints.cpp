@@ -7,11 +7,6 @@ namespace {
 class SetBreakpointsHandler final : public TypedHandler<protocol::SetBreakpointsArguments> {
  public:
   std::string_view command() const override { return "setBreakpoints"; }
-  void declare(protocol::Capabilities& caps) const override {
-    caps.supportsConditionalBreakpoints = true;
-    caps.supportsHitConditionalBreakpoints = true;
-    caps.supportsLogPoints = true;
-  }
 
  protected:
   void run(Session& session, const protocol::SetBreakpointsArguments& args, Responder respond) override {

@@ -7,7 +7,6 @@ namespace {
 class SetExpressionHandler final : public TypedHandler<protocol::SetExpressionArguments> {
  public:
   std::string_view command() const override { return "setExpression"; }
-  void declare(protocol::Capabilities& caps) const override { caps.supportsSetExpression = true; }
 
  protected:
   void run(Session& session, const protocol::SetExpressionArguments& args, Responder respond) override {

@@ -8,7 +8,6 @@ class SetFunctionBreakpointsHandler final
     : public TypedHandler<protocol::SetFunctionBreakpointsArguments> {
  public:
   std::string_view command() const override { return "setFunctionBreakpoints"; }
-  void declare(protocol::Capabilities& caps) const override { caps.supportsFunctionBreakpoints = true; }
 
  protected:
   void run(Session& session, const protocol::SetFunctionBreakpointsArguments& args,

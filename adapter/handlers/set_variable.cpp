@@ -7,7 +7,6 @@ namespace {
 class SetVariableHandler final : public TypedHandler<protocol::SetVariableArguments> {
  public:
   std::string_view command() const override { return "setVariable"; }
-  void declare(protocol::Capabilities& caps) const override { caps.supportsSetVariable = true; }
 
  protected:
   void run(Session& session, const protocol::SetVariableArguments& args, Responder respond) override {

@@ -7,9 +7,6 @@ namespace {
 class StackTraceHandler final : public TypedHandler<protocol::StackTraceArguments> {
  public:
   std::string_view command() const override { return "stackTrace"; }
-  void declare(protocol::Capabilities& caps) const override {
-    caps.supportsDelayedStackTraceLoading = true;
-  }
 
  protected:
   void run(Session& session, const protocol::StackTraceArguments& args, Responder respond) override {

@@ -240,7 +240,9 @@ NativeBackend::~NativeBackend() {
     for (int fd : fds) ::close(fd);
 }
 
-BackendFeatures NativeBackend::features() const {
+BackendFeatures NativeBackend::features() const { return staticFeatures(); }
+
+BackendFeatures NativeBackend::staticFeatures() {
   BackendFeatures f;
   f.conditionalBreakpoints = f.hitConditionalBreakpoints = f.logPoints = f.functionBreakpoints = true;
   f.evaluateForHovers = f.setVariable = f.exceptionInfo = f.delayedStackTraceLoading = true;

@@ -44,6 +44,8 @@ class NativeBackend final : public Backend {
 
   std::string name() const override { return "native"; }
   BackendFeatures features() const override;
+  // What this backend can do, known before one exists (the initialize response needs it).
+  static BackendFeatures staticFeatures();
   void launch(const LaunchSpec& spec, Reply<void> reply) override;
   void attach(const AttachSpec& spec, Reply<void> reply) override;
   void configurationDone(Reply<void> reply) override;

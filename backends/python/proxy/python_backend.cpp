@@ -46,7 +46,9 @@ PythonBackend::~PythonBackend() {
   if (link_) link_->close();
 }
 
-BackendFeatures PythonBackend::features() const {
+BackendFeatures PythonBackend::features() const { return staticFeatures(); }
+
+BackendFeatures PythonBackend::staticFeatures() {
   BackendFeatures f;
   f.conditionalBreakpoints = f.hitConditionalBreakpoints = f.logPoints = f.functionBreakpoints = true;
   f.evaluateForHovers = f.setVariable = f.setExpression = f.completions = f.exceptionInfo = true;

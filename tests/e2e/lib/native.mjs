@@ -28,7 +28,10 @@ export async function launchNative(args, { program = DEMO, breakpoints = {}, fun
   launch = {}, expectStop = true } = {}) {
   const c = await startStdio();
   await c.initializeRequest(INIT);
+  // Configuration once the adapter says it is ready (after launch, as DAP allows).
+  const initialized = c.waitForEvent('initialized', 30000);
   await c.launchRequest({ program, args, ...launch });
+  await initialized;
   for (const [file, bps] of Object.entries(breakpoints)) {
     const r = await c.setBreakpointsRequest({ source: { path: file }, breakpoints: bps });
     for (const b of r.body.breakpoints) if (!b.verified) throw new Error(`breakpoint not verified: ${JSON.stringify(b)}`);

@@ -23,7 +23,10 @@ export const AGENT_PYTHONPATH = process.env.STRATA_AGENT_PYTHONPATH ??
 export async function launchAndStop(python, program, { breakpoints = {}, launch = {}, exceptions, functions, expectStop = true } = {}) {
   const c = await startStdio();
   await c.initializeRequest({ adapterID: 'strata', linesStartAt1: true, columnsStartAt1: true, pathFormat: 'path', supportsVariablePaging: true });
+  // Configuration once the adapter says it is ready (after launch, as DAP allows).
+  const initialized = c.waitForEvent('initialized', 30000);
   await c.launchRequest({ program, python, ...launch });
+  await initialized;
   for (const [file, bps] of Object.entries(breakpoints)) {
     const r = await c.setBreakpointsRequest({ source: { path: file }, breakpoints: bps });
     for (const b of r.body.breakpoints) if (!b.verified) throw new Error(`breakpoint not verified: ${JSON.stringify(b)}`);

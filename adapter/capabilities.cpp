@@ -1,0 +1,91 @@
+// One table maps each backend feature to its DAP capability; every conversion goes through it.
+#include "adapter/capabilities.hpp"
+
+#include "backends/native/backend/native_backend.hpp"
+#include "backends/python/proxy/python_backend.hpp"
+
+namespace strata::adapter {
+
+namespace {
+
+using backends::BackendFeatures;
+using protocol::Capabilities;
+
+struct FeatureCapability {
+  bool BackendFeatures::*feature;
+  std::optional<bool> Capabilities::*capability;
+};
+
+constexpr FeatureCapability kTable[] = {
+    {&BackendFeatures::conditionalBreakpoints, &Capabilities::supportsConditionalBreakpoints},
+    {&BackendFeatures::hitConditionalBreakpoints, &Capabilities::supportsHitConditionalBreakpoints},
+    {&BackendFeatures::logPoints, &Capabilities::supportsLogPoints},
+    {&BackendFeatures::functionBreakpoints, &Capabilities::supportsFunctionBreakpoints},
+    {&BackendFeatures::evaluateForHovers, &Capabilities::supportsEvaluateForHovers},
+    {&BackendFeatures::setVariable, &Capabilities::supportsSetVariable},
+    {&BackendFeatures::setExpression, &Capabilities::supportsSetExpression},
+    {&BackendFeatures::completions, &Capabilities::supportsCompletionsRequest},
+    {&BackendFeatures::exceptionInfo, &Capabilities::supportsExceptionInfoRequest},
+    {&BackendFeatures::delayedStackTraceLoading, &Capabilities::supportsDelayedStackTraceLoading},
+    {&BackendFeatures::clipboardContext, &Capabilities::supportsClipboardContext},
+    {&BackendFeatures::singleThreadExecution, &Capabilities::supportsSingleThreadExecutionRequests},
+    {&BackendFeatures::steppingGranularity, &Capabilities::supportsSteppingGranularity},
+    {&BackendFeatures::dataBreakpoints, &Capabilities::supportsDataBreakpoints},
+    {&BackendFeatures::instructionBreakpoints, &Capabilities::supportsInstructionBreakpoints},
+    {&BackendFeatures::readMemory, &Capabilities::supportsReadMemoryRequest},
+    {&BackendFeatures::writeMemory, &Capabilities::supportsWriteMemoryRequest},
+    {&BackendFeatures::disassemble, &Capabilities::supportsDisassembleRequest},
+    {&BackendFeatures::modules, &Capabilities::supportsModulesRequest},
+    {&BackendFeatures::stepInTargets, &Capabilities::supportsStepInTargetsRequest},
+    {&BackendFeatures::loadedSources, &Capabilities::supportsLoadedSourcesRequest},
+};
+
+}  // namespace
+
+BackendFeatures commonFeatures(const BackendFeatures& a, const BackendFeatures& b) {
+  BackendFeatures out;
+  for (const auto& row : kTable) out.*row.feature = a.*row.feature && b.*row.feature;
+  // Exception filters belong to the backend that raises them: never shared.
+  return out;
+}
+
+BackendFeatures featuresOfEveryBackend() {
+  return commonFeatures(backends::PythonBackend::staticFeatures(), backends::NativeBackend::staticFeatures());
+}
+
+std::vector<backends::ExceptionFilter> exceptionFiltersOfEveryBackend() {
+  auto all = backends::PythonBackend::staticFeatures().exceptionFilters;
+  for (auto& f : backends::NativeBackend::staticFeatures().exceptionFilters) all.push_back(f);
+  return all;
+}
+
+Capabilities toCapabilities(const BackendFeatures& f) {
+  Capabilities c;
+  for (const auto& row : kTable)
+    if (f.*row.feature) c.*row.capability = true;
+  if (!f.exceptionFilters.empty()) {
+    std::vector<protocol::ExceptionBreakpointsFilter> filters;
+    for (const auto& x : f.exceptionFilters) {
+      protocol::ExceptionBreakpointsFilter p;
+      p.filter = x.filter;
+      p.label = x.label;
+      if (!x.description.empty()) p.description = x.description;
+      p.default_ = x.enabledByDefault;
+      if (x.supportsCondition) p.supportsCondition = true;
+      if (!x.conditionDescription.empty()) p.conditionDescription = x.conditionDescription;
+      filters.push_back(std::move(p));
+    }
+    c.exceptionBreakpointFilters = std::move(filters);
+    c.supportsExceptionFilterOptions = true;
+  }
+  return c;
+}
+
+Capabilities addedCapabilities(const Capabilities& known, const BackendFeatures& features) {
+  Capabilities c = toCapabilities(features);
+  for (const auto& row : kTable)
+    if ((known.*row.capability).value_or(false)) c.*row.capability = std::nullopt;
+  return c;
+}
+
+}  // namespace strata::adapter

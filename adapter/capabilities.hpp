@@ -1,0 +1,23 @@
+// Capabilities come from one source: what each backend says it can do (BackendFeatures). The
+// `initialize` response carries what every debugging backend supports, since the program is
+// not known yet; after launch/attach the `capabilities` event adds what the chosen backend
+// brings beyond that, its exception filters included.
+#pragma once
+
+#include "backends/model.hpp"
+#include "strata/protocol/types.hpp"
+
+namespace strata::adapter {
+
+// The features of every debugging backend a launch or attach can pick (Python, native).
+backends::BackendFeatures featuresOfEveryBackend();
+// The exception filters of every backend, for requests that come before launch.
+std::vector<backends::ExceptionFilter> exceptionFiltersOfEveryBackend();
+// Only what both have.
+backends::BackendFeatures commonFeatures(const backends::BackendFeatures& a, const backends::BackendFeatures& b);
+// Features as DAP capabilities (absent where false), exception filters included.
+protocol::Capabilities toCapabilities(const backends::BackendFeatures& features);
+// What `features` adds to `known` (the initialize response): only the new capabilities.
+protocol::Capabilities addedCapabilities(const protocol::Capabilities& known, const backends::BackendFeatures& features);
+
+}  // namespace strata::adapter
