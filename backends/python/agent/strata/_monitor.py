@@ -2,6 +2,7 @@
 import os
 import sys
 import threading
+from time import monotonic as _monotonic
 
 from . import _breakpoints as bpmod
 from . import _exceptions as excmod
@@ -96,6 +97,7 @@ class Monitor:
         self._instr_codes = set()
         self._user_cache = {}
         self._lib = _library_prefixes()
+        self._unparked = {}  # ident -> epoch in which it did not park when asked
 
     @property
     def core(self):
@@ -593,6 +595,7 @@ class Monitor:
         ts.frame, ts.parked = frame, True
         try:
             with self.cond:
+                self.cond.notify_all()  # a request may be waiting for this thread to park
                 self._wait_turn(ts, frame)
         finally:
             ts.parked, ts.frame = False, None
@@ -663,6 +666,25 @@ class Monitor:
                 self.stopped_ident = None
             self._update_events()
             self.cond.notify_all()
+
+    def wait_parked(self, ident, timeout):
+        """While stopped, gives a thread that is still running Python code (it parks at its next
+        line, once it gets the GIL) a moment to park, so its frames stop moving before they are
+        shown. A thread blocked in C never parks: it is waited for once per stop."""
+        with self.cond:
+            if not self.halt or not self.active or self._unparked.get(ident) == self.epoch:
+                return
+            ts = self.threads.get(ident)
+            if ts is not None and ts.parked:
+                return
+            deadline = _monotonic() + timeout
+            while self.halt and self.active and not (ts is not None and ts.parked):
+                left = deadline - _monotonic()
+                if left <= 0:
+                    self._unparked[ident] = self.epoch
+                    return
+                self.cond.wait(left)
+                ts = self.threads.get(ident)
 
     def parked_frame(self, ident):
         ts = self.threads.get(ident)

@@ -12,6 +12,8 @@ from ._sources import getlines
 # How long an evaluation may run before it is interrupted (seconds).
 EVAL_LIMITS = {"repl": 30.0, "clipboard": 10.0}
 EVAL_LIMIT_DEFAULT = 3.0
+# How long a stack request waits for a thread still running Python code to park (seconds).
+PARK_WAIT = 0.05
 
 
 _RUNPY = os.path.splitext(getattr(sys.modules.get("runpy"), "__file__", "") or "runpy")[0] + ".py"
@@ -174,6 +176,9 @@ class RequestHandlers:
 
     def _top_frame(self, ident):
         f = self.monitor.parked_frame(ident)
+        if f is None:
+            self.monitor.wait_parked(ident, PARK_WAIT)
+            f = self.monitor.parked_frame(ident)
         if f is None:
             f = sys._current_frames().get(ident)
         while f is not None and f.f_code.co_filename.startswith(PKG_DIR):
