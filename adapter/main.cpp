@@ -15,6 +15,7 @@
 
 #include "adapter/session.hpp"
 #include "adapter/token.hpp"
+#include "backends/native/backend/native_backend.hpp"
 #include "backends/process/terminal_launcher.hpp"
 
 namespace {
@@ -161,7 +162,8 @@ int main(int argc, char** argv) {
   }
 
   asio::io_context io(1);
-  Server server(io, options, log);
+  auto serverOwner = std::make_unique<Server>(io, options, log);
+  Server& server = *serverOwner;
   asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code& ec, int) {
     if (ec) return;
@@ -230,5 +232,13 @@ int main(int argc, char** argv) {
     }
   }
   io.run();
+  listener.reset();
+  serverOwner.reset();  // sessions still open end here: their debuggees are let go
+  io.restart();
+  io.poll();  // handlers that still hold a session (its last teardown step) run now
+  // Native debuggers given up by sessions finish tearing down (a launched program killed, an
+  // attached one let go) before the adapter exits; one stuck past the limit is left to the
+  // kernel, which ends a launched program and detaches an attached one as the adapter exits.
+  if (!backends::NativeBackend::finishTeardowns(std::chrono::seconds(10))) std::_Exit(0);
   return 0;
 }

@@ -1,4 +1,4 @@
-// Pieces the native backend's source files share: its error id, path and future helpers.
+// Pieces the native backend's source files share: its error id, a path helper, onSession().
 #pragma once
 
 #include <memory>
@@ -19,19 +19,15 @@ inline std::string baseName(const std::string& path) {
 
 namespace strata::backends {
 
-// Waits for `future` on the waiter thread (in order with events), then runs `done` on the
-// session's thread unless the backend is gone by then.
-template <class T, class Done>
-void NativeBackend::await(std::future<Result<T>> future, Done done) {
-  auto shared = std::make_shared<std::future<Result<T>>>(std::move(future));
-  std::weak_ptr<bool> alive = alive_;
-  asio::io_context* io = &io_;
-  waiter_.push([shared, alive, io, done = std::move(done)]() mutable {
-    auto result = std::make_shared<Result<T>>(shared->get());
-    asio::post(*io, [alive, result, done = std::move(done)]() mutable {
-      if (!alive.expired()) done(std::move(*result));
+// The facade answers on the engine thread; this carries the answer to the session's thread,
+// posted in the engine's order (events go the same way), and drops it if this backend is gone.
+template <class F>
+auto NativeBackend::onSession(F done) {
+  return [io = &io_, alive = std::weak_ptr<bool>(alive_), done = std::move(done)](auto result) mutable {
+    asio::post(*io, [alive, done, result = std::move(result)]() mutable {
+      if (!alive.expired()) done(std::move(result));
     });
-  });
+  };
 }
 
 }  // namespace strata::backends

@@ -11,8 +11,12 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <array>
+#include <condition_variable>
 #include <cstring>
 #include <fstream>
+#include <mutex>
+#include <thread>
 
 #include "strata/protocol/json.hpp"
 #include "strata/hex.hpp"
@@ -101,47 +105,43 @@ void drainInBackground(std::vector<int> fds) {
 
 }  // namespace
 
-// ---- OrderedWaiter ----------------------------------------------------------------------------
+// ---- teardown off the session thread ----------------------------------------------------------
 
-OrderedWaiter::OrderedWaiter() : thread_([this] { loop(); }) {}
+namespace {
 
-OrderedWaiter::~OrderedWaiter() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stopping_ = true;
+// Debuggers being torn down. Killing or detaching a program and joining the engine thread can
+// take a while (a program slow to die, an engine finishing a step), so it happens on a thread
+// of its own, never on the session's io_context thread, which other sessions share (--listen).
+class Teardowns {
+ public:
+  static Teardowns& instance() {
+    static Teardowns* t = new Teardowns;  // never destroyed: a teardown may outlive main()
+    return *t;
   }
-  wake_.notify_all();
-  thread_.join();
-}
-
-void OrderedWaiter::push(std::function<void()> job) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    jobs_.push_back(std::move(job));
+  void adopt(std::unique_ptr<dbg::NativeDebugger> debugger) {
+    std::lock_guard lock(mutex_);
+    ++running_;
+    std::thread([this, d = std::move(debugger)]() mutable {
+      d.reset();
+      std::lock_guard lock(mutex_);
+      --running_;
+      idle_.notify_all();
+    }).detach();
   }
-  wake_.notify_all();
-}
-
-void OrderedWaiter::drain(std::chrono::milliseconds limit) {
-  std::unique_lock<std::mutex> lock(mutex_);
-  idle_.wait_for(lock, limit, [this] { return jobs_.empty() && !busy_; });
-}
-
-void OrderedWaiter::loop() {
-  std::unique_lock<std::mutex> lock(mutex_);
-  for (;;) {
-    wake_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
-    if (jobs_.empty()) return;  // stopping, and nothing left
-    auto job = std::move(jobs_.front());
-    jobs_.pop_front();
-    busy_ = true;
-    lock.unlock();
-    job();
-    lock.lock();
-    busy_ = false;
-    if (jobs_.empty()) idle_.notify_all();
+  bool finish(std::chrono::milliseconds limit) {
+    std::unique_lock lock(mutex_);
+    return idle_.wait_for(lock, limit, [this] { return running_ == 0; });
   }
-}
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable idle_;
+  int running_ = 0;
+};
+
+}  // namespace
+
+bool NativeBackend::finishTeardowns(std::chrono::milliseconds limit) { return Teardowns::instance().finish(limit); }
 
 // ---- output pipes -------------------------------------------------------------------------------
 
@@ -173,51 +173,42 @@ void NativeBackend::readPipe(const std::shared_ptr<Pipe>& pipe) {
 
 // ---- plumbing -----------------------------------------------------------------------------------
 
-void NativeBackend::postEvent(std::function<void()> event) {
-  std::weak_ptr<bool> alive = alive_;
-  asio::io_context* io = &io_;
-  waiter_.push([alive, io, event = std::move(event)] {
-    asio::post(*io, [alive, event] {
+// The facade calls its callbacks on the engine thread: each one posts its event to the session's
+// thread, as onSession() does with results, so both arrive in the order they happened there
+// (a `continue` response before the stop it led to). Nothing here keeps `this` on the engine
+// thread: the debugger may outlive this backend while it is torn down.
+NativeBackend::NativeBackend(asio::io_context& io, BackendHost& host) : io_(io), host_(host) {
+  auto post = [io = &io_, alive = std::weak_ptr<bool>(alive_)](std::function<void()> event) {
+    asio::post(*io, [alive, event = std::move(event)] {
       if (!alive.expired()) event();
     });
-  });
-}
-
-NativeBackend::NativeBackend(asio::io_context& io, BackendHost& host) : io_(io), host_(host) {
+  };
   dbg::Callbacks cb;
-  // Engine thread: nothing here may block on the engine or touch the session directly.
-  cb.stopped = [this](const dbg::StopInfo& stop) { postEvent([this, stop] { onStopped(stop); }); };
-  cb.exited = [this](const dbg::ExitInfo& exit) { postEvent([this, exit] { onExited(exit); }); };
-  cb.breakpointChanged = [this](const dbg::BreakpointState& b) {
+  cb.stopped = [this, post](const dbg::StopInfo& stop) { post([this, stop] { onStopped(stop); }); };
+  cb.exited = [this, post](const dbg::ExitInfo& exit) { post([this, exit] { onExited(exit); }); };
+  cb.breakpointChanged = [this, post](const dbg::BreakpointState& b) {
     BreakpointState state;
     state.verified = b.verified;
     state.line = b.line;
     state.message = b.message;
     state.id = b.id;
     if (!b.file.empty()) state.path = b.file;
-    postEvent([this, state] { host_.breakpointChanged(state); });
+    post([this, state] { host_.breakpointChanged(state); });
   };
-  cb.output = [this](const std::string& text) {
-    postEvent([this, text] { host_.output(OutputCategory::Console, text); });
+  cb.output = [this, post](const std::string& text) {
+    post([this, text] { host_.output(OutputCategory::Console, text); });
   };
-  cb.thread = [this](pid_t tid, bool started) { postEvent([this, tid, started] { host_.threadChanged(tid, started); }); };
-  cb.module = [this](const std::string& path, bool loaded) {
+  cb.thread = [this, post](pid_t tid, bool started) { post([this, tid, started] { host_.threadChanged(tid, started); }); };
+  cb.module = [this, post](const dbg::ModuleEntry& m, bool loaded) {
     ModuleInfo info;
-    info.id = path;
-    info.path = path;
-    info.name = baseName(path);
-    if (loaded && debugger_) {
-      // On the engine thread a facade call runs at once.
-      auto list = debugger_->modules().get();
-      if (list)
-        for (const auto& m : *list)
-          if (m.path == path) {
-            info.name = m.name;
-            info.symbolStatus = m.hasDebugInfo ? "Symbols loaded." : "No debug information.";
-            info.addressRange = hexAddress(m.low) + "-" + hexAddress(m.high);
-          }
+    info.id = m.path;
+    info.path = m.path;
+    info.name = m.name.empty() ? baseName(m.path) : m.name;
+    if (loaded) {
+      info.symbolStatus = m.hasDebugInfo ? "Symbols loaded." : "No debug information.";
+      info.addressRange = hexAddress(m.low) + "-" + hexAddress(m.high);
     }
-    postEvent([this, info, loaded] {
+    post([this, info, loaded] {
       if (loaded) modules_[info.path] = info;
       else modules_.erase(info.path);
       host_.moduleChanged(info, loaded ? "new" : "removed");
@@ -227,15 +218,14 @@ NativeBackend::NativeBackend(asio::io_context& io, BackendHost& host) : io_(io),
 }
 
 NativeBackend::~NativeBackend() {
-  // A detach asked for just before (the client went away) must reach the engine before the
-  // debugger is destroyed, which would kill a launched program.
-  waiter_.drain(std::chrono::seconds(5));
-  alive_.reset();
-  debugger_.reset();  // every pending future resolves; the waiter can finish
+  alive_.reset();  // nothing from the engine reaches the session any more
+  // A detach asked for just before (the client went away) is already queued on the engine
+  // thread, ahead of the teardown, which therefore leaves that program running.
+  Teardowns::instance().adopt(std::move(debugger_));
   std::vector<int> fds;
   for (auto& p : pipes_)
     if (!p->eof && p->stream.is_open()) fds.push_back(p->stream.release());
-  if (detached_) drainInBackground(std::move(fds));
+  if (detachRequested_) drainInBackground(std::move(fds));
   else
     for (int fd : fds) ::close(fd);
 }
@@ -295,15 +285,10 @@ void NativeBackend::launch(const LaunchSpec& spec, Reply<void> reply) {
   o.stderrFd = err[1];
   launched_ = true;
   stopOnEntry_ = spec.stopOnEntry;
-  auto launched = debugger_->launch(std::move(o));
-  // The child has its copies once launch returns; ours of the write ends must close so EOF comes.
-  int writeEnds[2] = {out[1], err[1]};
   auto outPipe = std::make_shared<Pipe>(io_, out[0], OutputCategory::Stdout);
   auto errPipe = std::make_shared<Pipe>(io_, err[0], OutputCategory::Stderr);
   std::string display = spec.displayName.empty() ? program : spec.displayName;
-  await(std::move(launched), [this, reply, writeEnds, outPipe, errPipe, display](Result<pid_t> r) {
-    ::close(writeEnds[0]);
-    ::close(writeEnds[1]);
+  auto started = onSession([this, reply, outPipe, errPipe, display](Result<pid_t> r) {
     if (!r) return reply(r.takeError());
     pid_ = *r;
     pipes_ = {outPipe, errPipe};
@@ -311,6 +296,13 @@ void NativeBackend::launch(const LaunchSpec& spec, Reply<void> reply) {
     readPipe(errPipe);
     reply({});
     host_.processStarted(display, pid_, true);
+  });
+  // The child has its copies once the launch is done; ours of the write ends close then, on the
+  // engine thread, so EOF comes when the program's end closes them, whatever became of us.
+  debugger_->launch(std::move(o), [writeEnds = std::array<int, 2>{out[1], err[1]}, started](Result<pid_t> r) mutable {
+    ::close(writeEnds[0]);
+    ::close(writeEnds[1]);
+    started(std::move(r));
   });
 }
 
@@ -338,33 +330,37 @@ void NativeBackend::attach(const AttachSpec& spec, Reply<void> reply) {
   launched_ = false;
   stopOnEntry_ = spec.stopOnEntry;
   std::string name = readFirstLine(proc + "/comm");
-  await(debugger_->attach(pid), [this, reply, pid, name](Result<void> r) {
+  debugger_->attach(pid, onSession([this, reply, pid, name](Result<void> r) {
     if (!r) return reply(Error{kNativeError, "process " + std::to_string(pid) + ": " + attachAdvice(pid, r.error().message), true});
     pid_ = pid;
     reply({});
     host_.processStarted(name.empty() ? std::to_string(pid) : name, pid, false);
-  });
+  }));
 }
 
 void NativeBackend::configurationDone(Reply<void> reply) {
-  await(debugger_->configurationDone(stopOnEntry_), [reply](Result<void> r) { reply(std::move(r)); });
+  debugger_->configurationDone(stopOnEntry_, onSession([reply](Result<void> r) { reply(std::move(r)); }));
 }
 
 void NativeBackend::terminate(bool force, Reply<void> reply) {
   if (ended_ || pid_ <= 0) return reply({});
-  if (force) return await(debugger_->terminate(), [reply](Result<void> r) { reply(std::move(r)); });
+  if (force) {
+    debugger_->terminate(onSession([reply](Result<void> r) { reply(std::move(r)); }));
+    return;
+  }
   // A polite SIGTERM reaches the program once it runs: stopped at a breakpoint, it runs on.
   if (::kill(pid_, SIGTERM) != 0)
     return reply(Error{kNativeError, std::string("SIGTERM: ") + std::strerror(errno), true});
-  await(debugger_->resume(), [reply](Result<void>) { reply({}); });
+  debugger_->resume(onSession([reply](Result<void>) { reply({}); }));
 }
 
 void NativeBackend::detach(Reply<void> reply) {
   if (ended_ || detached_ || pid_ <= 0) return reply({});
-  await(debugger_->detach(), [this, reply](Result<void> r) {
+  detachRequested_ = true;
+  debugger_->detach(onSession([this, reply](Result<void> r) {
     if (r) detached_ = true;
     reply(std::move(r));
-  });
+  }));
 }
 
 void NativeBackend::onExited(const dbg::ExitInfo& exit) {
@@ -432,44 +428,43 @@ void NativeBackend::onStopped(const dbg::StopInfo& stop) {
 void NativeBackend::resume(std::int64_t threadId, bool singleThread, Reply<bool> reply) {
   (void)singleThread;  // the engine is all-stop: every thread runs
   exceptions_.clear();
-  await(debugger_->resume(), [this, threadId, reply](Result<void> r) {
+  debugger_->resume(onSession([this, threadId, reply](Result<void> r) {
     if (!r) return reply(r.takeError());
     reply(true);
     host_.continued(threadId, true);
-  });
+  }));
 }
 
 void NativeBackend::step(StepKind kind, const StepOptions& options, Reply<void> reply) {
   auto g = options.granularity == Granularity::Instruction ? dbg::Granularity::Instruction : dbg::Granularity::Line;
   pid_t tid = static_cast<pid_t>(options.threadId);
-  std::future<Result<void>> started;
-  if (kind == StepKind::Over) started = debugger_->next(tid, g);
-  else if (kind == StepKind::Out) started = debugger_->stepOut(tid);
-  else if (options.targetId) started = debugger_->stepInto(tid, static_cast<int>(*options.targetId));
-  else started = debugger_->stepIn(tid, g);
   exceptions_.clear();
-  await(std::move(started), [this, tid, reply](Result<void> r) {
+  auto started = onSession([this, tid, reply](Result<void> r) {
     if (!r) return reply(r.takeError());
     reply({});
     host_.continued(tid, true);
   });
+  if (kind == StepKind::Over) debugger_->next(tid, g, std::move(started));
+  else if (kind == StepKind::Out) debugger_->stepOut(tid, std::move(started));
+  else if (options.targetId) debugger_->stepInto(tid, static_cast<int>(*options.targetId), std::move(started));
+  else debugger_->stepIn(tid, g, std::move(started));
 }
 
 void NativeBackend::pause(std::int64_t threadId, Reply<void> reply) {
   (void)threadId;  // all-stop: pausing one thread stops them all
-  await(debugger_->pause(), [reply](Result<void> r) { reply(std::move(r)); });
+  debugger_->pause(onSession([reply](Result<void> r) { reply(std::move(r)); }));
 }
 
 void NativeBackend::threads(Reply<std::vector<ThreadInfo>> reply) {
   if (ended_ || detached_ || pid_ <= 0) return reply(std::vector<ThreadInfo>{});
-  await(debugger_->threads(), [this, reply](Result<std::vector<dbg::ThreadEntry>> r) {
+  debugger_->threads(onSession([this, reply](Result<std::vector<dbg::ThreadEntry>> r) {
     // Gone while its last output is read: no threads, not an error.
     if (!r && pendingExit_) return reply(std::vector<ThreadInfo>{});
     if (!r) return reply(r.takeError());
     std::vector<ThreadInfo> out;
     for (const auto& t : *r) out.push_back(ThreadInfo{t.id, t.name});
     reply(std::move(out));
-  });
+  }));
 }
 
 // ---- breakpoints ----------------------------------------------------------------------------------
@@ -497,10 +492,10 @@ void NativeBackend::setSourceBreakpoints(const std::string& path, const std::vec
   for (const auto& b : breakpoints)
     list.push_back(dbg::SourceBreakpoint{static_cast<int>(b.line), b.condition.value_or(""), b.hitCondition.value_or(""),
                                          b.logMessage.value_or("")});
-  await(debugger_->setSourceBreakpoints(path, std::move(list)), [reply](Result<std::vector<dbg::BreakpointState>> r) {
+  debugger_->setSourceBreakpoints(path, std::move(list), onSession([reply](Result<std::vector<dbg::BreakpointState>> r) {
     if (!r) return reply(r.takeError());
     reply(toStates(*r, false));
-  });
+  }));
 }
 
 void NativeBackend::setFunctionBreakpoints(const std::vector<FunctionBreakpointSpec>& breakpoints,
@@ -508,12 +503,12 @@ void NativeBackend::setFunctionBreakpoints(const std::vector<FunctionBreakpointS
   std::vector<dbg::FunctionBreakpoint> list;
   for (const auto& b : breakpoints)
     list.push_back(dbg::FunctionBreakpoint{b.name, b.condition.value_or(""), b.hitCondition.value_or("")});
-  await(debugger_->setFunctionBreakpoints(std::move(list)), [this, reply](Result<std::vector<dbg::BreakpointState>> r) {
+  debugger_->setFunctionBreakpoints(std::move(list), onSession([this, reply](Result<std::vector<dbg::BreakpointState>> r) {
     if (!r) return reply(r.takeError());
     for (const auto& b : *r)
       if (b.id > 0) breakpointKinds_[b.id] = "function breakpoint";
     reply(toStates(*r, true));
-  });
+  }));
 }
 
 Result<std::uint64_t> NativeBackend::parseReference(const std::string& reference, std::int64_t offset) const {
@@ -539,8 +534,7 @@ void NativeBackend::setInstructionBreakpoints(const std::vector<InstructionBreak
   std::vector<dbg::InstructionBreakpoint> valid;
   for (std::size_t i = 0; i < list.size(); ++i)
     if (errors[i].empty()) valid.push_back(list[i]);
-  await(debugger_->setInstructionBreakpoints(std::move(valid)),
-        [this, reply, errors](Result<std::vector<dbg::BreakpointState>> r) {
+  debugger_->setInstructionBreakpoints(std::move(valid), onSession([this, reply, errors](Result<std::vector<dbg::BreakpointState>> r) {
           if (!r) return reply(r.takeError());
           auto states = toStates(*r, true);
           std::vector<BreakpointState> out;
@@ -558,7 +552,7 @@ void NativeBackend::setInstructionBreakpoints(const std::vector<InstructionBreak
             out.push_back(std::move(s));
           }
           reply(std::move(out));
-        });
+        }));
 }
 
 void NativeBackend::setExceptionBreakpoints(const std::vector<ExceptionFilterSpec>& filters,
@@ -583,10 +577,10 @@ void NativeBackend::setExceptionBreakpoints(const std::vector<ExceptionFilterSpe
     }
     out.push_back(std::move(s));
   }
-  await(debugger_->setStopSignals(std::move(signals)), [reply, out](Result<void> r) {
+  debugger_->setStopSignals(std::move(signals), onSession([reply, out](Result<void> r) {
     if (!r) return reply(r.takeError());
     reply(out);
-  });
+  }));
 }
 
 void NativeBackend::dataBreakpointInfo(const DataBreakpointQuery& query, Reply<DataBreakpointTarget> reply) {
@@ -610,9 +604,11 @@ void NativeBackend::dataBreakpointInfo(const DataBreakpointQuery& query, Reply<D
     t.name = query.name;
     return answer(t);
   }
-  if (query.variablesReference)
-    return await(debugger_->dataTargetOfVariable(static_cast<int>(*query.variablesReference), query.name), answer);
-  await(debugger_->dataTarget(query.name, static_cast<int>(query.frameId.value_or(0))), answer);
+  if (query.variablesReference) {
+    debugger_->dataTargetOfVariable(static_cast<int>(*query.variablesReference), query.name, onSession(answer));
+    return;
+  }
+  debugger_->dataTarget(query.name, static_cast<int>(query.frameId.value_or(0)), onSession(answer));
 }
 
 void NativeBackend::setDataBreakpoints(const std::vector<DataBreakpointSpec>& breakpoints,
@@ -641,7 +637,7 @@ void NativeBackend::setDataBreakpoints(const std::vector<DataBreakpointSpec>& br
     errors.push_back(error);
     if (error.empty()) list.push_back(d);
   }
-  await(debugger_->setDataBreakpoints(std::move(list)), [this, reply, errors](Result<std::vector<dbg::BreakpointState>> r) {
+  debugger_->setDataBreakpoints(std::move(list), onSession([this, reply, errors](Result<std::vector<dbg::BreakpointState>> r) {
     if (!r) return reply(r.takeError());
     std::vector<BreakpointState> out;
     std::size_t next = 0;
@@ -661,7 +657,7 @@ void NativeBackend::setDataBreakpoints(const std::vector<DataBreakpointSpec>& br
       out.push_back(std::move(s));
     }
     reply(std::move(out));
-  });
+  }));
 }
 
 }  // namespace strata::backends

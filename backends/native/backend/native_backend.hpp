@@ -3,12 +3,9 @@
 
 #include <boost/asio.hpp>
 
-#include <condition_variable>
-#include <deque>
+#include <chrono>
 #include <map>
 #include <memory>
-#include <mutex>
-#include <thread>
 
 #include "backends/backend.hpp"
 #include "strata/native/debugger/debugger.hpp"
@@ -16,26 +13,6 @@
 namespace strata::backends {
 
 namespace asio = boost::asio;
-
-// Runs jobs one after another on its own thread. The native backend queues here both the waits
-// on the facade's futures and the facade's events, so the session sees replies and events in the
-// order they happened on the engine thread (a `continue` response before the stop it led to).
-class OrderedWaiter {
- public:
-  OrderedWaiter();
-  ~OrderedWaiter();  // runs what is queued, then stops
-  void push(std::function<void()> job);
-  // Waits (at most `limit`) until everything queued so far has run.
-  void drain(std::chrono::milliseconds limit);
-
- private:
-  void loop();
-  std::mutex mutex_;
-  std::condition_variable wake_, idle_;
-  std::deque<std::function<void()>> jobs_;
-  bool busy_ = false, stopping_ = false;
-  std::thread thread_;
-};
 
 class NativeBackend final : public Backend {
  public:
@@ -83,16 +60,18 @@ class NativeBackend final : public Backend {
   void loadedSources(Reply<std::vector<SourceInfo>> reply) override;
   void stepInTargets(std::int64_t frameId, Reply<std::vector<StepInTargetInfo>> reply) override;
 
+  // Waits (at most `limit`) until every native debugger given up by a backend is torn down:
+  // for the adapter's exit. False when some are still going.
+  static bool finishTeardowns(std::chrono::milliseconds limit);
+
   // Largest indexed page answered to a `variables` request without a count.
   static constexpr std::uint64_t kUnpagedLimit = 1000;
 
  private:
   struct Pipe;
-  // Waits for `future` off the session thread, then runs `done` with its result on the session
-  // thread (unless this backend is gone by then).
-  template <class T, class Done>
-  void await(std::future<Result<T>> future, Done done);
-  void postEvent(std::function<void()> event);
+  // A facade completion that runs `done` on the session thread (internal.hpp).
+  template <class F>
+  auto onSession(F done);
   void onStopped(const native::debugger::StopInfo& stop);
   void onExited(const native::debugger::ExitInfo& exit);
   void onModule(const std::string& path, bool loaded);
@@ -104,10 +83,10 @@ class NativeBackend final : public Backend {
   asio::io_context& io_;
   BackendHost& host_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
-  OrderedWaiter waiter_;
   std::unique_ptr<native::debugger::NativeDebugger> debugger_;
   pid_t pid_ = 0;
   bool launched_ = false, stopOnEntry_ = false, detached_ = false, ended_ = false;
+  bool detachRequested_ = false;  // the program is to run on: its pipes are drained, not closed
   std::optional<ExitStatus> pendingExit_;
   std::vector<std::shared_ptr<Pipe>> pipes_;
   std::unique_ptr<asio::steady_timer> exitTimer_;

@@ -16,9 +16,8 @@ using native_detail::kNativeError;
 
 void NativeBackend::stackTrace(std::int64_t threadId, std::int64_t startFrame, std::int64_t levels,
                                Reply<StackPage> reply) {
-  await(debugger_->stackTrace(static_cast<pid_t>(threadId), static_cast<std::size_t>(startFrame),
-                              static_cast<std::size_t>(levels)),
-        [this, reply](Result<dbg::StackPage> r) {
+  debugger_->stackTrace(static_cast<pid_t>(threadId), static_cast<std::size_t>(startFrame),
+                              static_cast<std::size_t>(levels), onSession([this, reply](Result<dbg::StackPage> r) {
           if (!r) return reply(r.takeError());
           StackPage page;
           page.totalFrames = static_cast<std::int64_t>(r->totalFrames);
@@ -58,11 +57,11 @@ void NativeBackend::stackTrace(std::int64_t threadId, std::int64_t startFrame, s
             page.frames.push_back(std::move(out));
           }
           reply(std::move(page));
-        });
+        }));
 }
 
 void NativeBackend::scopes(std::int64_t frameId, Reply<std::vector<ScopeInfo>> reply) {
-  await(debugger_->scopes(static_cast<int>(frameId)), [reply](Result<std::vector<dbg::Scope>> r) {
+  debugger_->scopes(static_cast<int>(frameId), onSession([reply](Result<std::vector<dbg::Scope>> r) {
     if (!r) return reply(r.takeError());
     std::vector<ScopeInfo> out;
     for (const char* want : {"Locals", "Registers", "Globals"})
@@ -76,7 +75,7 @@ void NativeBackend::scopes(std::int64_t frameId, Reply<std::vector<ScopeInfo>> r
           out.push_back(std::move(info));
         }
     reply(std::move(out));
-  });
+  }));
 }
 
 ValueInfo NativeBackend::toValue(const dbg::Variable& v) {
@@ -101,9 +100,8 @@ void NativeBackend::variables(const VariablesQuery& query, Reply<std::vector<Val
   if (auto it = indexedCounts_.find(query.variablesReference); it != indexedCounts_.end()) indexed = it->second;
   bool capped = query.count == 0 && filter != dbg::VariableFilter::Named && indexed > kUnpagedLimit + query.start;
   std::uint64_t count = capped ? kUnpagedLimit : static_cast<std::uint64_t>(query.count);
-  await(debugger_->variables(static_cast<int>(query.variablesReference), filter, static_cast<std::uint64_t>(query.start),
-                             count),
-        [this, reply, capped, indexed](Result<std::vector<dbg::Variable>> r) {
+  debugger_->variables(static_cast<int>(query.variablesReference), filter, static_cast<std::uint64_t>(query.start),
+                             count, onSession([this, reply, capped, indexed](Result<std::vector<dbg::Variable>> r) {
           if (!r) return reply(r.takeError());
           std::vector<ValueInfo> out;
           for (const auto& v : *r) out.push_back(toValue(v));
@@ -116,26 +114,25 @@ void NativeBackend::variables(const VariablesQuery& query, Reply<std::vector<Val
             out.push_back(std::move(more));
           }
           reply(std::move(out));
-        });
+        }));
 }
 
 void NativeBackend::evaluate(const EvaluateQuery& query, Reply<ValueInfo> reply) {
   std::string text = query.expression;
   while (!text.empty() && (text.back() == ' ' || text.back() == '\n')) text.pop_back();
   if (text.empty()) return reply(Error{kNativeError, "nothing to evaluate", false});
-  await(debugger_->evaluate(text, static_cast<int>(query.frameId.value_or(0))), [this, reply](Result<dbg::Variable> r) {
+  debugger_->evaluate(text, static_cast<int>(query.frameId.value_or(0)), onSession([this, reply](Result<dbg::Variable> r) {
     if (!r) return reply(r.takeError());
     reply(toValue(*r));
-  });
+  }));
 }
 
 void NativeBackend::setVariable(std::int64_t variablesReference, const std::string& name, const std::string& value,
                                 Reply<ValueInfo> reply) {
-  await(debugger_->setVariable(static_cast<int>(variablesReference), name, value),
-        [this, reply](Result<dbg::Variable> r) {
+  debugger_->setVariable(static_cast<int>(variablesReference), name, value, onSession([this, reply](Result<dbg::Variable> r) {
           if (!r) return reply(r.takeError());
           reply(toValue(*r));
-        });
+        }));
 }
 
 void NativeBackend::exceptionInfo(std::int64_t threadId, Reply<ExceptionDetails> reply) {
@@ -162,15 +159,14 @@ void NativeBackend::readMemory(const std::string& memoryReference, std::int64_t 
   constexpr std::int64_t kMax = 16 << 20;
   if (count > kMax) return reply(Error{kNativeError, "readMemory: at most 16 MiB at once", false});
   std::uint64_t at = *address;
-  await(debugger_->readMemoryPrefix(at, static_cast<std::size_t>(count)),
-        [reply, at, count](Result<std::vector<std::uint8_t>> r) {
+  debugger_->readMemoryPrefix(at, static_cast<std::size_t>(count), onSession([reply, at, count](Result<std::vector<std::uint8_t>> r) {
           if (!r) return reply(r.takeError());
           MemoryContents m;
           m.address = hexAddress(at);
           m.unreadableBytes = count - static_cast<std::int64_t>(r->size());
           m.data = std::move(r).value();
           reply(std::move(m));
-        });
+        }));
 }
 
 void NativeBackend::writeMemory(const std::string& memoryReference, std::int64_t offset, std::vector<std::uint8_t> data,
@@ -179,18 +175,17 @@ void NativeBackend::writeMemory(const std::string& memoryReference, std::int64_t
   auto address = parseReference(memoryReference, offset);
   if (!address) return reply(address.takeError());
   auto size = static_cast<std::int64_t>(data.size());
-  await(debugger_->writeMemory(*address, std::move(data)), [reply, size](Result<void> r) {
+  debugger_->writeMemory(*address, std::move(data), onSession([reply, size](Result<void> r) {
     if (!r) return reply(r.takeError());
     reply(size);
-  });
+  }));
 }
 
 void NativeBackend::disassemble(const DisassembleQuery& query, Reply<std::vector<InstructionInfo>> reply) {
   auto address = parseReference(query.memoryReference, query.offset);
   if (!address) return reply(address.takeError());
   bool symbols = query.resolveSymbols;
-  await(debugger_->disassembleAround(*address, query.instructionOffset, static_cast<std::size_t>(query.instructionCount)),
-        [reply, symbols](Result<std::vector<dbg::DisassembledInstruction>> r) {
+  debugger_->disassembleAround(*address, query.instructionOffset, static_cast<std::size_t>(query.instructionCount), onSession([reply, symbols](Result<std::vector<dbg::DisassembledInstruction>> r) {
           if (!r) return reply(r.takeError());
           std::vector<InstructionInfo> out;
           for (const auto& ins : *r) {
@@ -210,22 +205,22 @@ void NativeBackend::disassemble(const DisassembleQuery& query, Reply<std::vector
             out.push_back(std::move(i));
           }
           reply(std::move(out));
-        });
+        }));
 }
 
 void NativeBackend::modules(Reply<std::vector<ModuleInfo>> reply) {
-  await(debugger_->modules(), [reply](Result<std::vector<dbg::ModuleEntry>> r) {
+  debugger_->modules(onSession([reply](Result<std::vector<dbg::ModuleEntry>> r) {
     if (!r) return reply(r.takeError());
     std::vector<ModuleInfo> out;
     for (const auto& m : *r)
       out.push_back(ModuleInfo{m.path, m.name, m.path, m.hasDebugInfo ? "Symbols loaded." : "No debug information.",
                                hexAddress(m.low) + "-" + hexAddress(m.high)});
     reply(std::move(out));
-  });
+  }));
 }
 
 void NativeBackend::loadedSources(Reply<std::vector<SourceInfo>> reply) {
-  await(debugger_->sourceFiles(), [reply](Result<std::vector<std::string>> r) {
+  debugger_->sourceFiles(10000, onSession([reply](Result<std::vector<std::string>> r) {
     if (!r) return reply(r.takeError());
     std::vector<SourceInfo> out;
     for (const auto& path : *r) {
@@ -235,16 +230,16 @@ void NativeBackend::loadedSources(Reply<std::vector<SourceInfo>> reply) {
       out.push_back(std::move(s));
     }
     reply(std::move(out));
-  });
+  }));
 }
 
 void NativeBackend::stepInTargets(std::int64_t frameId, Reply<std::vector<StepInTargetInfo>> reply) {
-  await(debugger_->stepInTargets(static_cast<int>(frameId)), [reply](Result<std::vector<dbg::StepInTarget>> r) {
+  debugger_->stepInTargets(static_cast<int>(frameId), onSession([reply](Result<std::vector<dbg::StepInTarget>> r) {
     if (!r) return reply(r.takeError());
     std::vector<StepInTargetInfo> out;
     for (const auto& t : *r) out.push_back(StepInTargetInfo{t.id, t.label, t.line ? std::optional<std::int64_t>(t.line) : std::nullopt});
     reply(std::move(out));
-  });
+  }));
 }
 
 }  // namespace strata::backends

@@ -1,6 +1,7 @@
 // Source, function and instruction breakpoints: resolution in every loaded object, pending ones
 // resolved at each library load, conditions and hit counts decided inside the engine.
 #include <cctype>
+#include <filesystem>
 
 #include "internal.hpp"
 
@@ -196,26 +197,30 @@ std::vector<BreakpointState> State::replace(std::vector<int>& owned, std::vector
 void State::onLibraries(const engine::LibraryEvent& event) {
   for (const auto& gone : event.removed) {
     modules.remove(gone.path);
-    if (callbacks.module) callbacks.module(gone.path, false);
+    ModuleEntry entry;
+    entry.path = gone.path;
+    entry.name = std::filesystem::path(gone.path).filename().string();
+    if (callbacks.module) emit([this, entry] { callbacks.module(entry, false); });
   }
   if (unwinder && !event.removed.empty()) unwinder->flushCaches();
   for (const auto& object : event.added) {
     auto added = modules.add(object);
     if (!added) continue;  // an object we cannot read has no symbols; its code still runs
     const sym::Module module = **added;
-    if (callbacks.module) callbacks.module(object.path, true);
+    if (callbacks.module) emit([this, entry = entryOf(module)] { callbacks.module(entry, true); });
     // Before the library's code runs: the engine holds every thread during this callback.
     for (auto& [id, bp] : std::map<int, std::shared_ptr<UserBreakpoint>>(breakpoints)) {
       bool was = bp->state.verified;
       resolve(*bp, module);
-      if (!was && bp->state.verified && callbacks.breakpointChanged) callbacks.breakpointChanged(bp->state);
+      if (!was && bp->state.verified && callbacks.breakpointChanged)
+        emit([this, state = bp->state] { callbacks.breakpointChanged(state); });
     }
   }
   if (unwinder && !event.added.empty()) unwinder->flushCaches();
 }
 
 std::future<Result<std::vector<BreakpointState>>> NativeDebugger::setSourceBreakpoints(
-    std::string file, std::vector<SourceBreakpoint> requested) {
+    std::string file, std::vector<SourceBreakpoint> requested, Done<std::vector<BreakpointState>> done) {
   State* s = state_.get();
   return s->onEngine<std::vector<BreakpointState>>(
       [s, file, requested]() -> Result<std::vector<BreakpointState>> {
@@ -243,11 +248,11 @@ std::future<Result<std::vector<BreakpointState>>> NativeDebugger::setSourceBreak
           out[i].message = errors[i]->message;
         }
         return out;
-      });
+      }, std::move(done));
 }
 
 std::future<Result<std::vector<BreakpointState>>> NativeDebugger::setFunctionBreakpoints(
-    std::vector<FunctionBreakpoint> requested) {
+    std::vector<FunctionBreakpoint> requested, Done<std::vector<BreakpointState>> done) {
   State* s = state_.get();
   return s->onEngine<std::vector<BreakpointState>>([s, requested]() -> Result<std::vector<BreakpointState>> {
     std::vector<std::shared_ptr<UserBreakpoint>> fresh;
@@ -262,11 +267,11 @@ std::future<Result<std::vector<BreakpointState>>> NativeDebugger::setFunctionBre
     for (std::size_t i = 0; i < out.size(); ++i)
       if (!errors[i].empty()) out[i].message = errors[i];
     return out;
-  });
+  }, std::move(done));
 }
 
 std::future<Result<std::vector<BreakpointState>>> NativeDebugger::setInstructionBreakpoints(
-    std::vector<InstructionBreakpoint> requested) {
+    std::vector<InstructionBreakpoint> requested, Done<std::vector<BreakpointState>> done) {
   State* s = state_.get();
   return s->onEngine<std::vector<BreakpointState>>([s, requested]() -> Result<std::vector<BreakpointState>> {
     std::vector<std::shared_ptr<UserBreakpoint>> fresh;
@@ -281,7 +286,7 @@ std::future<Result<std::vector<BreakpointState>>> NativeDebugger::setInstruction
     for (std::size_t i = 0; i < out.size(); ++i)
       if (!errors[i].empty()) out[i].message = errors[i];
     return out;
-  });
+  }, std::move(done));
 }
 
 }  // namespace strata::native::debugger

@@ -22,11 +22,15 @@ NativeDebugger::State::State(Callbacks cb) : callbacks(std::move(cb)) {
   engine = std::make_unique<engine::Engine>(*this);
 }
 
-NativeDebugger::State::~State() { engine.reset(); }
+// Work already queued (a detach asked for just before) runs while `engine` is still set.
+NativeDebugger::State::~State() {
+  engine->stop();
+  engine.reset();
+}
 
 void NativeDebugger::State::report(StopInfo info) {
   lastTid = info.tid;
-  if (callbacks.stopped) callbacks.stopped(info);
+  if (callbacks.stopped) emit([this, info] { callbacks.stopped(info); });
 }
 
 void NativeDebugger::State::onStopped(const engine::StopEvent& event) {
@@ -95,16 +99,18 @@ void NativeDebugger::State::onExited(const engine::ExitEvent& event) {
   siteOwner.clear();
   for (const auto& m : std::vector<sym::Module>(modules.modules())) modules.remove(m.object.path);
   if (callbacks.exited)
-    callbacks.exited(ExitInfo{event.signaled, event.exitCode, event.signal, event.description});
+    emit([this, info = ExitInfo{event.signaled, event.exitCode, event.signal, event.description}] {
+      callbacks.exited(info);
+    });
 }
 
 void NativeDebugger::State::onThreadStarted(pid_t, pid_t tid) {
-  if (callbacks.thread) callbacks.thread(tid, true);
+  if (callbacks.thread) emit([this, tid] { callbacks.thread(tid, true); });
 }
 
 void NativeDebugger::State::onThreadExited(pid_t, pid_t tid) {
   stacks.erase(tid);
-  if (callbacks.thread) callbacks.thread(tid, false);
+  if (callbacks.thread) emit([this, tid] { callbacks.thread(tid, false); });
 }
 
 NativeDebugger::NativeDebugger(Callbacks callbacks) : state_(std::make_unique<State>(std::move(callbacks))) {}
@@ -113,19 +119,25 @@ NativeDebugger::~NativeDebugger() = default;
 
 pid_t NativeDebugger::pid() const { return state_->engine->pid(); }
 
-std::future<Result<pid_t>> NativeDebugger::launch(engine::LaunchOptions options) {
-  state_->holding = true;
-  state_->attached = false;
-  return state_->engine->launch(std::move(options));
+std::future<Result<pid_t>> NativeDebugger::launch(engine::LaunchOptions options, Done<pid_t> done) {
+  State* s = state_.get();
+  return s->onEngine<pid_t>([s, options = std::move(options)]() mutable {
+    s->holding = true;
+    s->attached = false;
+    return s->engine->launch(std::move(options)).get();  // on the engine thread: runs at once
+  }, std::move(done));
 }
 
-std::future<Result<void>> NativeDebugger::attach(pid_t pid) {
-  state_->holding = true;
-  state_->attached = true;
-  return state_->engine->attach(pid);
+std::future<Result<void>> NativeDebugger::attach(pid_t pid, Done<void> done) {
+  State* s = state_.get();
+  return s->onEngine<void>([s, pid]() {
+    s->holding = true;
+    s->attached = true;
+    return s->engine->attach(pid).get();  // on the engine thread: runs at once
+  }, std::move(done));
 }
 
-std::future<Result<void>> NativeDebugger::configurationDone(bool stopOnEntry) {
+std::future<Result<void>> NativeDebugger::configurationDone(bool stopOnEntry, Done<void> done) {
   State* s = state_.get();
   return s->onEngine<void>([s, stopOnEntry]() -> Result<void> {
     if (!s->holding) return Error{1, "configurationDone: no launch or attach is waiting for it", true};
@@ -140,10 +152,10 @@ std::future<Result<void>> NativeDebugger::configurationDone(bool stopOnEntry) {
       return {};
     }
     return s->engine->resume().get();
-  });
+  }, std::move(done));
 }
 
-std::future<Result<void>> NativeDebugger::detach() {
+std::future<Result<void>> NativeDebugger::detach(Done<void> done) {
   State* s = state_.get();
   return s->onEngine<void>([s]() -> Result<void> {
     s->forgetStop();
@@ -152,42 +164,48 @@ std::future<Result<void>> NativeDebugger::detach() {
     for (auto& [id, bp] : s->breakpoints) bp->sites.clear(), bp->addresses.clear();
     s->siteOwner.clear();
     return r;
-  });
+  }, std::move(done));
 }
 
-std::future<Result<void>> NativeDebugger::terminate() { return state_->engine->kill(); }
+std::future<Result<void>> NativeDebugger::terminate(Done<void> done) {
+  State* s = state_.get();
+  return s->onEngine<void>([s]() { return s->engine->kill().get(); }, std::move(done));
+}
 
-std::future<Result<void>> NativeDebugger::resume() {
+std::future<Result<void>> NativeDebugger::resume(Done<void> done) {
   State* s = state_.get();
   return s->onEngine<void>([s]() -> Result<void> {
     s->forgetStop();
     s->step.reset();
     return s->engine->resume().get();
-  });
+  }, std::move(done));
 }
 
-std::future<Result<void>> NativeDebugger::pause() { return state_->engine->pause(); }
+std::future<Result<void>> NativeDebugger::pause(Done<void> done) {
+  State* s = state_.get();
+  return s->onEngine<void>([s]() { return s->engine->pause().get(); }, std::move(done));
+}
 
-std::future<Result<void>> NativeDebugger::next(pid_t tid, Granularity granularity) {
+std::future<Result<void>> NativeDebugger::next(pid_t tid, Granularity granularity, Done<void> done) {
   State* s = state_.get();
   return s->onEngine<void>([s, tid, granularity]() {
     return s->startStep(tid, granularity == Granularity::Instruction ? StepKind::InstructionOver : StepKind::Over);
-  });
+  }, std::move(done));
 }
 
-std::future<Result<void>> NativeDebugger::stepIn(pid_t tid, Granularity granularity) {
+std::future<Result<void>> NativeDebugger::stepIn(pid_t tid, Granularity granularity, Done<void> done) {
   State* s = state_.get();
   return s->onEngine<void>([s, tid, granularity]() {
     return s->startStep(tid, granularity == Granularity::Instruction ? StepKind::Instruction : StepKind::In);
-  });
+  }, std::move(done));
 }
 
-std::future<Result<void>> NativeDebugger::stepOut(pid_t tid) {
+std::future<Result<void>> NativeDebugger::stepOut(pid_t tid, Done<void> done) {
   State* s = state_.get();
-  return s->onEngine<void>([s, tid]() { return s->startStep(tid, StepKind::Out); });
+  return s->onEngine<void>([s, tid]() { return s->startStep(tid, StepKind::Out); }, std::move(done));
 }
 
-std::future<Result<std::vector<ThreadEntry>>> NativeDebugger::threads() {
+std::future<Result<std::vector<ThreadEntry>>> NativeDebugger::threads(Done<std::vector<ThreadEntry>> done) {
   State* s = state_.get();
   return s->onEngine<std::vector<ThreadEntry>>([s]() -> Result<std::vector<ThreadEntry>> {
     auto list = s->engine->threads().get();
@@ -195,15 +213,15 @@ std::future<Result<std::vector<ThreadEntry>>> NativeDebugger::threads() {
     std::vector<ThreadEntry> out;
     for (auto& t : *list) out.push_back(ThreadEntry{t.tid, t.name});
     return out;
-  });
+  }, std::move(done));
 }
 
-std::future<Result<StackPage>> NativeDebugger::stackTrace(pid_t tid, std::size_t startFrame, std::size_t levels) {
+std::future<Result<StackPage>> NativeDebugger::stackTrace(pid_t tid, std::size_t startFrame, std::size_t levels, Done<StackPage> done) {
   State* s = state_.get();
-  return s->onEngine<StackPage>([s, tid, startFrame, levels]() { return s->stackPage(tid, startFrame, levels); });
+  return s->onEngine<StackPage>([s, tid, startFrame, levels]() { return s->stackPage(tid, startFrame, levels); }, std::move(done));
 }
 
-std::future<Result<std::vector<Scope>>> NativeDebugger::scopes(int frameId) {
+std::future<Result<std::vector<Scope>>> NativeDebugger::scopes(int frameId, Done<std::vector<Scope>> done) {
   State* s = state_.get();
   return s->onEngine<std::vector<Scope>>([s, frameId]() -> Result<std::vector<Scope>> {
     if (!s->frames.count(frameId))
@@ -218,27 +236,27 @@ std::future<Result<std::vector<Scope>>> NativeDebugger::scopes(int frameId) {
       out.push_back(Scope{names[i], ref, i == 1});
     }
     return out;
-  });
+  }, std::move(done));
 }
 
 std::future<Result<std::vector<Variable>>> NativeDebugger::variables(int ref, VariableFilter filter,
-                                                                     std::uint64_t start, std::uint64_t count) {
+                                                                     std::uint64_t start, std::uint64_t count, Done<std::vector<Variable>> done) {
   State* s = state_.get();
   return s->onEngine<std::vector<Variable>>(
-      [s, ref, filter, start, count]() { return s->variablesOf(ref, filter, start, count); });
+      [s, ref, filter, start, count]() { return s->variablesOf(ref, filter, start, count); }, std::move(done));
 }
 
-std::future<Result<Variable>> NativeDebugger::evaluate(std::string expression, int frameId) {
+std::future<Result<Variable>> NativeDebugger::evaluate(std::string expression, int frameId, Done<Variable> done) {
   State* s = state_.get();
-  return s->onEngine<Variable>([s, expression, frameId]() { return s->evaluateIn(expression, frameId); });
+  return s->onEngine<Variable>([s, expression, frameId]() { return s->evaluateIn(expression, frameId); }, std::move(done));
 }
 
-std::future<Result<Variable>> NativeDebugger::setVariable(int ref, std::string name, std::string value) {
+std::future<Result<Variable>> NativeDebugger::setVariable(int ref, std::string name, std::string value, Done<Variable> done) {
   State* s = state_.get();
-  return s->onEngine<Variable>([s, ref, name, value]() { return s->setVariableIn(ref, name, value); });
+  return s->onEngine<Variable>([s, ref, name, value]() { return s->setVariableIn(ref, name, value); }, std::move(done));
 }
 
-std::future<Result<std::vector<std::uint8_t>>> NativeDebugger::readMemory(std::uint64_t address, std::size_t size) {
+std::future<Result<std::vector<std::uint8_t>>> NativeDebugger::readMemory(std::uint64_t address, std::size_t size, Done<std::vector<std::uint8_t>> done) {
   State* s = state_.get();
   return s->onEngine<std::vector<std::uint8_t>>([s, address, size]() -> Result<std::vector<std::uint8_t>> {
     std::vector<std::uint8_t> bytes(size);
@@ -246,22 +264,22 @@ std::future<Result<std::vector<std::uint8_t>>> NativeDebugger::readMemory(std::u
     auto r = s->engine->memory().read(address, bytes.data(), size);
     if (!r) return r.takeError();
     return bytes;
-  });
+  }, std::move(done));
 }
 
-std::future<Result<void>> NativeDebugger::writeMemory(std::uint64_t address, std::vector<std::uint8_t> bytes) {
+std::future<Result<void>> NativeDebugger::writeMemory(std::uint64_t address, std::vector<std::uint8_t> bytes, Done<void> done) {
   State* s = state_.get();
   return s->onEngine<void>([s, address, bytes]() -> Result<void> {
     if (bytes.empty()) return {};
     return s->engine->memory().write(address, bytes.data(), bytes.size());
-  });
+  }, std::move(done));
 }
 
 std::future<Result<std::vector<DisassembledInstruction>>> NativeDebugger::disassemble(std::uint64_t address,
-                                                                                       std::size_t count) {
+                                                                                       std::size_t count, Done<std::vector<DisassembledInstruction>> done) {
   State* s = state_.get();
   return s->onEngine<std::vector<DisassembledInstruction>>(
-      [s, address, count]() { return s->disassembleAt(address, count); });
+      [s, address, count]() { return s->disassembleAt(address, count); }, std::move(done));
 }
 
 }  // namespace strata::native::debugger

@@ -233,7 +233,7 @@ DisassembledInstruction unreadableAt(std::uint64_t address) {
 }  // namespace
 
 std::future<Result<std::vector<DisassembledInstruction>>> NativeDebugger::disassembleAround(
-    std::uint64_t address, std::int64_t instructionOffset, std::size_t count) {
+    std::uint64_t address, std::int64_t instructionOffset, std::size_t count, Done<std::vector<DisassembledInstruction>> done) {
   State* s = state_.get();
   return s->onEngine<std::vector<DisassembledInstruction>>(
       [s, address, instructionOffset, count]() -> Result<std::vector<DisassembledInstruction>> {
@@ -293,11 +293,11 @@ std::future<Result<std::vector<DisassembledInstruction>>> NativeDebugger::disass
                                                 : out.back().address + (out.back().bytes.size() + 1) / 3;
         while (out.size() < count) out.push_back(unreadableAt(next++));
         return out;
-      });
+      }, std::move(done));
 }
 
 std::future<Result<std::vector<std::uint8_t>>> NativeDebugger::readMemoryPrefix(std::uint64_t address,
-                                                                               std::size_t size) {
+                                                                               std::size_t size, Done<std::vector<std::uint8_t>> done) {
   State* s = state_.get();
   return s->onEngine<std::vector<std::uint8_t>>([s, address, size]() -> Result<std::vector<std::uint8_t>> {
     std::vector<std::uint8_t> bytes(size);
@@ -310,7 +310,7 @@ std::future<Result<std::vector<std::uint8_t>>> NativeDebugger::readMemoryPrefix(
     }
     bytes.resize(done);
     return bytes;
-  });
+  }, std::move(done));
 }
 
 }  // namespace strata::native::debugger

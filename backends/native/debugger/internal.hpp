@@ -18,18 +18,22 @@ namespace strata::native::debugger {
 
 namespace sym = strata::native::symbols;
 
-// Fulfils a promise exactly once; if the work never ran (engine gone), says so instead of
-// leaving the caller with a broken promise.
+// Hands a result on exactly once: to the caller's `done` (on the engine thread) when it gave
+// one, else to the future. If the work never ran (engine gone), says so instead of leaving the
+// caller with a broken promise or a callback never called.
 template <class T>
 struct PromiseBox {
+  explicit PromiseBox(Done<T> d) : done(std::move(d)) {}
   std::promise<Result<T>> promise;
-  bool done = false;
+  Done<T> done;
+  bool set_ = false;
   void set(Result<T> r) {
+    set_ = true;
+    if (done) return std::exchange(done, {})(std::move(r));
     promise.set_value(std::move(r));
-    done = true;
   }
   ~PromiseBox() {
-    if (!done) promise.set_value(Error{1, "the native debugger stopped before the request ran", true});
+    if (!set_) set(Error{1, "the native debugger stopped before the request ran", true});
   }
 };
 
@@ -83,19 +87,39 @@ struct DataWatch {
   std::vector<std::uint8_t> last;  // the bytes at the last stop, for "old -> new"
 };
 
+// A loaded object as the adapter lists it.
+ModuleEntry entryOf(const sym::Module& module);
+
 struct NativeDebugger::State : engine::EventSink {
   explicit State(Callbacks cb);
   ~State() override;
 
   template <class T, class F>
-  std::future<Result<T>> onEngine(F fn) {
-    auto box = std::make_shared<PromiseBox<T>>();
+  std::future<Result<T>> onEngine(F fn, Done<T> done = {}) {
+    auto box = std::make_shared<PromiseBox<T>>(std::move(done));
     auto future = box->promise.get_future();
-    (void)engine->runOnEngineThread([box, fn = std::move(fn)]() mutable -> Result<void> {
-      box->set(fn());
+    (void)engine->runOnEngineThread([this, box, fn = std::move(fn)]() mutable -> Result<void> {
+      ++answering;
+      auto result = fn();
+      --answering;
+      box->set(std::move(result));
+      if (answering == 0) flushEvents();
       return {};
     });
     return future;
+  }
+
+  // Events raised while a request runs on the engine thread reach the callbacks after its
+  // result, so a caller always has a request's answer before the events it caused (the stop
+  // of a pause, the entry stop of configurationDone).
+  int answering = 0;
+  std::vector<std::function<void()>> heldEvents;
+  void emit(std::function<void()> event) {
+    if (answering > 0) return heldEvents.push_back(std::move(event));
+    event();
+  }
+  void flushEvents() {
+    for (auto& e : std::exchange(heldEvents, {})) e();
   }
 
   // EventSink (engine thread).

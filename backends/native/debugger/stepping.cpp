@@ -211,7 +211,7 @@ Result<void> State::enterTarget(StepOperation& op, std::uint64_t pc) {
   return engine->stepRange(op.tid, pc, body + bias, true).get();
 }
 
-std::future<Result<std::vector<StepInTarget>>> NativeDebugger::stepInTargets(int frameId) {
+std::future<Result<std::vector<StepInTarget>>> NativeDebugger::stepInTargets(int frameId, Done<std::vector<StepInTarget>> done) {
   State* s = state_.get();
   return s->onEngine<std::vector<StepInTarget>>([s, frameId]() -> Result<std::vector<StepInTarget>> {
     auto it = s->frames.find(frameId);
@@ -262,10 +262,10 @@ std::future<Result<std::vector<StepInTarget>>> NativeDebugger::stepInTargets(int
       out.push_back(std::move(t));
     }
     return out;
-  });
+  }, std::move(done));
 }
 
-std::future<Result<void>> NativeDebugger::stepInto(pid_t tid, int targetId) {
+std::future<Result<void>> NativeDebugger::stepInto(pid_t tid, int targetId, Done<void> done) {
   State* s = state_.get();
   return s->onEngine<void>([s, tid, targetId]() -> Result<void> {
     auto it = s->stepTargets.find(targetId);
@@ -287,7 +287,7 @@ std::future<Result<void>> NativeDebugger::stepInto(pid_t tid, int targetId) {
     s->step = op;
     if (pc == callAddress) return s->enterTarget(*s->step, pc);
     return s->engine->stepRange(tid, pc, callAddress, true).get();
-  });
+  }, std::move(done));
 }
 
 }  // namespace strata::native::debugger

@@ -55,7 +55,7 @@ bool State::describeWatchHit(const engine::StopEvent& event, StopInfo& info) {
 }
 
 std::future<Result<std::vector<BreakpointState>>> NativeDebugger::setDataBreakpoints(
-    std::vector<DataBreakpoint> requested) {
+    std::vector<DataBreakpoint> requested, Done<std::vector<BreakpointState>> done) {
   State* s = state_.get();
   return s->onEngine<std::vector<BreakpointState>>([s, requested]() -> Result<std::vector<BreakpointState>> {
     for (auto& w : s->watches)
@@ -104,7 +104,7 @@ std::future<Result<std::vector<BreakpointState>>> NativeDebugger::setDataBreakpo
       out.push_back(state);
     }
     return out;
-  });
+  }, std::move(done));
 }
 
 Result<DataTarget> State::dataTargetIn(const std::shared_ptr<const sym::FrameContext>& frame, const std::string& text) {
@@ -118,7 +118,7 @@ Result<DataTarget> State::dataTargetIn(const std::shared_ptr<const sym::FrameCon
   return t;
 }
 
-std::future<Result<DataTarget>> NativeDebugger::dataTarget(std::string expression, int frameId) {
+std::future<Result<DataTarget>> NativeDebugger::dataTarget(std::string expression, int frameId, Done<DataTarget> done) {
   State* s = state_.get();
   return s->onEngine<DataTarget>([s, expression, frameId]() -> Result<DataTarget> {
     std::shared_ptr<const sym::FrameContext> frame;
@@ -135,10 +135,10 @@ std::future<Result<DataTarget>> NativeDebugger::dataTarget(std::string expressio
       frame = std::move(made).value();
     }
     return s->dataTargetIn(frame, expression);
-  });
+  }, std::move(done));
 }
 
-std::future<Result<DataTarget>> NativeDebugger::dataTargetOfVariable(int ref, std::string name) {
+std::future<Result<DataTarget>> NativeDebugger::dataTargetOfVariable(int ref, std::string name, Done<DataTarget> done) {
   State* s = state_.get();
   return s->onEngine<DataTarget>([s, ref, name]() -> Result<DataTarget> {
     auto it = s->handles.find(ref);
@@ -181,36 +181,38 @@ std::future<Result<DataTarget>> NativeDebugger::dataTargetOfVariable(int ref, st
       return t;
     }
     return Error{1, "no variable named '" + name + "' here", true};
-  });
+  }, std::move(done));
 }
 
-std::future<Result<void>> NativeDebugger::setStopSignals(std::vector<int> signals) {
+std::future<Result<void>> NativeDebugger::setStopSignals(std::vector<int> signals, Done<void> done) {
   State* s = state_.get();
   return s->onEngine<void>([s, signals]() -> Result<void> {
     s->stopSignals = std::set<int>(signals.begin(), signals.end());
     s->stopSignalsSet = true;
     return {};
-  });
+  }, std::move(done));
 }
 
-std::future<Result<std::vector<ModuleEntry>>> NativeDebugger::modules() {
+ModuleEntry entryOf(const sym::Module& m) {
+  ModuleEntry e;
+  e.path = m.object.path;
+  e.name = m.name();
+  e.low = m.low;
+  e.high = m.high;
+  e.hasDebugInfo = m.symbols && m.symbols->hasDebugInfo();
+  return e;
+}
+
+std::future<Result<std::vector<ModuleEntry>>> NativeDebugger::modules(Done<std::vector<ModuleEntry>> done) {
   State* s = state_.get();
   return s->onEngine<std::vector<ModuleEntry>>([s]() -> Result<std::vector<ModuleEntry>> {
     std::vector<ModuleEntry> out;
-    for (const auto& m : s->modules.modules()) {
-      ModuleEntry e;
-      e.path = m.object.path;
-      e.name = m.name();
-      e.low = m.low;
-      e.high = m.high;
-      e.hasDebugInfo = m.symbols && m.symbols->hasDebugInfo();
-      out.push_back(std::move(e));
-    }
+    for (const auto& m : s->modules.modules()) out.push_back(entryOf(m));
     return out;
-  });
+  }, std::move(done));
 }
 
-std::future<Result<std::vector<std::string>>> NativeDebugger::sourceFiles(std::size_t limit) {
+std::future<Result<std::vector<std::string>>> NativeDebugger::sourceFiles(std::size_t limit, Done<std::vector<std::string>> done) {
   State* s = state_.get();
   return s->onEngine<std::vector<std::string>>([s, limit]() -> Result<std::vector<std::string>> {
     std::set<std::string> found;
@@ -241,7 +243,7 @@ std::future<Result<std::vector<std::string>>> NativeDebugger::sourceFiles(std::s
       }
     }
     return std::vector<std::string>(found.begin(), found.end());
-  });
+  }, std::move(done));
 }
 
 }  // namespace strata::native::debugger

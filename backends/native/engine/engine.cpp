@@ -109,10 +109,16 @@ Engine::Engine(EventSink& sink) : impl_(std::make_unique<Impl>(sink)) {
   }
 }
 
-Engine::~Engine() {
-  if (!impl_->started) return;
+Engine::~Engine() { stop(); }
+
+void Engine::stop() {
+  if (!impl_->started || !impl_->worker.joinable()) return;
   impl_->post([this]() { impl_->quit = true; });
   impl_->worker.join();
+  // The wake-up child died with the engine thread; its pid may be anyone's now.
+  impl_->waker = -1;
+  impl_->startError = Error{1, "the native engine has stopped", true};
+  impl_->started = false;
 }
 
 pid_t Engine::pid() const { return impl_->currentPid.load(); }

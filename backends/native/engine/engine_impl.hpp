@@ -136,7 +136,7 @@ struct Engine::Impl {
   std::set<pid_t> forkedChildren;    // fork children stopped before their parent's event
   BreakpointId nextBreakpointId = 1;
   Error startError;
-  bool started = false;
+  std::atomic<bool> started{false};
 
   bool onEngineThread() const { return std::this_thread::get_id() == workerId; }
   void post(std::function<void()> task);

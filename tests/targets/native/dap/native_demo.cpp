@@ -160,6 +160,29 @@ static int own_signal() {
   return got_signal == SIGUSR1 ? 0 : 1;
 }
 
+// A raw pause(2) system call whose `syscall` instruction sits at a known place: a breakpoint
+// there makes the engine single-step a call that never returns (the teardown test).
+extern "C" void block_in_pause(void);
+asm(".text\n"
+    ".globl block_in_pause\n"
+    ".type block_in_pause, @function\n"
+    "block_in_pause:\n"
+    "  mov $34, %eax\n"  // SYS_pause
+    "  .globl block_syscall\n"
+    "block_syscall:\n"
+    "  syscall\n"
+    "  ret\n"
+    ".size block_in_pause, .-block_in_pause\n");
+extern "C" char block_syscall[];
+
+static int block() {
+  std::printf("syscall at %p\n", static_cast<void*>(block_syscall));
+  std::fflush(stdout);
+  sleep(2);  // time for the test to set an instruction breakpoint there
+  block_in_pause();
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "loop";
   if (!std::strcmp(mode, "threads")) return threads();
@@ -178,6 +201,7 @@ int main(int argc, char** argv) {
     return output(argc > 2 ? argv[2] : "-", argc > 3 ? std::atoi(argv[3]) : 10, argc > 4 ? std::atoi(argv[4]) : 0);
   if (!std::strcmp(mode, "abort")) std::abort();
   if (!std::strcmp(mode, "signal")) return own_signal();
+  if (!std::strcmp(mode, "block")) return block();
   std::fprintf(stderr, "unknown mode %s\n", mode);
   return 2;
 }

@@ -17,6 +17,10 @@
 namespace strata::native::debugger {
 
 // A user breakpoint as the adapter sees it: one id whatever number of addresses it resolved to.
+// Receives a request's result on the engine thread.
+template <class T>
+using Done = std::function<void(Result<T>)>;
+
 struct BreakpointState {
   int id = 0;
   bool verified = false;  // false while pending (no loaded object has its line or function)
@@ -66,6 +70,13 @@ struct ExitInfo {
   std::string description;
 };
 
+struct ModuleEntry {
+  std::string path;
+  std::string name;
+  std::uint64_t low = 0, high = 0;
+  bool hasDebugInfo = false;
+};
+
 // Called on the engine thread. A callback may call NativeDebugger methods (they run at once),
 // but must not block on anything the engine thread would have to do later.
 struct Callbacks {
@@ -74,7 +85,7 @@ struct Callbacks {
   std::function<void(const BreakpointState&)> breakpointChanged;  // e.g. a pending one verified
   std::function<void(const std::string&)> output;                 // log points, one line each
   std::function<void(pid_t tid, bool started)> thread;
-  std::function<void(const std::string& path, bool loaded)> module;
+  std::function<void(const ModuleEntry& module, bool loaded)> module;  // removed: path and name only
 };
 
 struct ThreadEntry {
@@ -137,12 +148,6 @@ struct DataTarget {
   std::string description;  // "pt.x (int, 4 bytes at 0x...)"
 };
 
-struct ModuleEntry {
-  std::string path;
-  std::string name;
-  std::uint64_t low = 0, high = 0;
-  bool hasDebugInfo = false;
-};
 
 // A call on the current line that stepInto can enter.
 struct StepInTarget {
@@ -162,8 +167,10 @@ struct DisassembledInstruction {
   int line = 0;
 };
 
-// Thread-safe: every method may be called from any thread and returns a future that the engine
-// thread fulfils; all symbol state lives on that thread, so no method takes a lock around it.
+// Thread-safe: every method may be called from any thread; the engine thread does the work and
+// hands the result to `done`, on the engine thread, in the order things happened there (so a
+// caller that posts results and events onward keeps that order), or, without `done`, to the
+// returned future. All symbol state lives on that thread, so no method takes a lock around it.
 // Frame ids and variable references are valid until the next resume.
 class NativeDebugger {
  public:
@@ -174,69 +181,69 @@ class NativeDebugger {
 
   // The process is held at its first instruction, no event sent, until configurationDone():
   // set breakpoints in between.
-  std::future<Result<pid_t>> launch(engine::LaunchOptions options);
+  std::future<Result<pid_t>> launch(engine::LaunchOptions options, Done<pid_t> done = {});
   // Every thread stopped (no event) until configurationDone().
-  std::future<Result<void>> attach(pid_t pid);
+  std::future<Result<void>> attach(pid_t pid, Done<void> done = {});
   // stopOnEntry: report a stop (Entry after launch, Attach after attach) instead of running.
-  std::future<Result<void>> configurationDone(bool stopOnEntry);
+  std::future<Result<void>> configurationDone(bool stopOnEntry, Done<void> done = {});
   // Every breakpoint removed; the program runs on without a tracer.
-  std::future<Result<void>> detach();
-  std::future<Result<void>> terminate();
+  std::future<Result<void>> detach(Done<void> done = {});
+  std::future<Result<void>> terminate(Done<void> done = {});
 
   // Replaces the breakpoints of `file`; one state per request, in order.
   std::future<Result<std::vector<BreakpointState>>> setSourceBreakpoints(std::string file,
-                                                                         std::vector<SourceBreakpoint> breakpoints);
-  std::future<Result<std::vector<BreakpointState>>> setFunctionBreakpoints(std::vector<FunctionBreakpoint> breakpoints);
+                                                                         std::vector<SourceBreakpoint> breakpoints, Done<std::vector<BreakpointState>> done = {});
+  std::future<Result<std::vector<BreakpointState>>> setFunctionBreakpoints(std::vector<FunctionBreakpoint> breakpoints, Done<std::vector<BreakpointState>> done = {});
   std::future<Result<std::vector<BreakpointState>>> setInstructionBreakpoints(
-      std::vector<InstructionBreakpoint> breakpoints);
+      std::vector<InstructionBreakpoint> breakpoints, Done<std::vector<BreakpointState>> done = {});
 
-  std::future<Result<void>> resume();
-  std::future<Result<void>> pause();
-  std::future<Result<void>> next(pid_t tid, Granularity granularity = Granularity::Line);
-  std::future<Result<void>> stepIn(pid_t tid, Granularity granularity = Granularity::Line);
-  std::future<Result<void>> stepOut(pid_t tid);
+  std::future<Result<void>> resume(Done<void> done = {});
+  std::future<Result<void>> pause(Done<void> done = {});
+  std::future<Result<void>> next(pid_t tid, Granularity granularity = Granularity::Line, Done<void> done = {});
+  std::future<Result<void>> stepIn(pid_t tid, Granularity granularity = Granularity::Line, Done<void> done = {});
+  std::future<Result<void>> stepOut(pid_t tid, Done<void> done = {});
 
-  std::future<Result<std::vector<ThreadEntry>>> threads();
-  std::future<Result<StackPage>> stackTrace(pid_t tid, std::size_t startFrame, std::size_t levels);
-  std::future<Result<std::vector<Scope>>> scopes(int frameId);
+  std::future<Result<std::vector<ThreadEntry>>> threads(Done<std::vector<ThreadEntry>> done = {});
+  std::future<Result<StackPage>> stackTrace(pid_t tid, std::size_t startFrame, std::size_t levels, Done<StackPage> done = {});
+  std::future<Result<std::vector<Scope>>> scopes(int frameId, Done<std::vector<Scope>> done = {});
   std::future<Result<std::vector<Variable>>> variables(int variablesReference, VariableFilter filter = VariableFilter::All,
-                                                       std::uint64_t start = 0, std::uint64_t count = 0);
+                                                       std::uint64_t start = 0, std::uint64_t count = 0, Done<std::vector<Variable>> done = {});
   // frameId 0: the stopped thread's top frame.
-  std::future<Result<Variable>> evaluate(std::string expression, int frameId);
-  std::future<Result<Variable>> setVariable(int variablesReference, std::string name, std::string value);
-  std::future<Result<std::vector<std::uint8_t>>> readMemory(std::uint64_t address, std::size_t size);
-  std::future<Result<void>> writeMemory(std::uint64_t address, std::vector<std::uint8_t> bytes);
-  std::future<Result<std::vector<DisassembledInstruction>>> disassemble(std::uint64_t address, std::size_t count);
+  std::future<Result<Variable>> evaluate(std::string expression, int frameId, Done<Variable> done = {});
+  std::future<Result<Variable>> setVariable(int variablesReference, std::string name, std::string value, Done<Variable> done = {});
+  std::future<Result<std::vector<std::uint8_t>>> readMemory(std::uint64_t address, std::size_t size, Done<std::vector<std::uint8_t>> done = {});
+  std::future<Result<void>> writeMemory(std::uint64_t address, std::vector<std::uint8_t> bytes, Done<void> done = {});
+  std::future<Result<std::vector<DisassembledInstruction>>> disassemble(std::uint64_t address, std::size_t count, Done<std::vector<DisassembledInstruction>> done = {});
   // Exactly `count` instructions starting `instructionOffset` instructions from `address` (negative:
   // before it, found by decoding from the function's start); unreadable places are "??" entries.
   std::future<Result<std::vector<DisassembledInstruction>>> disassembleAround(std::uint64_t address,
                                                                              std::int64_t instructionOffset,
-                                                                             std::size_t count);
+                                                                             std::size_t count, Done<std::vector<DisassembledInstruction>> done = {});
   // The readable prefix of [address, address+size): shorter when a page cannot be read.
-  std::future<Result<std::vector<std::uint8_t>>> readMemoryPrefix(std::uint64_t address, std::size_t size);
+  std::future<Result<std::vector<std::uint8_t>>> readMemoryPrefix(std::uint64_t address, std::size_t size, Done<std::vector<std::uint8_t>> done = {});
 
   // Data breakpoints: replaces them all (at most 4, the debug registers). A hit stops with
   // StopReason::DataBreakpoint, its id in hitBreakpointIds and "name: old -> new" as description.
-  std::future<Result<std::vector<BreakpointState>>> setDataBreakpoints(std::vector<DataBreakpoint> breakpoints);
+  std::future<Result<std::vector<BreakpointState>>> setDataBreakpoints(std::vector<DataBreakpoint> breakpoints, Done<std::vector<BreakpointState>> done = {});
   // An lvalue of 1, 2, 4 or 8 bytes: an expression in a frame (0: top of the stopped thread), or a
   // child `name` of a variables reference.
-  std::future<Result<DataTarget>> dataTarget(std::string expression, int frameId);
-  std::future<Result<DataTarget>> dataTargetOfVariable(int variablesReference, std::string name);
+  std::future<Result<DataTarget>> dataTarget(std::string expression, int frameId, Done<DataTarget> done = {});
+  std::future<Result<DataTarget>> dataTargetOfVariable(int variablesReference, std::string name, Done<DataTarget> done = {});
 
   // Which fault signals stop the program (default: all of SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT);
   // the others are delivered to it at once, as without a debugger.
-  std::future<Result<void>> setStopSignals(std::vector<int> signals);
+  std::future<Result<void>> setStopSignals(std::vector<int> signals, Done<void> done = {});
 
   // Every loaded ELF object (the executable, ld.so, libraries).
-  std::future<Result<std::vector<ModuleEntry>>> modules();
+  std::future<Result<std::vector<ModuleEntry>>> modules(Done<std::vector<ModuleEntry>> done = {});
   // The primary source file of every compilation unit of the loaded objects that exists on this
   // machine (absolute, normalized, sorted, at most `limit`).
-  std::future<Result<std::vector<std::string>>> sourceFiles(std::size_t limit = 10000);
+  std::future<Result<std::vector<std::string>>> sourceFiles(std::size_t limit = 10000, Done<std::vector<std::string>> done = {});
 
   // Calls on the line of `frameId` (a frame of a stopped thread) after its pc, in address order.
-  std::future<Result<std::vector<StepInTarget>>> stepInTargets(int frameId);
+  std::future<Result<std::vector<StepInTarget>>> stepInTargets(int frameId, Done<std::vector<StepInTarget>> done = {});
   // Runs `tid` to the call of target `targetId` and into the callee, past its prologue.
-  std::future<Result<void>> stepInto(pid_t tid, int targetId);
+  std::future<Result<void>> stepInto(pid_t tid, int targetId, Done<void> done = {});
 
   pid_t pid() const;
 

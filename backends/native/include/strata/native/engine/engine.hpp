@@ -137,7 +137,10 @@ Result<bool> hardwareWatchpointsWork();
 class Engine {
  public:
   explicit Engine(EventSink& sink);
-  ~Engine();  // kills a launched process, detaches an attached one
+  ~Engine();  // stop()
+  // Runs the work already queued, then kills a launched process or detaches an attached one and
+  // ends the engine thread. Calls made afterwards are never answered (their futures break).
+  void stop();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
