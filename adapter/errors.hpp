@@ -12,6 +12,7 @@ inline constexpr int kInternal = 1005;
 inline constexpr int kCancelled = 1006;
 inline constexpr int kNoDebuggee = 1007;
 inline constexpr int kWrongState = 1008;
+inline constexpr int kThreadRunning = 1009;
 inline constexpr int kLaunchFailed = 1100;
 inline constexpr int kProgramNotFound = 1101;
 inline constexpr int kProgramNotExecutable = 1102;

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "adapter/handler.hpp"
@@ -88,6 +89,20 @@ class Session final : public backends::BackendHost, public std::enable_shared_fr
   Handles& breakpointIds() { return breakpoints_; }
   // The debuggee runs again: every frame id and variables reference handed out is void.
   void resumed();
+  // Which threads run, as the requests forwarded and the stops reported say: `continue`, a step
+  // or configurationDone set them running; a stop, or a pause request, stops one or all. A
+  // request that needs a stopped thread gets the same answer whichever backend owns it
+  // (requireStopped).
+  struct RunState {
+    bool all = false;                        // every thread runs...
+    std::set<std::int64_t> except;           // ...but these (all), or only these (!all)
+  };
+  RunState runState() const { return run_; }
+  void setRunState(RunState state) { run_ = std::move(state); }
+  void threadsResumed(std::int64_t threadId, bool allThreads);
+  bool threadRunning(std::int64_t threadId) const;
+  std::optional<Error> requireStopped(std::int64_t threadId, std::string_view command) const;
+  bool sawStop() const { return sawStop_; }
   // Launch/attach succeeded: a `capabilities` event with what the backend brings beyond
   // `initialize` (its exception filters among them), then `initialized`, so the client
   // configures breakpoints and filters knowing them.
@@ -144,6 +159,8 @@ class Session final : public backends::BackendHost, public std::enable_shared_fr
   std::vector<std::int64_t> earlyIds(std::size_t count);
   backends::Reply<std::vector<backends::BreakpointState>> placedEarly(std::vector<std::int64_t> ids,
                                                                       std::optional<std::string> path);
+  RunState run_;
+  bool sawStop_ = false;
   bool launchedDebuggee_ = false;
   bool debuggeeEnded_ = false;
   bool ended_ = false;

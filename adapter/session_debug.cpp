@@ -11,9 +11,31 @@ void Session::resumed() {
   variables_.clear();
 }
 
+void Session::threadsResumed(std::int64_t threadId, bool allThreads) {
+  if (allThreads) run_ = RunState{true, {}};
+  else if (run_.all) run_.except.erase(threadId);
+  else run_.except.insert(threadId);
+}
+
+bool Session::threadRunning(std::int64_t threadId) const {
+  return run_.all ? !run_.except.count(threadId) : run_.except.count(threadId) > 0;
+}
+
+std::optional<Error> Session::requireStopped(std::int64_t threadId, std::string_view command) const {
+  if (!threadRunning(threadId)) return std::nullopt;
+  return Error{errors::kThreadRunning,
+               "thread " + std::to_string(threadId) + " is running: '" + std::string(command) +
+                   "' needs it stopped (pause it, or wait until it stops)",
+               false};
+}
+
 void Session::stopped(const backends::StopInfo& stop) {
   // A stop starts a fresh set of frames; ids from an earlier stop must not resolve any more.
   resumed();
+  sawStop_ = true;
+  if (stop.allThreadsStopped) run_ = RunState{};
+  else if (stop.threadId && run_.all) run_.except.insert(*stop.threadId);
+  else if (stop.threadId) run_.except.erase(*stop.threadId);
   protocol::StoppedEventBody body;
   body.reason = stop.reason;
   body.threadId = stop.threadId;
@@ -30,6 +52,7 @@ void Session::stopped(const backends::StopInfo& stop) {
 
 void Session::continued(std::int64_t threadId, bool allThreads) {
   resumed();
+  threadsResumed(threadId, allThreads);
   sendEvent("continued", json::value_from(protocol::ContinuedEventBody{threadId, allThreads}));
 }
 

@@ -13,11 +13,20 @@ class ContinueHandler final : public TypedHandler<protocol::ContinueArguments> {
     auto backend = liveBackend(session);
     if (!backend) return respond(backend.takeError());
     session.resumed();
-    (*backend)->resume(args.threadId, args.singleThread.value_or(false),
-                       [respond](Result<bool> r) {
-                         if (!r) return respond(r.takeError());
-                         respond(body(protocol::ContinueResponseBody{*r}));
-                       });
+    // Running from now on, as the backend may report a stop before its answer arrives.
+    auto before = session.runState();
+    bool single = args.singleThread.value_or(false);
+    session.threadsResumed(args.threadId, !single);
+    auto self = session.shared_from_this();
+    std::int64_t tid = args.threadId;
+    (*backend)->resume(tid, single, [self, before, tid, respond](Result<bool> r) {
+      if (!r) {
+        self->setRunState(before);
+        return respond(r.takeError());
+      }
+      if (*r) self->threadsResumed(tid, true);  // all threads went, whatever was asked
+      respond(body(protocol::ContinueResponseBody{*r}));
+    });
   }
 };
 

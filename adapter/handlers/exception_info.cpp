@@ -12,6 +12,7 @@ class ExceptionInfoHandler final : public TypedHandler<protocol::ExceptionInfoAr
   void run(Session& session, const protocol::ExceptionInfoArguments& args, Responder respond) override {
     auto backend = liveBackend(session);
     if (!backend) return respond(backend.takeError());
+    if (auto running = session.requireStopped(args.threadId, "exceptionInfo")) return respond(std::move(*running));
     (*backend)->exceptionInfo(args.threadId, [respond](Result<backends::ExceptionDetails> r) {
       if (!r) return respond(r.takeError());
       protocol::ExceptionInfoResponseBody out;

@@ -12,8 +12,16 @@ class PauseHandler final : public TypedHandler<protocol::PauseArguments> {
   void run(Session& session, const protocol::PauseArguments& args, Responder respond) override {
     auto backend = liveBackend(session);
     if (!backend) return respond(backend.takeError());
-    (*backend)->pause(args.threadId, [respond](Result<void> r) {
-      if (!r) return respond(r.takeError());
+    // Asked to stop, the threads count as stopping: a stack requested meanwhile shows what
+    // the backend can see (a thread asleep in C shows its live stack until it wakes and stops).
+    auto before = session.runState();
+    session.setRunState({});
+    auto self = session.shared_from_this();
+    (*backend)->pause(args.threadId, [self, before, respond](Result<void> r) {
+      if (!r) {
+        self->setRunState(before);
+        return respond(r.takeError());
+      }
       respond(json::value(nullptr));
     });
   }

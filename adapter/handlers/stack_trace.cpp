@@ -12,6 +12,7 @@ class StackTraceHandler final : public TypedHandler<protocol::StackTraceArgument
   void run(Session& session, const protocol::StackTraceArguments& args, Responder respond) override {
     auto backend = liveBackend(session);
     if (!backend) return respond(backend.takeError());
+    if (auto running = session.requireStopped(args.threadId, "stackTrace")) return respond(std::move(*running));
     std::int64_t start = args.startFrame.value_or(0), levels = args.levels.value_or(0);
     if (start < 0 || levels < 0)
       return respond(Error{errors::kBadArguments,

@@ -26,9 +26,16 @@ class StepHandler final : public TypedHandler<protocol::StepArguments> {
                            "expected 'statement', 'line' or 'instruction', got '" + g + "'", false});
     auto backend = liveBackend(session);
     if (!backend) return respond(backend.takeError());
+    if (auto running = session.requireStopped(args.threadId, command_)) return respond(std::move(*running));
     session.resumed();
-    (*backend)->step(kind_, o, [respond](Result<void> r) {
-      if (!r) return respond(r.takeError());
+    auto before = session.runState();
+    session.threadsResumed(args.threadId, !o.singleThread);
+    auto self = session.shared_from_this();
+    (*backend)->step(kind_, o, [self, before, respond](Result<void> r) {
+      if (!r) {
+        self->setRunState(before);
+        return respond(r.takeError());
+      }
       respond(json::value(nullptr));
     });
   }
