@@ -27,8 +27,10 @@ class Handler {
   virtual std::string_view command() const = 0;
   // Adds what this handler makes possible to the initialize response.
   virtual void declare(protocol::Capabilities& caps) const { (void)caps; }
-  // Whether a `cancel` may abort this request while it is in flight.
+  // Whether a `cancel` may abort this request while it is in flight. If so, the session
+  // answers it "cancelled" and then calls cancelled(), which undoes what the request started.
   virtual bool cancellable() const { return false; }
+  virtual void cancelled(Session& session) const { (void)session; }
   virtual void handle(Session& session, const protocol::Request& request, Responder respond) = 0;
 };
 

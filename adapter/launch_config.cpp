@@ -90,12 +90,20 @@ Result<std::vector<std::string>> interpreter(const json::value& python,
                                    "or an array of strings, got ") + protocol::kindName(python));
   }
   if (cmd.empty()) {
-    auto found = backends::findDefaultPython(env);
-    if (!found)
-      return launchError(errors::kNoPython,
-                         "no Python 3.12 or newer was found on PATH or in pyenv; name one with "
-                         "\"python\": \"/path/to/python3.12\" in the launch configuration");
-    cmd.push_back(*found);
+    auto search = backends::findDefaultPython(env);
+    if (!search.found) {
+      std::string path;
+      for (const auto& d : search.pathDirs) path += (path.empty() ? "" : ":") + d;
+      return launchError(
+          errors::kNoPython,
+          "no Python 3.12 or newer was found: looked for python3.12 and newer on PATH (" +
+              (path.empty() ? std::string("empty") : path) + ") and in pyenv (" +
+              (search.pyenvVersions.empty() ? std::string("neither PYENV_ROOT nor HOME is set")
+                                            : search.pyenvVersions) +
+              "); install one (pyenv install 3.12) or name one with \"python\": \"/path/to/python3.12\" "
+              "in the launch configuration");
+    }
+    cmd.push_back(*search.found);
     return cmd;
   }
   if (cmd[0].find('/') == std::string::npos) {

@@ -31,8 +31,10 @@ usage: strata-dap [--stdio]                serve one session over stdin/stdout (
        strata-dap --connect HOST:PORT      dial a client that listens, serve one session
 options:
   --log FILE          append every message in and out, timestamped, to FILE
-  --token TOKEN       require TOKEN from every TCP peer (first line: "STRATA-TOKEN TOKEN")
-  --token-file FILE   read the token from FILE, or write a new one there (mode 0600)
+  --token TOKEN       a listener requires TOKEN from every peer as its first line
+                      ("STRATA-TOKEN TOKEN"); --connect sends that line first
+  --token-file FILE   read the token from FILE's first line; a listener writes a new one
+                      there (mode 0600) when FILE does not exist
   --version           print the version
   --help              print this help
 
@@ -137,6 +139,9 @@ int main(int argc, char** argv) {
     } else if (a == "--token") {
       auto v = value("--token");
       if (!v || v->empty()) return fail("--token needs a value");
+      if (v->size() > adapter::kMaxTokenLength || v->find_first_of("\r\n") != std::string::npos)
+        return fail("--token: a token is one line of at most " + std::to_string(adapter::kMaxTokenLength) +
+                    " characters");
       options.token = *v;
     } else if (a == "--token-file") {
       auto v = value("--token-file");
@@ -186,6 +191,11 @@ int main(int argc, char** argv) {
     case Options::Mode::Connect: {
       auto where = protocol::parseHostPort(options.address);
       if (!where) return fail(where.error().message);
+      if (!options.tokenFile.empty() && options.token.empty()) {
+        auto t = adapter::loadToken(options.tokenFile);
+        if (!t) return fail(t.error().message);
+        options.token = *t;
+      }
       auto socket = protocol::dial(io, *where);
       if (!socket) return fail(socket.error().message);
       if (!options.token.empty()) {
@@ -209,8 +219,15 @@ int main(int argc, char** argv) {
         if (!t) return fail(t.error().message);
         options.token = *t;
       }
+      // Nothing is accepted before io.run(): the token can wait for the port the listener got.
+      auto l = protocol::Listener::open(io, *where, [&server](asio::ip::tcp::socket s) {
+        server.acceptTcp(std::move(s));
+      });
+      if (!l) return fail(l.error().message);
+      listener = std::move(*l);
+      auto ep = listener->endpoint();
       if (!loopback && options.token.empty()) {
-        std::string path = adapter::defaultTokenPath(where->port);
+        std::string path = adapter::defaultTokenPath(ep.port());
         auto t = adapter::loadOrCreateToken(path);
         if (!t) return fail(t.error().message);
         options.token = *t;
@@ -219,12 +236,6 @@ int main(int argc, char** argv) {
                      where->host.c_str(), path.c_str());
       }
       server.setToken(options.token);
-      auto l = protocol::Listener::open(io, *where, [&server](asio::ip::tcp::socket s) {
-        server.acceptTcp(std::move(s));
-      });
-      if (!l) return fail(l.error().message);
-      listener = std::move(*l);
-      auto ep = listener->endpoint();
       std::string host = ep.address().is_v6() ? "[" + ep.address().to_string() + "]" : ep.address().to_string();
       std::printf("listening on %s:%u\n", host.c_str(), static_cast<unsigned>(ep.port()));
       std::fflush(stdout);

@@ -146,7 +146,7 @@ void Session::dispatch(Request request) {
                    Error{errors::kMalformedMessage,
                          "seq " + std::to_string(request.seq) + " is already in use by a pending request",
                          false});
-  inFlight_[request.seq] = InFlight{request.command, handler.cancellable()};
+  inFlight_[request.seq] = InFlight{request.command, &handler};
   std::weak_ptr<Session> weak = weak_from_this();
   std::int64_t seq = request.seq;
   std::string command = request.command;
@@ -170,11 +170,14 @@ void Session::dispatch(Request request) {
 
 bool Session::cancel(std::int64_t requestId) {
   auto it = inFlight_.find(requestId);
-  if (it == inFlight_.end() || !it->second.cancellable) return false;
+  if (it == inFlight_.end() || !it->second.handler->cancellable()) return false;
   std::string command = it->second.command;
+  const Handler* handler = it->second.handler;
   inFlight_.erase(it);
-  // The DAP convention: a cancelled request fails with the message "cancelled".
+  // The DAP convention: a cancelled request fails with the message "cancelled". What the
+  // handler then undoes may still answer; that late answer is dropped.
   respond(requestId, command, Error{errors::kCancelled, "cancelled", false});
+  handler->cancelled(*this);
   return true;
 }
 

@@ -123,7 +123,7 @@ class Session final : public backends::BackendHost, public std::enable_shared_fr
  private:
   struct InFlight {
     std::string command;
-    bool cancellable = false;
+    const Handler* handler = nullptr;
   };
 
   void onFrame(std::string body);

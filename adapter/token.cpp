@@ -20,19 +20,29 @@ std::string defaultTokenPath(unsigned port) {
   return base + "/strata/token-" + std::to_string(port);
 }
 
-Result<std::string> loadOrCreateToken(const std::string& path) {
+Result<std::string> loadToken(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd >= 0) {
-    char buf[256];
-    ssize_t n = ::read(fd, buf, sizeof buf - 1);
-    ::close(fd);
-    if (n <= 0) return Error{1, "token file " + path + " is empty", true};
-    std::string t(buf, static_cast<std::size_t>(n));
-    while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) t.pop_back();
-    if (t.empty()) return Error{1, "token file " + path + " is empty", true};
-    return t;
-  }
-  if (errno != ENOENT) return errnoError("open " + path);
+  if (fd < 0) return errnoError("cannot read token file " + path);
+  char buf[1024];
+  ssize_t n = ::read(fd, buf, sizeof buf);
+  int err = errno;
+  ::close(fd);
+  if (n < 0) return errnoError("cannot read token file " + path, err);
+  // The first line is the token; peers send it on one line, so nothing after it can count.
+  std::string t(buf, static_cast<std::size_t>(n));
+  t = t.substr(0, t.find('\n'));
+  auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
+  while (!t.empty() && space(t.back())) t.pop_back();
+  while (!t.empty() && space(t.front())) t.erase(0, 1);
+  if (t.empty()) return Error{1, "token file " + path + " has no token on its first line", true};
+  if (t.size() > kMaxTokenLength)
+    return Error{1, "the token in " + path + " is longer than " + std::to_string(kMaxTokenLength) + " characters",
+                 true};
+  return t;
+}
+
+Result<std::string> loadOrCreateToken(const std::string& path) {
+  if (::access(path.c_str(), F_OK) == 0 || errno != ENOENT) return loadToken(path);
   std::error_code ec;
   auto dir = std::filesystem::path(path).parent_path();
   if (!dir.empty()) {
@@ -48,12 +58,13 @@ Result<std::string> loadOrCreateToken(const std::string& path) {
     token += hex[v >> 4];
     token += hex[v & 15];
   }
-  fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) return errnoError("create " + path);
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return errnoError("cannot create token file " + path);
   std::string line = token + "\n";
   bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+  int err = errno;
   ::close(fd);
-  if (!ok) return errnoError("write " + path);
+  if (!ok) return errnoError("cannot write token file " + path, err);
   return token;
 }
 

@@ -10,6 +10,11 @@
 
 namespace strata::adapter {
 
+// A token fits the first line a peer sends (512 bytes with "STRATA-TOKEN ").
+inline constexpr std::size_t kMaxTokenLength = 256;
+// The token in `path`: its first line, without surrounding blanks; an error when the file
+// cannot be read or holds none.
+Result<std::string> loadToken(const std::string& path);
 // Reads the token from `path`, or creates the file (mode 0600, parents 0700) with a new one.
 Result<std::string> loadOrCreateToken(const std::string& path);
 // $XDG_CONFIG_HOME/strata/token-PORT (or ~/.config/...).

@@ -61,6 +61,9 @@ class Backend {
   virtual void terminate(bool force, Reply<void> reply) = 0;
   // Leaves the debuggee running as if it had never been debugged.
   virtual void detach(Reply<void> reply) = 0;
+  // The client cancelled the launch or attach still in progress: stop waiting (for a terminal,
+  // for a program to connect) and end what was started. Its reply may still come; it is dropped.
+  virtual void abandonStart() {}
 
   // ---- debugging: a backend overrides what it can do; the rest answers "not supported" ----
   virtual BackendFeatures features() const { return {}; }

@@ -18,6 +18,12 @@ bool loopbackHost(const std::string& host) {
 class AttachHandler final : public TypedHandler<protocol::AttachRequestArguments> {
  public:
   std::string_view command() const override { return "attach"; }
+  // An attach may wait a long time for a program to dial in (arguments.listen); the user may
+  // give up on it, and then the port closes.
+  bool cancellable() const override { return true; }
+  void cancelled(Session& session) const override {
+    if (auto* backend = session.backend()) backend->abandonStart();
+  }
 
  protected:
   void run(Session& session, const protocol::AttachRequestArguments& args, Responder respond) override {

@@ -20,8 +20,12 @@ std::vector<std::string> adapterEnvironment() {
 class LaunchHandler final : public TypedHandler<protocol::LaunchRequestArguments> {
  public:
   std::string_view command() const override { return "launch"; }
-  // A launch into the client's terminal waits on the client; the user may give up on it.
+  // A launch waits on the client's terminal, or on the Python program to connect; the user may
+  // give up on either, and then what was started goes.
   bool cancellable() const override { return true; }
+  void cancelled(Session& session) const override {
+    if (auto* backend = session.backend()) backend->abandonStart();
+  }
 
  protected:
   void run(Session& session, const protocol::LaunchRequestArguments& args, Responder respond) override {

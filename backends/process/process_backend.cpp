@@ -77,6 +77,11 @@ void ProcessBackend::launchInTerminal(const LaunchSpec& spec, Reply<void> reply)
   });
 }
 
+void ProcessBackend::abandonStart() {
+  // The launcher in the client's terminal finds no one to report to and starts nothing.
+  if (terminal_ && terminal_->pid() == 0) terminal_->fail("the launch was cancelled");
+}
+
 void ProcessBackend::finished(const ExitStatus& status) {
   if (done_) return;
   done_ = true;

@@ -26,6 +26,7 @@ class ProcessBackend final : public Backend {
   void threads(Reply<std::vector<ThreadInfo>> reply) override;
   void terminate(bool force, Reply<void> reply) override;
   void detach(Reply<void> reply) override;
+  void abandonStart() override;
 
  private:
   void launchInTerminal(const LaunchSpec& spec, Reply<void> reply);

@@ -37,12 +37,12 @@ std::vector<int> versionOf(const std::string& name) {
 
 }  // namespace
 
-std::optional<std::string> findDefaultPython(const std::vector<std::string>& environment) {
-  std::vector<std::string> pathDirs;
+PythonSearch findDefaultPython(const std::vector<std::string>& environment) {
+  PythonSearch search;
   std::stringstream ss(lookup(environment, "PATH"));
   std::string dir;
   while (std::getline(ss, dir, ':'))
-    if (!dir.empty() && dir.find("/shims") == std::string::npos) pathDirs.push_back(dir);
+    if (!dir.empty() && dir.find("/shims") == std::string::npos) search.pathDirs.push_back(dir);
 
   std::string pyenvRoot = lookup(environment, "PYENV_ROOT");
   if (pyenvRoot.empty()) {
@@ -51,30 +51,32 @@ std::optional<std::string> findDefaultPython(const std::vector<std::string>& env
   }
   std::vector<std::pair<std::vector<int>, std::string>> pyenv;
   std::error_code ec;
-  if (!pyenvRoot.empty())
-    for (const auto& entry : std::filesystem::directory_iterator(pyenvRoot + "/versions", ec)) {
+  if (!pyenvRoot.empty()) {
+    search.pyenvVersions = pyenvRoot + "/versions";
+    for (const auto& entry : std::filesystem::directory_iterator(search.pyenvVersions, ec)) {
       auto v = versionOf(entry.path().filename().string());
       if (v.size() >= 2 && v[0] == 3 && v[1] >= 12) {
         std::string exe = entry.path().string() + "/bin/python3." + std::to_string(v[1]);
         if (executable(exe)) pyenv.emplace_back(v, exe);
       }
     }
+  }
   std::sort(pyenv.rbegin(), pyenv.rend());
 
   for (int minor = 30; minor >= 12; --minor) {
     std::string name = "python3." + std::to_string(minor);
-    for (const auto& d : pathDirs)
-      if (executable(d + "/" + name)) return d + "/" + name;
+    for (const auto& d : search.pathDirs)
+      if (executable(d + "/" + name)) {
+        search.found = d + "/" + name;
+        return search;
+      }
     for (const auto& [v, exe] : pyenv)
-      if (v[1] == minor) return exe;
+      if (v[1] == minor) {
+        search.found = exe;
+        return search;
+      }
   }
-#ifdef STRATA_BUILD_PYTHONS
-  std::stringstream built(STRATA_BUILD_PYTHONS);
-  std::string exe;
-  while (std::getline(built, exe, ':'))
-    if (executable(exe)) return exe;
-#endif
-  return std::nullopt;
+  return search;
 }
 
 }  // namespace strata::backends

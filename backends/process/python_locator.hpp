@@ -7,8 +7,15 @@
 
 namespace strata::backends {
 
-// The newest CPython >= 3.12: versioned names on PATH (pyenv shims skipped: they fail for
-// versions not selected), then pyenv's versions, then those found when Strata was built.
-std::optional<std::string> findDefaultPython(const std::vector<std::string>& environment);
+// Where the search looked, so a failure can say so.
+struct PythonSearch {
+  std::optional<std::string> found;
+  std::vector<std::string> pathDirs;  // PATH's folders, pyenv shims left out
+  std::string pyenvVersions;          // $PYENV_ROOT/versions or ~/.pyenv/versions; empty without either
+};
+
+// The newest CPython >= 3.12 by its versioned name (python3.N) in PATH's folders (pyenv shims
+// skipped: they fail for versions not selected) and in pyenv's versions.
+PythonSearch findDefaultPython(const std::vector<std::string>& environment);
 
 }  // namespace strata::backends

@@ -113,3 +113,43 @@ for (const [what, args, message] of [
     assertClean(assert, c);
   });
 }
+
+test('a .py launch with no Python 3.12 or newer: the error says where Strata looked and what to do', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strata-nopython-'));
+  const bin = path.join(dir, 'bin'), home = path.join(dir, 'home'), root = path.join(dir, 'pyenv');
+  for (const d of [bin, home, root]) fs.mkdirSync(d);
+  // Older Pythons do not count, wherever they are.
+  fs.symlinkSync('/bin/true', path.join(bin, 'python3.11'));
+  fs.mkdirSync(path.join(root, 'versions/3.11.7/bin'), { recursive: true });
+  fs.symlinkSync('/bin/true', path.join(root, 'versions/3.11.7/bin/python3.11'));
+  const program = path.join(PY_TARGETS, 'hello.py');
+  const advice = 'install one (pyenv install 3.12) or name one with "python": "/path/to/python3.12" in the launch configuration';
+  const c = await startStdio();
+  try {
+    await c.initializeRequest();
+    const viaHome = await c.launchRequest({ program, env: { PATH: bin, HOME: home, PYENV_ROOT: null } }).catch((e) => e);
+    assert.equal(viaHome.message, 'cannot launch: no Python 3.12 or newer was found: looked for python3.12 and newer ' +
+      `on PATH (${bin}) and in pyenv (${home}/.pyenv/versions); ${advice}`);
+    const viaRoot = await c.launchRequest({ module: 'json.tool', env: { PATH: `${bin}:/nonexistent`, PYENV_ROOT: root } }).catch((e) => e);
+    assert.equal(viaRoot.message, 'cannot launch: no Python 3.12 or newer was found: looked for python3.12 and newer ' +
+      `on PATH (${bin}:/nonexistent) and in pyenv (${root}/versions); ${advice}`);
+    const neither = await c.launchRequest({ program, env: { PATH: '', HOME: null, PYENV_ROOT: null } }).catch((e) => e);
+    assert.match(neither.message, /on PATH \(empty\) and in pyenv \(neither PYENV_ROOT nor HOME is set\)/);
+    // The session is still usable: a 3.12 in pyenv's versions is found and runs the program.
+    if (PYTHONS.length) {
+      const exe = path.join(root, 'versions/3.12.1/bin/python3.12');
+      fs.mkdirSync(path.dirname(exe), { recursive: true });
+      fs.symlinkSync(PYTHONS[0], exe);
+      const terminated = c.waitForEvent('terminated', 60000);
+      await c.launchRequest({ noDebug: true, program, args: ['3'], env: { PATH: bin, PYENV_ROOT: root } });
+      await c.configurationDoneRequest();
+      await terminated;
+      assert.equal(c.eventsNamed('exited')[0].body.exitCode, 3);
+      assert.match(c.output('stdout'), /^hello from Python True\n/);
+    }
+    await c.disconnectRequest();
+    assertClean(assert, c);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

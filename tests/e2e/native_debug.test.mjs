@@ -1,14 +1,18 @@
 // Native debugging through strata-dap (ptrace + DWARF): threads and all-stop, deep stacks,
-// crashes, STL values, breakpoints of every kind, stepping, memory, disassembly, bad input.
+// crashes, STL values, breakpoints of every kind, stepping, memory, disassembly, relative
+// source paths, bad input.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { assertClean, startStdio, withTimeout, exitOf } from './lib/harness.mjs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { assertClean, startStdio, withTimeout, exitOf, REPO, PYTHONS } from './lib/harness.mjs';
 import {
-  DEMO, OPT, INIT, demoSrc, optSrc, lineOf, launchNative, frames, scopeVars, continueTo, stepAndWait,
+  DEMO, OPT, INIT, demoSrc, optSrc, lineOf, launchNative, frames, scopeVars, continueTo, stepAndWait, NATIVE_SRC,
 } from './lib/native.mjs';
+
+const faultsSrc = path.join(NATIVE_SRC, 'native_faults.c');
 
 async function runOut(c, timeout = 30000) {
   const term = c.waitForEvent('terminated', timeout);
@@ -376,6 +380,45 @@ test('-O2: inlined calls are frames of their own; optimized-out values say so', 
   await c.disconnectRequest({ terminateDebuggee: true });
   assertClean(assert, c);
 });
+
+// `gcc -g src/a.c` names the file relative to the build directory in the line table.
+const cc = spawnSync('cc', ['--version']).status === 0;
+test('a program built from a relative source path: breakpoints by absolute path bind, frames carry it',
+  { skip: !cc && 'no C compiler (cc) to build the program with a relative path' }, async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strata-relative-'));
+    const program = path.join(dir, 'faults');
+    const relative = path.relative(REPO, faultsSrc);
+    execFileSync('cc', ['-g', '-O0', '-o', program, relative], { cwd: REPO });
+    try {
+      const line = lineOf(faultsSrc, 'fpe_line');
+      const { c, stopped } = await launchNative(['fpe'], { program, breakpoints: { [faultsSrc]: [{ line }] } });
+      assert.equal(stopped.body.reason, 'breakpoint');
+      const top = (await frames(c, stopped.body.threadId)).stackFrames[0];
+      assert.deepEqual([top.name, top.line, top.source.path, top.presentationHint], ['fpe_fault', line, faultsSrc, undefined]);
+      await c.disconnectRequest({ terminateDebuggee: true });
+      assertClean(assert, c);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+test('a library built in a folder this machine lacks: frames give its source path, dimmed',
+  { skip: !PYTHONS.length && 'no Python >= 3.12 in STRATA_PYTHONS (its _json.so is the library)' }, async () => {
+    const { c, stopped } = await launchNative(['-c', 'import json; json.dumps([1, 2])'], {
+      program: PYTHONS[0], functions: [{ name: 'encoder_listencode_list' }] });
+    assert.equal(stopped.body.reason, 'function breakpoint');
+    const top = (await frames(c, stopped.body.threadId)).stackFrames[0];
+    assert.match(top.name, /^encoder_listencode_list( \[inlined\])?$/);  // inlined or not: how Python was built
+    assert.equal(top.source.name, '_json.c');
+    // pyenv builds in a temporary folder: the path is absolute, "./Modules" folded away.
+    assert.match(top.source.path, /^\/.*\/Modules\/_json\.c$/);
+    assert.ok(!top.source.path.includes('/./'), top.source.path);
+    const here = fs.existsSync(top.source.path);
+    assert.equal(top.source.presentationHint, here ? undefined : 'deemphasize');
+    assert.equal(top.presentationHint, here ? undefined : 'subtle');
+    await c.disconnectRequest({ terminateDebuggee: true });
+    assertClean(assert, c);
+  });
 
 test('bad input gets clear errors: nonexistent pid, non-ELF and missing programs', async () => {
   const c = await startStdio();

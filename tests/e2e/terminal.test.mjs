@@ -1,8 +1,8 @@
 // runInTerminal: with console integratedTerminal the adapter asks the client to run the
-// program; the exit code still reaches the client; cancel aborts a launch left waiting.
+// program; the exit code still reaches the client; cancel ends a launch left waiting.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { startStdio, assertClean, target, exitOf } from './lib/harness.mjs';
 
 test('integratedTerminal launches through runInTerminal and reports the exit code', async () => {
@@ -63,6 +63,11 @@ test('cancel answers a launch still waiting for the terminal with "cancelled"', 
   await launchFails;
   const answered = c.received.filter((m) => m.type === 'response').map((m) => m.command);
   assert.deepEqual(answered.slice(-2), ['launch', 'cancel'], 'the cancelled request is answered first');
+  // A terminal that runs the command only now starts nothing: the launch is gone.
+  const late = spawnSync(req.arguments.args[0], req.arguments.args.slice(1), { encoding: 'utf8', timeout: 10000 });
+  assert.equal(late.status, 127);
+  assert.match(late.stderr, /cannot reach the debug adapter/);
+  assert.doesNotMatch(late.stdout, /hello from C/);
   await c.disconnectRequest();
   assert.equal(await exitOf(c.adapterProcess), 0);
   assertClean(assert, c);

@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -34,44 +33,6 @@ std::string readFirstLine(const std::string& path) {
   std::string line;
   std::getline(in, line);
   return line;
-}
-
-// "TracerPid:\t1234" from /proc/PID/status; 0 when untraced or unreadable.
-pid_t tracerOf(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("TracerPid:", 0) == 0) return static_cast<pid_t>(std::atoi(line.c_str() + 10));
-  return 0;
-}
-
-// What a user can do about a refused PTRACE_SEIZE.
-std::string attachAdvice(pid_t pid, const std::string& engineMessage) {
-  std::string text = engineMessage;
-  if (engineMessage.find("Operation not permitted") == std::string::npos &&
-      engineMessage.find("EPERM") == std::string::npos)
-    return text;
-  std::string scope = readFirstLine("/proc/sys/kernel/yama/ptrace_scope");
-  if (!scope.empty() && scope != "0") {
-    text += ". kernel.yama.ptrace_scope is " + scope;
-    if (scope == "1")
-      text += " (a process may trace only its own descendants): run `sudo sysctl kernel.yama.ptrace_scope=0`, "
-              "give strata-dap CAP_SYS_PTRACE, or start the program with a launch request instead";
-    else if (scope == "2")
-      text += " (only processes with CAP_SYS_PTRACE may trace): run strata-dap as root or with CAP_SYS_PTRACE";
-    else
-      text += " (tracing is disabled until reboot): start the program with a launch request instead";
-    return text;
-  }
-  struct stat st{};
-  std::string proc = "/proc/" + std::to_string(pid);
-  if (::stat(proc.c_str(), &st) == 0 && st.st_uid != ::geteuid())
-    return text + ". Process " + std::to_string(pid) + " belongs to uid " + std::to_string(st.st_uid) +
-           "; attach as that user or as root";
-  // Same user, no Yama restriction: what is left is a missing capability (a container started
-  // without it) or a process that made itself undumpable.
-  return text + ". strata-dap lacks the right to trace it: in a container, start it with "
-                "--cap-add=SYS_PTRACE; a process that called prctl(PR_SET_DUMPABLE, 0) cannot be attached to";
 }
 
 // Keeps the program's output pipes drained after a detach, so it never dies of SIGPIPE or blocks
@@ -319,19 +280,17 @@ void NativeBackend::attach(const AttachSpec& spec, Reply<void> reply) {
                        true});
   if (pid == ::getpid())
     return reply(Error{kNativeError, "process " + std::to_string(pid) + " is strata-dap itself", true});
-  if (pid_t tracer = tracerOf(pid); tracer != 0) {
-    std::string who = readFirstLine("/proc/" + std::to_string(tracer) + "/comm");
-    return reply(Error{kNativeError,
-                       "process " + std::to_string(pid) + " is already being traced by process " +
-                           std::to_string(tracer) + (who.empty() ? "" : " (" + who + ")") +
-                           "; only one debugger can attach at a time: detach the other one (gdb, strace, ...) first",
-                       true});
-  }
   launched_ = false;
   stopOnEntry_ = spec.stopOnEntry;
   std::string name = readFirstLine(proc + "/comm");
   debugger_->attach(pid, onSession([this, reply, pid, name](Result<void> r) {
-    if (!r) return reply(Error{kNativeError, "process " + std::to_string(pid) + ": " + attachAdvice(pid, r.error().message), true});
+    if (!r) {
+      // The engine explains a refusal (tracer, Yama, ids, dumpability) and names the operation,
+      // which the attach handler's "cannot attach: " already says.
+      std::string text = r.error().message;
+      if (text.rfind("attach to ", 0) == 0) text.erase(0, 10);
+      return reply(Error{kNativeError, text, true});
+    }
     pid_ = pid;
     reply({});
     host_.processStarted(name.empty() ? std::to_string(pid) : name, pid, false);

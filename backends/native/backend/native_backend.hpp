@@ -94,6 +94,7 @@ class NativeBackend final : public Backend {
   std::map<std::int64_t, native::debugger::StopInfo> exceptions_;  // by thread
   std::map<std::int64_t, std::uint64_t> indexedCounts_;            // variables ref -> indexed children
   std::map<std::string, ModuleInfo> modules_;                      // by path, as announced
+  std::map<std::string, bool> sourceHere_;                         // source path -> exists here
 };
 
 }  // namespace strata::backends

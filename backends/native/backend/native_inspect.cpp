@@ -1,5 +1,7 @@
 // The native backend's inspection requests: stacks, scopes, variables, evaluate, memory,
 // disassembly, modules and step-in targets, translated from NativeDebugger's answers.
+#include <unistd.h>
+
 #include <cstring>
 
 #include "backends/native/backend/internal.hpp"
@@ -36,10 +38,17 @@ void NativeBackend::stackTrace(std::int64_t threadId, std::int64_t startFrame, s
             if (f.hasDebugInfo && !f.file.empty()) {
               SourceInfo src;
               src.name = baseName(f.file);
-              if (f.file.front() == '/') {
+              bool here = f.file.front() == '/';
+              if (here) {
                 src.path = f.file;
-              } else {
-                // A path relative to a build directory we do not know (a distribution's libc).
+                auto known = sourceHere_.find(f.file);
+                if (known == sourceHere_.end())
+                  known = sourceHere_.emplace(f.file, ::access(f.file.c_str(), F_OK) == 0).first;
+                here = known->second;
+              }
+              // A path relative to a build directory we do not know (a distribution's libc), or
+              // in one this machine does not have (a library built elsewhere): dimmed.
+              if (!here) {
                 src.presentationHint = "deemphasize";
                 out.presentationHint = "subtle";
               }

@@ -245,6 +245,10 @@ std::string signalName(int signo);
 std::string describeSignal(int signo, int code, std::uint64_t address);
 bool isFaultSignal(int signo);
 
+// attach_refusal.cpp
+// A refused attach (errno from PTRACE_SEIZE) explained: who traces it, Yama, ids, dumpability.
+Error attachError(pid_t pid, int err);
+
 template <class F>
 Result<void> Engine::Impl::withStopped(F&& body) {
   if (!proc) return Error{1, "no process is being debugged", true};

@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <fstream>
 #include <set>
 #include <sstream>
 
@@ -39,62 +38,6 @@ Result<std::string> resolveProgram(const std::string& program) {
     if (access(candidate.c_str(), X_OK) == 0) return candidate;
   }
   return Error{1, "launch " + program + ": not found in PATH", true};
-}
-
-std::string readProcLine(pid_t pid, const std::string& file, const std::string& key) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/" + file);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(key, 0) == 0) {
-      auto value = line.substr(key.size());
-      auto start = value.find_first_not_of(" \t");
-      return start == std::string::npos ? "" : value.substr(start);
-    }
-  }
-  return {};
-}
-
-std::string processName(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/comm");
-  std::string name;
-  std::getline(in, name);
-  return name;
-}
-
-// Why PTRACE_SEIZE was refused, and what the user can do about it.
-Error attachError(pid_t pid, int err) {
-  std::string what = "attach to process " + std::to_string(pid);
-  if (err == ESRCH) return Error{1, what + ": no such process", true};
-  if (err != EPERM) return errnoError(what, err);
-  std::string tracer = readProcLine(pid, "status", "TracerPid:");
-  if (!tracer.empty() && tracer != "0") {
-    // TracerPid names the tracing thread; a user knows its process.
-    pid_t tracerTid = std::atoi(tracer.c_str());
-    std::string tgid = readProcLine(tracerTid, "status", "Tgid:");
-    pid_t tracerPid = tgid.empty() ? tracerTid : std::atoi(tgid.c_str());
-    return Error{1, what + ": it is already traced by process " + std::to_string(tracerPid) + " (" +
-                        processName(tracerPid) + "); detach that debugger first", true};
-  }
-  std::ifstream yama("/proc/sys/kernel/yama/ptrace_scope");
-  int scope = -1;
-  if (yama >> scope) {
-    if (scope == 1)
-      return Error{1, what + ": Operation not permitted: kernel.yama.ptrace_scope is 1, so only a parent may "
-                          "trace its children. Run `sudo sysctl kernel.yama.ptrace_scope=0`, or give the "
-                          "debugger CAP_SYS_PTRACE (run it as root)", true};
-    if (scope == 2)
-      return Error{1, what + ": Operation not permitted: kernel.yama.ptrace_scope is 2, so only a process "
-                          "with CAP_SYS_PTRACE may attach. Run the debugger as root, or "
-                          "`sudo sysctl kernel.yama.ptrace_scope=0`", true};
-    if (scope == 3)
-      return Error{1, what + ": Operation not permitted: kernel.yama.ptrace_scope is 3, attaching is "
-                          "disabled until the next reboot", true};
-  }
-  std::string uid = readProcLine(pid, "status", "Uid:");
-  return Error{1, what + ": Operation not permitted: the process runs as uid " +
-                      uid.substr(0, uid.find_first_of(" \t")) + " and this debugger as uid " +
-                      std::to_string(getuid()) + "; run the debugger as the same user or with CAP_SYS_PTRACE",
-               true};
 }
 
 std::vector<pid_t> listTasks(pid_t pid) {

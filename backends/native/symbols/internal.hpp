@@ -6,7 +6,9 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <string>
+#include <string_view>
 
 #include "strata/hex.hpp"
 
@@ -22,6 +24,26 @@ inline std::string dwError(const std::string& operation) {
 inline const char* integratedName(Dwarf_Die* die) {
   Dwarf_Attribute attr;
   return dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+}
+
+// A source file's name as users know it. Line tables name files relative to the build
+// directory when the compiler was given relative paths (`gcc -g src/a.c`, ccache's base_dir):
+// joined with an absolute DW_AT_comp_dir and "."/".." folded. A relative build directory
+// (a distribution's reproducible build: "./csu") leaves the name relative.
+inline std::string sourcePath(std::string_view file, const char* compDir) {
+  std::filesystem::path p(file);
+  if (p.is_relative()) {
+    if (file.empty() || compDir == nullptr || compDir[0] != '/') return std::string(file);
+    p = std::filesystem::path(compDir) / p;
+  } else if (file.find("/.") == std::string_view::npos) {
+    return std::string(file);
+  }
+  return p.lexically_normal().string();
+}
+
+inline const char* compDirOf(Dwarf_Die* cu) {
+  Dwarf_Attribute attr;
+  return dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr));
 }
 
 }  // namespace strata::native::symbols::detail

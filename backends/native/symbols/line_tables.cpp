@@ -33,6 +33,7 @@ const CuLines* ObjectSymbols::linesOf(Dwarf_Off cuOffset) {
   if (dwarf_offdie(dwarf(), cuOffset, &cu) == nullptr || dwarf_getsrclines(&cu, &lines, &count) != 0)
     return &out;  // a CU without a line table simply has no rows
   std::unordered_map<const char*, std::uint32_t> fileIndex;
+  const char* compDir = detail::compDirOf(&cu);
   out.rows.reserve(count);
   for (std::size_t i = 0; i < count; ++i) {
     Dwarf_Line* line = dwarf_onesrcline(lines, i);
@@ -50,7 +51,7 @@ const CuLines* ObjectSymbols::linesOf(Dwarf_Off cuOffset) {
     const char* src = dwarf_linesrc(line, nullptr, nullptr);
     if (src == nullptr) src = "";
     auto [it, inserted] = fileIndex.emplace(src, static_cast<std::uint32_t>(out.files.size()));
-    if (inserted) out.files.emplace_back(src);
+    if (inserted) out.files.push_back(detail::sourcePath(src, compDir));
     row.file = it->second;
     out.rows.push_back(row);
   }

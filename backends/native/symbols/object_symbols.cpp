@@ -373,8 +373,13 @@ void ObjectSymbols::loadCuHeaders() {
       h.offset = offset + headerSize;
       if (const char* n = dwarf_diename(&cu)) h.name = n;
       Dwarf_Attribute attr;
-      if (const char* d = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &attr))) h.compDir = d;
-      if (!h.name.empty() && h.name[0] != '/' && !h.compDir.empty()) h.name = h.compDir + "/" + h.name;
+      const char* compDir = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &attr));
+      if (compDir) h.compDir = compDir;
+      // A relative build directory still joins here: a header's name only needs to end right.
+      if (!h.name.empty() && h.name[0] != '/' && !h.compDir.empty() && h.compDir[0] != '/')
+        h.name = h.compDir + "/" + h.name;
+      else
+        h.name = detail::sourcePath(h.name, compDir);
       cus_.push_back(std::move(h));
     }
     offset = next;

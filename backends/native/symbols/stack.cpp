@@ -452,7 +452,8 @@ std::vector<Frame> StackView::symbolize(const RawFrame& raw, std::size_t index) 
         dwarf_formudata(dwarf_attr(&scope, DW_AT_call_column, &attr), &callColumn);
         if (files == nullptr && dwarf_getsrcfiles(&cu, &files, &fileCount) != 0) files = nullptr;
         const char* name = files != nullptr && callFile < fileCount ? dwarf_filesrc(files, callFile, nullptr, nullptr) : nullptr;
-        location = SourceLocation{name != nullptr ? name : "", static_cast<int>(callLine), static_cast<int>(callColumn)};
+        location = SourceLocation{name != nullptr ? detail::sourcePath(name, detail::compDirOf(&cu)) : "",
+                                  static_cast<int>(callLine), static_cast<int>(callColumn)};
       } else {
         location.reset();
       }

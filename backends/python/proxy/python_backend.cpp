@@ -237,6 +237,13 @@ void PythonBackend::failStart(Error error) {
   if (process_) process_->terminate(true, [](Result<void>) {});
 }
 
+void PythonBackend::abandonStart() {
+  if (!starting_) return;
+  // A program still waiting for the client's terminal is not started at all.
+  if (process_) process_->abandonStart();
+  failStart(Error{kAgentUnavailable, "cancelled", false});
+}
+
 void PythonBackend::onAgentEvent(const std::string& event, const json::value& body) {
   const json::object empty;
   const json::object& o = body.is_object() ? body.get_object() : empty;

@@ -38,6 +38,7 @@ class PythonBackend final : public Backend, private BackendHost {
   void threads(Reply<std::vector<ThreadInfo>> reply) override;
   void terminate(bool force, Reply<void> reply) override;
   void detach(Reply<void> reply) override;
+  void abandonStart() override;
   void resume(std::int64_t threadId, bool singleThread, Reply<bool> reply) override;
   void step(StepKind kind, const StepOptions& options, Reply<void> reply) override;
   void pause(std::int64_t threadId, Reply<void> reply) override;

@@ -73,8 +73,11 @@ const live = new Set();
 after(() => { for (const c of live) c.stopAdapter(); });
 
 export class StrataClient extends DebugClient {
-  constructor() {
-    super(ADAPTER, '--stdio', 'strata', {}, true);
+  // spawn: Node's spawn options for the adapter (uid, gid, env); prefix: a command the
+  // adapter runs under (['setpriv', ...]).
+  constructor({ spawn: spawnOptions = {}, prefix = [] } = {}) {
+    super(ADAPTER, '--stdio', 'strata', spawnOptions, true);
+    this.prefix = prefix;
     live.add(this);
     this.defaultTimeout = 20000;
     this.received = [];          // every message from the adapter, in order
@@ -119,10 +122,19 @@ export class StrataClient extends DebugClient {
   }
 
   get adapterProcess() { return this._adapterProcess; }
+
+  start(port) {
+    if (typeof port === 'number' || this.prefix.length === 0) return super.start(port);
+    const [command, ...args] = this.prefix;
+    this._adapterProcess = spawn(command, [...args, ADAPTER, '--stdio'], this._spawnOptions);
+    this._adapterProcess.stderr.on('data', (d) => process.stderr.write(d));
+    this.connect(this._adapterProcess.stdout, this._adapterProcess.stdin);
+    return Promise.resolve();
+  }
 }
 
-export async function startStdio() {
-  const c = new StrataClient();
+export async function startStdio(options) {
+  const c = new StrataClient(options);
   await c.start();
   return c;
 }

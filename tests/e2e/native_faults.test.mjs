@@ -1,0 +1,105 @@
+// SIGBUS, SIGILL and SIGFPE raised for real (a page past the end of a shrunk file, ud2, a division
+// by zero): the stop, its exceptionInfo and stack, and with the filter off the signal reaching
+// the program.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { assertClean, TARGETS, waitUntil } from './lib/harness.mjs';
+import { NATIVE_SRC, lineOf, launchNative, frames, scopeVars } from './lib/native.mjs';
+
+const FAULTS = path.join(TARGETS, 'native_faults');
+const faultsSrc = path.join(NATIVE_SRC, 'native_faults.c');
+const ALL_BUT = (signal) => ['SIGSEGV', 'SIGBUS', 'SIGFPE', 'SIGILL', 'SIGABRT'].filter((s) => s !== signal);
+
+// Continues a program stopped on a fault; it dies of the signal.
+async function runOut(c, threadId) {
+  const terminated = c.waitForEvent('terminated', 30000);
+  await c.continueRequest({ threadId });
+  await terminated;
+}
+
+test('SIGBUS: stops in the faulting function and line, exceptionInfo names the code and address; the program dies of it', async () => {
+  const { c, stopped } = await launchNative(['bus'], { program: FAULTS });
+  assert.equal(stopped.body.reason, 'exception');
+  await waitUntil(() => /touching 0x[0-9a-f]+\n/.test(c.output('stdout')), 10000, 'the address the program touches');
+  const address = /touching (0x[0-9a-f]+)/.exec(c.output('stdout'))[1];
+  assert.equal(stopped.body.description, `SIGBUS: nonexistent physical address at ${address}`);
+  const tid = stopped.body.threadId;
+  const info = await c.send('exceptionInfo', { threadId: tid });
+  assert.equal(info.body.exceptionId, 'SIGBUS');
+  assert.equal(info.body.breakMode, 'always');
+  assert.equal(info.body.description, `SIGBUS: nonexistent physical address at ${address}`);
+  assert.equal(info.body.details.fullTypeName, 'SIGBUS (signal 7, si_code 2)');  // BUS_ADRERR
+  assert.match(info.body.details.message, new RegExp(`\\(fault address ${address}, pc 0x[0-9a-f]+\\)$`));
+  const st = await frames(c, tid);
+  assert.deepEqual(st.stackFrames.slice(0, 2).map((f) => [f.name, f.line]),
+    [['bus_fault', lineOf(faultsSrc, 'bus_line')], ['main', lineOf(faultsSrc, 'bus_call')]]);
+  assert.equal(st.stackFrames[0].source.path, faultsSrc);
+  // The pointer is a value like any other, though what it points at cannot be read.
+  const locals = await scopeVars(c, st.stackFrames[0].id);
+  assert.match(locals.byName.past.value, new RegExp(`^${address}\\b`));
+  await runOut(c, tid);
+  assert.equal(c.eventsNamed('exited')[0].body.exitCode, 135);
+  assert.match(c.output('console'), /terminated by signal 7 \(SIGBUS\)/);
+  await c.disconnectRequest();
+  assertClean(assert, c);
+});
+
+test('SIGILL: stops on the ud2 itself, exceptionInfo names the code; the program dies of it', async () => {
+  const { c, stopped } = await launchNative(['ill'], { program: FAULTS });
+  assert.equal(stopped.body.reason, 'exception');
+  const tid = stopped.body.threadId;
+  const st = await frames(c, tid);
+  const top = st.stackFrames[0];
+  assert.deepEqual(st.stackFrames.slice(0, 2).map((f) => [f.name, f.line]),
+    [['ill_fault', lineOf(faultsSrc, 'ill_line')], ['main', lineOf(faultsSrc, 'ill_call')]]);
+  // The kernel reports ud2 as an illegal operand at the instruction itself.
+  assert.equal(stopped.body.description, `SIGILL: illegal operand at ${top.instructionPointerReference}`);
+  const info = await c.send('exceptionInfo', { threadId: tid });
+  assert.equal(info.body.exceptionId, 'SIGILL');
+  assert.equal(info.body.details.fullTypeName, 'SIGILL (signal 4, si_code 2)');  // ILL_ILLOPN
+  assert.match(info.body.details.message,
+    new RegExp(`\\(fault address ${top.instructionPointerReference}, pc ${top.instructionPointerReference}\\)$`));
+  const dis = await c.send('disassemble', { memoryReference: top.instructionPointerReference, instructionCount: 1 });
+  assert.match(dis.body.instructions[0].instruction, /^ud2\b/);
+  assert.equal((await scopeVars(c, top.id)).byName.code.value, '7');
+  await runOut(c, tid);
+  assert.equal(c.eventsNamed('exited')[0].body.exitCode, 132);
+  assert.match(c.output('console'), /terminated by signal 4 \(SIGILL\)/);
+  await c.disconnectRequest();
+  assertClean(assert, c);
+});
+
+test('SIGFPE: an integer division by zero stops on its line with the code; the program dies of it', async () => {
+  const { c, stopped } = await launchNative(['fpe'], { program: FAULTS });
+  assert.equal(stopped.body.reason, 'exception');
+  const tid = stopped.body.threadId;
+  const st = await frames(c, tid);
+  const top = st.stackFrames[0];
+  assert.deepEqual(st.stackFrames.slice(0, 2).map((f) => [f.name, f.line]),
+    [['fpe_fault', lineOf(faultsSrc, 'fpe_line')], ['main', lineOf(faultsSrc, 'fpe_call')]]);
+  assert.equal(stopped.body.description, `SIGFPE: integer divide by zero at ${top.instructionPointerReference}`);
+  const info = await c.send('exceptionInfo', { threadId: tid });
+  assert.equal(info.body.exceptionId, 'SIGFPE');
+  assert.equal(info.body.details.fullTypeName, 'SIGFPE (signal 8, si_code 1)');  // FPE_INTDIV
+  const locals = await scopeVars(c, top.id);
+  assert.equal(locals.byName.dividend.value, '12');
+  assert.equal(locals.byName.divisor.value, '0');
+  await runOut(c, tid);
+  assert.equal(c.eventsNamed('exited')[0].body.exitCode, 136);
+  assert.match(c.output('console'), /terminated by signal 8 \(SIGFPE\)/);
+  await c.disconnectRequest();
+  assertClean(assert, c);
+});
+
+for (const [mode, signal, number] of [['bus', 'SIGBUS', 7], ['ill', 'SIGILL', 4], ['fpe', 'SIGFPE', 8]]) {
+  test(`without the ${signal} filter the signal goes to the program, which dies of it`, async () => {
+    const { c } = await launchNative([mode], { program: FAULTS, exceptions: { filters: ALL_BUT(signal) }, expectStop: false });
+    await waitUntil(() => c.eventsNamed('terminated').length > 0, 30000, 'the end of the program');
+    assert.equal(c.eventsNamed('stopped').length, 0);
+    assert.equal(c.eventsNamed('exited')[0].body.exitCode, 128 + number);
+    assert.match(c.output('console'), new RegExp(`terminated by signal ${number} \\(${signal}\\)`));
+    await c.disconnectRequest();
+    assertClean(assert, c);
+  });
+}
