@@ -61,7 +61,9 @@ def read_loop_ns(path):
 def plain_loop_ns(target, hits, path):
     """The hot loop's own duration in a plain run (the program times it)."""
     subprocess.run([target, "hot", str(hits), path], stdout=subprocess.DEVNULL, check=True)
-    return read_loop_ns(path)
+    ns = read_loop_ns(path)
+    os.unlink(path)  # a debugged run that never writes it must not read this one
+    return ns
 
 
 # ---------------------------------------------------------------------------------------------
@@ -129,7 +131,6 @@ class DapDebugger:
             e = dap.event(["exited", "terminated", "stopped"], 600)
             if e["event"] == "stopped":
                 raise RuntimeError("stopped on a false condition")
-            dap.event(["terminated"], 60)
         finally:
             self.finish(dap)
         return read_loop_ns(loop_file)
@@ -521,7 +522,8 @@ def main():
     target = build_target(workdir)
     loop_file = os.path.join(workdir, "loop_ns")
     lines = {m: marker_line(m) for m in ("hot", "nth", "stop", "deep", "vector")}
-    print("rounds: %d, load average at start: %s; %s" % (args.rounds, loadavg(), versions(debuggers, args)), flush=True)
+    peers = versions(debuggers, args)
+    print("rounds: %d, load average at start: %s%s" % (args.rounds, loadavg(), "; " + peers if peers else ""), flush=True)
 
     results = {}  # (scenario row, debugger) -> list of values
 
