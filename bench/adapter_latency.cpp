@@ -1,5 +1,6 @@
 // adapter_latency: strata-dap's start-up and request round-trip latency over stdio and TCP,
-// each next to a plain echo peer over the same transport, printed as a table.
+// each next to a plain echo peer over the same transport, printed as a table. The round trips
+// are `threads` in an initialized session with no program launched (no debuggee).
 //
 // The echo is this same binary (--echo): it frames back every body it receives with
 // protocol/ framing, so the baseline pays for process start, pipes or sockets and framing,
@@ -362,12 +363,12 @@ struct Row {
   int decimals;
 };
 
+// Markdown, so the README's table is this output as printed.
 void printTable(const std::vector<Row>& rows) {
-  std::printf("%-46s %12s %14s %8s\n", "measurement", "strata-dap", "echo baseline", "ratio");
-  std::printf("%s\n", std::string(46 + 1 + 12 + 1 + 14 + 1 + 8, '-').c_str());
+  std::printf("| measurement | strata-dap | echo baseline | ratio |\n| --- | ---: | ---: | ---: |\n");
   for (const auto& r : rows)
-    std::printf("%-46s %12.*f %14.*f %7.2fx\n", r.measurement.c_str(), r.decimals, r.strata, r.decimals,
-                r.echo, r.echo > 0 ? r.strata / r.echo : 0.0);
+    std::printf("| %s | %.*f | %.*f | %.2f× |\n", r.measurement.c_str(), r.decimals, r.strata, r.decimals, r.echo,
+                r.echo > 0 ? r.strata / r.echo : 0.0);
 }
 
 struct Options {
@@ -400,8 +401,8 @@ Result<void> runBenchmark(const Options& o, const std::string& self) {
     }
   }
   Stats su[2] = {stats(up[0]), stats(up[1])};
-  rows.push_back({"start-up to initialize response, min (ms)", su[0].min, su[1].min, 2});
-  rows.push_back({"start-up to initialize response, median (ms)", su[0].median, su[1].median, 2});
+  rows.push_back({"start-up to `initialize` response, min (ms)", su[0].min, su[1].min, 2});
+  rows.push_back({"start-up to `initialize` response, median (ms)", su[0].median, su[1].median, 2});
 
   for (Transport transport : {Transport::Stdio, Transport::Tcp}) {
     const char* label = transport == Transport::Stdio ? "stdio" : "tcp";
@@ -427,13 +428,20 @@ Result<void> runBenchmark(const Options& o, const std::string& self) {
     if (!r) return Error{1, std::string(label) + ": " + r.error().message, true};
     Stats s[2] = {stats(rt[0]), stats(rt[1])};
     std::string n = std::to_string(o.requests);
-    rows.push_back({std::string(label) + ": threads round trip, min (us)", s[0].min, s[1].min, 1});
-    rows.push_back({std::string(label) + ": threads round trip, median (us)", s[0].median, s[1].median, 1});
-    rows.push_back({std::string(label) + ": round trips/s, median round", 1e6 / s[0].median, 1e6 / s[1].median, 0});
+    // No program is launched: the adapter answers `threads` from an empty session, so these rows
+    // are its own request path and transport, not a debugger's.
+    rows.push_back({std::string(label) + ": `threads` round trip, no debuggee, min (µs)", s[0].min, s[1].min, 1});
+    rows.push_back({std::string(label) + ": `threads` round trip, no debuggee, median (µs)", s[0].median, s[1].median, 1});
+    rows.push_back({std::string(label) + ": `threads` round trips/s, no debuggee, median round", 1e6 / s[0].median,
+                    1e6 / s[1].median, 0});
   }
 
-  std::printf("adapter_latency: %s vs echo; %d rounds each (min, median); %d sequential `threads` requests per round\n\n",
-              o.adapter.c_str(), o.rounds, o.requests);
+  double load[3] = {0, 0, 0};
+  if (::getloadavg(load, 3) < 0) load[0] = load[1] = load[2] = -1;
+  std::printf(
+      "adapter_latency: %s vs echo; %d rounds each (min, median); %d sequential `threads` requests per round,\n"
+      "in an initialized session with no program launched (no debuggee); load average %.2f %.2f %.2f\n\n",
+      o.adapter.c_str(), o.rounds, o.requests, load[0], load[1], load[2]);
   printTable(rows);
   return {};
 }
@@ -442,8 +450,10 @@ constexpr const char* kUsage = R"(usage: adapter_latency [--adapter PATH] [--rou
        adapter_latency --echo [--listen IPV4:PORT]
 
 Measures strata-dap's start-up to the initialize response and the round trips per second of
-`threads` over stdio and TCP, each next to an echo peer over the same transport. PATH defaults
-to the strata-dap of the same build tree. --echo is that peer: it frames back what it receives.
+`threads` over stdio and TCP, each next to an echo peer over the same transport. The `threads`
+requests go to an initialized session with no program launched: the adapter's own request
+path, without a debuggee. PATH defaults to the strata-dap of the same build tree. --echo is
+that peer: it frames back what it receives.
 )";
 
 int fail(const std::string& message) {

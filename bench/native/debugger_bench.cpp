@@ -1,7 +1,9 @@
 // Bench: issue 4's native scenarios through the NativeDebugger facade (no DAP), min/median of
 // several rounds, each round a fresh debugger and process:
-//   false-condition hits/s on a hot line (against a plain run of the same program),
-//   the 1000th hit → stopped callback, the first stackTrace page at depth 1000 and paging all,
+//   false-condition hits/s on a hot line (the program times its loop, against a plain run),
+//   stops after a pause (the first, then each after a resume) and the 1000th hit of a
+//   hit-condition breakpoint: the program's CLOCK_REALTIME stamp → the stopped callback,
+//   the first stackTrace page at depth 1000 and paging all,
 //   python3.12 launch → first stop on encoder_listencode_list (in _json.so),
 //   an unpaged variables request on a 100k std::vector (time and bytes of the answer).
 #include <sys/wait.h>
@@ -67,6 +69,7 @@ int lineOf(const std::string& source, const std::string& marker) {
 struct Stopped {
   StopInfo info;
   Clock::time_point at;
+  std::chrono::system_clock::time_point wall;  // the debuggee stamps CLOCK_REALTIME
 };
 using Event = std::variant<Stopped, ExitInfo>;
 
@@ -98,7 +101,7 @@ class Session {
  private:
   Callbacks callbacks() {
     Callbacks cb;
-    cb.stopped = [this](const StopInfo& s) { push(Stopped{s, Clock::now()}); };
+    cb.stopped = [this](const StopInfo& s) { push(Stopped{s, Clock::now(), std::chrono::system_clock::now()}); };
     cb.exited = [this](const ExitInfo& e) { push(e); };
     return cb;
   }
@@ -119,8 +122,7 @@ struct Stats {
   }
 };
 
-double plainRunSeconds(const std::string& program, const std::vector<std::string>& args) {
-  auto t0 = Clock::now();
+void plainRun(const std::string& program, const std::vector<std::string>& args) {
   pid_t pid = fork();
   if (pid == 0) {
     std::vector<char*> argv{const_cast<char*>(program.c_str())};
@@ -131,14 +133,40 @@ double plainRunSeconds(const std::string& program, const std::vector<std::string
   }
   int status = 0;
   waitpid(pid, &status, 0);
-  return msSince(t0) / 1000;
 }
+
+// The loop time the target wrote (hot mode with a file), in seconds.
+double loopSeconds(const std::string& file) {
+  std::ifstream in(file);
+  long long ns = 0;
+  if (!(in >> ns)) {
+    std::fprintf(stderr, "no loop time in %s\n", file.c_str());
+    std::exit(1);
+  }
+  return ns / 1e9;
+}
+
+// Milliseconds from the program's stamp_ns (CLOCK_REALTIME, read at the stop) to the callback.
+double stampToStop(Session& s, const Stopped& st) {
+  auto v = must(s.debugger.evaluate("stamp_ns", 0), "evaluate");
+  long long stamp = std::atoll(v.value.c_str());
+  long long at = std::chrono::duration_cast<std::chrono::nanoseconds>(st.wall.time_since_epoch()).count();
+  return (at - stamp) / 1e6;
+}
+
+bool printValues = false;
 
 void row(const char* name, const Stats& s, const char* unit, double target = 0, bool higherIsBetter = false) {
   std::printf("%-58s min %10.2f  median %10.2f %s", name, higherIsBetter ? *std::max_element(s.values.begin(), s.values.end()) : s.min(),
               s.median(), unit);
-  if (target > 0) std::printf("   (target %s %.0f)", higherIsBetter ? ">=" : "<=", target);
+  if (target > 0) std::printf("   (target %s %.1f)", higherIsBetter ? ">=" : "<=", target);
   std::printf("\n");
+  // Every value, for side_by_side.py, which pools them with the other columns' rounds.
+  if (printValues) {
+    std::printf("  values:");
+    for (double v : s.values) std::printf(" %.6g", v);
+    std::printf("\n");
+  }
   std::fflush(stdout);
 }
 
@@ -149,47 +177,70 @@ int main(int argc, char** argv) {
   std::string python = std::string(std::getenv("HOME") ? std::getenv("HOME") : "/root") +
                        "/.pyenv/versions/3.12.1/bin/python3.12";
   std::string only;
+  long hits = 3000;
+  std::string pause = "1000";
+  int stops = 5;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--rounds" && i + 1 < argc) rounds = std::atoi(argv[++i]);
+    else if (a == "--hot-hits" && i + 1 < argc) hits = std::atol(argv[++i]);
+    else if (a == "--pause-ms" && i + 1 < argc) pause = argv[++i];
+    else if (a == "--stops" && i + 1 < argc) stops = std::atoi(argv[++i]);
     else if (a == "--python" && i + 1 < argc) python = argv[++i];
     else if (a == "--only" && i + 1 < argc) only = argv[++i];
+    else if (a == "--values") printValues = true;
   }
   const std::string target = STRATA_BENCH_TARGET;
   const std::string source = STRATA_BENCH_TARGET_SRC;
   auto wanted = [&](const char* name) { return only.empty() || only == name; };
 
   if (wanted("hot")) {
-    const long hits = 100000;
     Stats rate;
+    char file[] = "/tmp/strata-bench-loop-XXXXXX";
+    int fd = mkstemp(file);
+    if (fd < 0) return 1;
+    close(fd);
+    std::vector<std::string> args{"hot", std::to_string(hits), file};
     for (int r = 0; r < rounds; ++r) {
-      double plain = plainRunSeconds(target, {"hot", std::to_string(hits)});
+      plainRun(target, args);
+      double plain = loopSeconds(file);
       Session s;
-      must(s.debugger.launch({.program = target, .args = {"hot", std::to_string(hits)}}), "launch");
+      must(s.debugger.launch({.program = target, .args = args}), "launch");
       must(s.debugger.setSourceBreakpoints(source, {{.line = lineOf(source, "hot"), .condition = "i < 0"}}), "break");
-      auto t0 = Clock::now();
       must(s.debugger.configurationDone(false), "configurationDone");
       if (!std::holds_alternative<ExitInfo>(s.next())) return 1;
-      double seconds = msSince(t0) / 1000 - plain;
-      rate.values.push_back(hits / seconds);
+      rate.values.push_back(hits / (loopSeconds(file) - plain));
     }
+    unlink(file);
     row("false condition on a hot line, hits/s", rate, "hits/s", 20000, true);
   }
   if (wanted("nth")) {
     Stats latency;
     for (int r = 0; r < rounds; ++r) {
       Session s;
-      must(s.debugger.launch({.program = target, .args = {"nth", "2000"}}), "launch");
+      must(s.debugger.launch({.program = target, .args = {"nth", "2000", pause}}), "launch");
       must(s.debugger.setSourceBreakpoints(source, {{.line = lineOf(source, "nth"), .hitCondition = "1000"}}), "break");
       must(s.debugger.configurationDone(false), "configurationDone");
-      Stopped st = s.stop();
-      auto v = must(s.debugger.evaluate("stamp_ns", 0), "evaluate");
-      long long stamp = std::atoll(v.value.c_str());
-      long long at = std::chrono::duration_cast<std::chrono::nanoseconds>(st.at.time_since_epoch()).count();
-      latency.values.push_back((at - stamp) / 1e6);
+      latency.values.push_back(stampToStop(s, s.stop()));
       must(s.debugger.terminate(), "terminate");
     }
     row("1000th hit -> stopped callback", latency, "ms", 0.6);
+  }
+  if (wanted("stop")) {
+    Stats first, next;
+    for (int r = 0; r < rounds; ++r) {
+      Session s;
+      must(s.debugger.launch({.program = target, .args = {"stops", std::to_string(stops), pause}}), "launch");
+      must(s.debugger.setSourceBreakpoints(source, {{.line = lineOf(source, "stop")}}), "break");
+      must(s.debugger.configurationDone(false), "configurationDone");
+      for (int k = 0; k < stops; ++k) {
+        (k == 0 ? first : next).values.push_back(stampToStop(s, s.stop()));
+        if (k + 1 < stops) must(s.debugger.resume(), "resume");
+      }
+      must(s.debugger.terminate(), "terminate");
+    }
+    row("first stop after the pause -> stopped callback", first, "ms");
+    if (!next.values.empty()) row("next stops (resume -> same line) -> stopped callback", next, "ms");
   }
   if (wanted("deep")) {
     Stats first, firstCpu, all, stopMs;

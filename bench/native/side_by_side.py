@@ -2,15 +2,22 @@
 """Native debugging side by side: strata-dap, lldb-dap-19 and gdb on the same scenarios.
 
 Every scenario runs against each debugger in the same invocation, one fresh debugger and one
-fresh process a round, min/median of --rounds rounds:
+fresh process a round, min/median of --rounds rounds. Every debugger gets the same program,
+the same arguments and the same hit counts:
 
-  hot     a false-condition breakpoint on a hot line: hits per second (run time minus a
-          plain run of the same program measured in the same round)
-  nth     a breakpoint that stops on the 1000th hit: from the moment the program reached
-          the line (it stamps CLOCK_MONOTONIC just before) to the `stopped` event
+  hot     a false-condition breakpoint on a hot line passed --hot-hits times: hits per second
+          = hits / (the loop's duration under the debugger − in a plain run), both timed by the
+          program itself (CLOCK_MONOTONIC around the loop), so no debugger's start-up or
+          shut-down is inside the time
+  stop    the program sleeps --pause-ms, then stops on a plain line breakpoint (the first
+          stop), then --stops − 1 times more on the same line, each after a `continue` (the
+          next stops): from the program's CLOCK_REALTIME stamp, taken just before the line,
+          to the client's CLOCK_REALTIME on receipt of `stopped` (gdb: of `*stopped`)
+  nth     the same after the pause, on the 1000th pass of a hit-condition breakpoint
   deep    1000-deep recursion: the first `stackTrace` page of 20, then paging through all
   json    python3.12 -c "import json;json.dumps([1])" with a function breakpoint on
-          encoder_listencode_list (_json.so, loaded later): launch request to `stopped`
+          encoder_listencode_list (_json.so, loaded later): from spawning the debugger's
+          process (every column) to `stopped`
   vector  an unpaged `variables` request on a 100k std::vector: time and bytes answered
 
 strata-dap and lldb-dap-19 are driven over DAP (stdio); gdb over its MI (gdb --interpreter=mi3).
@@ -18,12 +25,10 @@ Python 3 standard library only. Installs lldb-19 with apt-get when lldb-dap-19 i
 """
 
 import argparse
-import json
 import os
 import queue
 import re
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -35,26 +40,9 @@ ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 TARGET_SRC = os.path.join(HERE, "targets", "bench_target.cpp")
 JSON_ARGS = ["-c", "import json;json.dumps([1])"]
 JSON_FUNCTION = "encoder_listencode_list"
-
-
-def shut_down(proc, ask):
-    """Asks a debugger to quit (ask()), waits 3 s, then kills it."""
-    try:
-        ask()
-        proc.wait(timeout=3)
-    except Exception:
-        pass
-    if proc.poll() is None:
-        proc.kill()
-        proc.wait()
-
-
-class Timeout(Exception):
-    pass
-
-
-def now_ms():
-    return time.monotonic_ns() / 1e6
+sys.path.insert(0, os.path.dirname(HERE))
+from bench_dap import (Dap, Timeout, ensure_apt, loadavg, now_ms, shut_down, strata_log_events,  # noqa: E402
+                       summary, wall_ns)
 
 
 def marker_line(marker):
@@ -65,134 +53,49 @@ def marker_line(marker):
     raise SystemExit("no marker %s in %s" % (marker, TARGET_SRC))
 
 
-def plain_run_ms(argv):
-    t0 = now_ms()
-    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    return now_ms() - t0
+def read_loop_ns(path):
+    with open(path) as f:
+        return int(f.read().split()[0])
+
+
+def plain_loop_ns(target, hits, path):
+    """The hot loop's own duration in a plain run (the program times it)."""
+    subprocess.run([target, "hot", str(hits), path], stdout=subprocess.DEVNULL, check=True)
+    ns = read_loop_ns(path)
+    os.unlink(path)  # a debugged run that never writes it must not read this one
+    return ns
 
 
 # ---------------------------------------------------------------------------------------------
-# DAP over stdio
-
-
-class Dap:
-    def __init__(self, argv, log=None):
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, bufsize=0)
-        self.seq = 0
-        self.responses = {}
-        self.events = queue.Queue()
-        self.cv = threading.Condition()
-        self.sizes = {}  # request_seq -> bytes of the response body
-        self.log = log
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-
-    def _read(self):
-        out = self.proc.stdout
-        while True:
-            header = b""
-            while not header.endswith(b"\r\n\r\n"):
-                c = out.read(1)
-                if not c:
-                    self.events.put(None)
-                    with self.cv:
-                        self.cv.notify_all()
-                    return
-                header += c
-            m = re.search(rb"Content-Length: *(\d+)", header)
-            length = int(m.group(1))
-            body = b""
-            while len(body) < length:
-                chunk = out.read(length - len(body))
-                if not chunk:
-                    self.events.put(None)
-                    return
-                body += chunk
-            msg = json.loads(body)
-            msg["_at"] = now_ms()
-            if self.log:
-                self.log.write("<- %s\n" % body[:300].decode(errors="replace"))
-            if msg.get("type") == "response":
-                with self.cv:
-                    self.sizes[msg["request_seq"]] = length
-                    self.responses[msg["request_seq"]] = msg
-                    self.cv.notify_all()
-            elif msg.get("type") == "event":
-                self.events.put(msg)
-            elif msg.get("type") == "request":  # reverse requests: decline
-                self._write({"type": "response", "request_seq": msg["seq"], "success": False,
-                             "command": msg.get("command"), "message": "not supported"})
-
-    def _write(self, msg):
-        self.seq += 1
-        msg["seq"] = self.seq
-        data = json.dumps(msg).encode()
-        if self.log:
-            self.log.write("-> %s\n" % data[:300].decode(errors="replace"))
-        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(data) + data)
-        return self.seq
-
-    def send(self, command, arguments=None):
-        return self._write({"type": "request", "command": command, "arguments": arguments or {}})
-
-    def wait(self, seq, timeout=60):
-        deadline = time.monotonic() + timeout
-        with self.cv:
-            while seq not in self.responses:
-                left = deadline - time.monotonic()
-                if left <= 0 or self.proc.poll() is not None and seq not in self.responses:
-                    raise Timeout("no response to request %d" % seq)
-                self.cv.wait(min(left, 0.5))
-            return self.responses[seq]
-
-    def request(self, command, arguments=None, timeout=60):
-        r = self.wait(self.send(command, arguments), timeout)
-        if not r.get("success"):
-            raise RuntimeError("%s failed: %s" % (command, r.get("message")))
-        return r
-
-    def event(self, names, timeout=60):
-        deadline = time.monotonic() + timeout
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise Timeout("no %s event" % "/".join(names))
-            try:
-                e = self.events.get(timeout=left)
-            except queue.Empty:
-                raise Timeout("no %s event" % "/".join(names))
-            if e is None:
-                raise Timeout("the adapter closed its output waiting for %s" % "/".join(names))
-            if e.get("event") in names:
-                return e
-
-    def close(self):
-        def ask():
-            if self.proc.poll() is None:
-                self.send("disconnect", {"terminateDebuggee": True})
-        shut_down(self.proc, ask)
+# DAP over stdio (bench_dap.Dap)
 
 
 class DapDebugger:
     """One adapter speaking DAP over stdio (strata-dap, lldb-dap-19)."""
 
-    def __init__(self, name, argv, launch_extra=None, log=None):
+    def __init__(self, name, argv, launch_extra=None, log=None, breakdown=False):
         self.name = name
         self.argv = argv
         self.launch_extra = launch_extra or {}
         self.log = log
+        self.breakdown = breakdown  # strata-dap only: --log FILE, to split a stop's latency
+        self.adapter_log = None
 
     def start(self, program, args, breakpoints=None, functions=None):
-        """Launches and configures; returns (dap, time the launch request was sent)."""
-        dap = Dap(self.argv, self.log)
+        """Starts the adapter, launches and configures; returns the Dap (t_spawn: when the
+        adapter's process was spawned, on now_ms's clock)."""
+        argv = list(self.argv)
+        if self.breakdown:
+            fd, self.adapter_log = tempfile.mkstemp(prefix="strata-bench-log-")
+            os.close(fd)
+            argv += ["--log", self.adapter_log]
+        dap = Dap(argv, log=self.log)
         dap.request("initialize", {"clientID": "strata-bench", "adapterID": self.name, "linesStartAt1": True,
                                    "columnsStartAt1": True, "pathFormat": "path",
                                    "supportsVariableType": True})
         launch = {"program": program, "args": args, "cwd": os.path.dirname(program) or ".",
                   "stopOnEntry": False}
         launch.update(self.launch_extra)
-        t0 = now_ms()
         launch_seq = dap.send("launch", launch)
         dap.event(["initialized"], 30)
         for path, lines in (breakpoints or {}).items():
@@ -204,46 +107,66 @@ class DapDebugger:
         if functions:
             dap.request("setFunctionBreakpoints", {"breakpoints": [{"name": f} for f in functions]})
         dap.launch_seq = launch_seq
-        return dap, t0
+        return dap
 
     def go(self, dap):
         seq = dap.send("configurationDone")
-        t = now_ms()
         r = dap.wait(dap.launch_seq, 60)
         if not r.get("success"):
             raise RuntimeError("launch failed: %s" % r.get("message"))
         dap.wait(seq, 60)
-        return t
 
-    def hot(self, target, hits, line):
-        dap, _ = self.start(target, ["hot", str(hits)], {TARGET_SRC: [{"line": line, "condition": "i < 0"}]})
+    def finish(self, dap):
+        dap.close()
+        sent = strata_log_events(self.adapter_log, "stopped") if self.adapter_log else []
+        if self.adapter_log:
+            os.unlink(self.adapter_log)
+            self.adapter_log = None
+        return sent
+
+    def hot(self, target, hits, line, loop_file):
+        dap = self.start(target, ["hot", str(hits), loop_file], {TARGET_SRC: [{"line": line, "condition": "i < 0"}]})
         try:
-            t0 = self.go(dap)
+            self.go(dap)
             e = dap.event(["exited", "terminated", "stopped"], 600)
             if e["event"] == "stopped":
                 raise RuntimeError("stopped on a false condition")
-            return e["_at"] - t0
         finally:
-            dap.close()
+            self.finish(dap)
+        return read_loop_ns(loop_file)
 
     def top_frame(self, dap, tid):
         frames = dap.request("stackTrace", {"threadId": tid, "startFrame": 0, "levels": 1})["body"]["stackFrames"]
         return frames[0]["id"]
 
-    def nth(self, target, line):
-        dap, _ = self.start(target, ["nth", "2000"], {TARGET_SRC: [{"line": line, "hitCondition": "1000"}]})
+    def evaluate(self, dap, frame, expression):
+        value = dap.request("evaluate", {"expression": expression, "frameId": frame, "context": "watch"})
+        return int(re.match(r"-?\d+", value["body"]["result"]).group(0))
+
+    def stops(self, target, line, marker, args, count):
+        """[(stamp ns, receipt ns, adapter-sent ns or None)] for `count` stops on `line`;
+        marker 'nth' stops once, on the 1000th pass."""
+        bp = {"line": line, "hitCondition": "1000"} if marker == "nth" else {"line": line}
+        dap = self.start(target, args, {TARGET_SRC: [bp]})
+        out = []
         try:
             self.go(dap)
-            stop = dap.event(["stopped"], 120)
-            frame = self.top_frame(dap, stop["body"]["threadId"])
-            value = dap.request("evaluate", {"expression": "stamp_ns", "frameId": frame, "context": "watch"})
-            stamp = int(re.match(r"-?\d+", value["body"]["result"]).group(0)) / 1e6
-            return stop["_at"] - stamp
+            for k in range(count):
+                stop = dap.event(["stopped"], 120)
+                frame = self.top_frame(dap, stop["body"]["threadId"])
+                out.append([self.evaluate(dap, frame, "stamp_ns"), stop["_wall_ns"]])
+                if marker == "nth" and self.evaluate(dap, frame, "i") != 999:
+                    raise RuntimeError("stopped on another pass than the 1000th")
+                if k + 1 < count:
+                    dap.request("continue", {"threadId": stop["body"]["threadId"]})
         finally:
-            dap.close()
+            sent = self.finish(dap)
+        for row, at in zip(out, sent + [None] * len(out)):
+            row.append(at)
+        return out
 
     def deep(self, target, line):
-        dap, _ = self.start(target, ["deep", "1000"], {TARGET_SRC: [{"line": line}]})
+        dap = self.start(target, ["deep", "1000"], {TARGET_SRC: [{"line": line}]})
         try:
             self.go(dap)
             stop = dap.event(["stopped"], 60)
@@ -261,10 +184,10 @@ class DapDebugger:
                     break
             return first, now_ms() - t0, seen
         finally:
-            dap.close()
+            self.finish(dap)
 
     def json_launch(self, python):
-        dap, t0 = self.start(python, JSON_ARGS, functions=[JSON_FUNCTION])
+        dap = self.start(python, JSON_ARGS, functions=[JSON_FUNCTION])
         try:
             self.go(dap)
             stop = dap.event(["stopped"], 60)
@@ -272,12 +195,12 @@ class DapDebugger:
                                                 "levels": 1})["body"]["stackFrames"]
             if JSON_FUNCTION not in frames[0]["name"]:
                 raise RuntimeError("stopped in %s" % frames[0]["name"])
-            return stop["_at"] - t0
+            return stop["_at"] - dap.t_spawn
         finally:
-            dap.close()
+            self.finish(dap)
 
     def vector(self, target, line, timeout):
-        dap, _ = self.start(target, ["vector", "100000"], {TARGET_SRC: [{"line": line}]})
+        dap = self.start(target, ["vector", "100000"], {TARGET_SRC: [{"line": line}]})
         try:
             self.go(dap)
             stop = dap.event(["stopped"], 60)
@@ -297,7 +220,7 @@ class DapDebugger:
                 return None, None, 0
             return now_ms() - t0, dap.sizes[seq], len(r.get("body", {}).get("variables", []))
         finally:
-            dap.close()
+            self.finish(dap)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -306,6 +229,7 @@ class DapDebugger:
 
 class Mi:
     def __init__(self, argv, log=None):
+        self.t_spawn = now_ms()
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, bufsize=0)
         self.token = 0
@@ -316,10 +240,11 @@ class Mi:
 
     def _read(self):
         for raw in self.proc.stdout:
-            self.lines.put((raw.decode(errors="replace").rstrip("\n"), now_ms(), len(raw)))
+            self.lines.put((raw.decode(errors="replace").rstrip("\n"), now_ms(), len(raw), wall_ns()))
         self.lines.put(None)
 
     def expect(self, predicate, timeout):
+        """(line, arrival on now_ms's clock, its bytes, arrival in CLOCK_REALTIME ns)."""
         deadline = time.monotonic() + timeout
         while True:
             left = deadline - time.monotonic()
@@ -331,11 +256,10 @@ class Mi:
                 raise Timeout("gdb: nothing matched")
             if item is None:
                 raise Timeout("gdb exited")
-            line, at, size = item
             if self.log:
-                self.log.write("<- %s\n" % line[:300])
-            if predicate(line):
-                return line, at, size
+                self.log.write("<- %s\n" % item[0][:300])
+            if predicate(item[0]):
+                return item
 
     def send(self, command):
         self.token += 1
@@ -346,10 +270,10 @@ class Mi:
 
     def command(self, command, timeout=60):
         token = self.send(command)
-        line, at, size = self.expect(lambda l: re.match(r"%d\^" % token, l) is not None, timeout)
-        if line.startswith("%d^error" % token):
-            raise RuntimeError("gdb: %s: %s" % (command, line))
-        return line, at, size
+        item = self.expect(lambda l: re.match(r"%d\^" % token, l) is not None, timeout)
+        if item[0].startswith("%d^error" % token):
+            raise RuntimeError("gdb: %s: %s" % (command, item[0]))
+        return item
 
     def close(self):
         shut_down(self.proc, lambda: self.proc.stdin.write(b"-gdb-exit\n"))
@@ -379,35 +303,39 @@ class GdbMi:
     def stopped(self, mi, timeout):
         return mi.expect(lambda l: l.startswith("*stopped"), timeout)
 
-    def run_to_main(self, mi):
-        mi.command("-exec-run --start")
-        self.stopped(mi, 60)
+    def evaluate(self, mi, expression):
+        value = mi.command("-data-evaluate-expression %s" % expression)[0]
+        return int(re.search(r'value="(-?\d+)"', value).group(1))
 
-    def hot(self, target, hits, line):
-        mi = self.start(target, ["hot", str(hits)])
+    def hot(self, target, hits, line, loop_file):
+        mi = self.start(target, ["hot", str(hits), loop_file])
         try:
-            self.run_to_main(mi)
             mi.command('-break-insert -c "i < 0" %s:%d' % (TARGET_SRC, line))
-            _, t0, _ = mi.command("-exec-continue")
-            line_, at, _ = self.stopped(mi, 600)
+            mi.command("-exec-run")
+            line_ = self.stopped(mi, 600)[0]
             if "exited" not in line_:
                 raise RuntimeError("gdb stopped: " + line_)
-            return at - t0
         finally:
             mi.close()
+        return read_loop_ns(loop_file)
 
-    def nth(self, target, line):
-        mi = self.start(target, ["nth", "2000"])
+    def stops(self, target, line, marker, args, count):
+        mi = self.start(target, args)
+        out = []
         try:
-            self.run_to_main(mi)
-            mi.command("-break-insert -i 999 %s:%d" % (TARGET_SRC, line))
-            mi.command("-exec-continue")
-            _, at, _ = self.stopped(mi, 120)
-            value, _, _ = mi.command("-data-evaluate-expression stamp_ns")
-            stamp = int(re.search(r'value="(-?\d+)"', value).group(1)) / 1e6
-            return at - stamp
+            # -i 999: ignore 999 hits, stop on the 1000th, as DAP's hitCondition "1000".
+            mi.command("-break-insert %s%s:%d" % ("-i 999 " if marker == "nth" else "", TARGET_SRC, line))
+            mi.command("-exec-run")
+            for k in range(count):
+                wall = self.stopped(mi, 120)[3]
+                out.append([self.evaluate(mi, "stamp_ns"), wall, None])
+                if marker == "nth" and self.evaluate(mi, "i") != 999:
+                    raise RuntimeError("stopped on another pass than the 1000th")
+                if k + 1 < count:
+                    mi.command("-exec-continue")
         finally:
             mi.close()
+        return out
 
     def deep(self, target, line):
         mi = self.start(target, ["deep", "1000"])
@@ -421,7 +349,7 @@ class GdbMi:
             seen = 20
             t0 = now_ms()
             while True:
-                out, _, _ = mi.command("-stack-list-frames %d %d" % (seen, seen + 19), 120)
+                out = mi.command("-stack-list-frames %d %d" % (seen, seen + 19), 120)[0]
                 n = out.count("frame={")
                 seen += n
                 if n < 20:
@@ -431,15 +359,14 @@ class GdbMi:
             mi.close()
 
     def json_launch(self, python):
-        t0 = now_ms()
         mi = self.start(python, JSON_ARGS)
         try:
             mi.command("-break-insert -f %s" % JSON_FUNCTION)
             mi.command("-exec-run")
-            line, at, _ = self.stopped(mi, 60)
+            line, at = self.stopped(mi, 60)[:2]
             if JSON_FUNCTION not in line:
                 raise RuntimeError("gdb stopped: " + line[:200])
-            return at - t0
+            return at - mi.t_spawn
         finally:
             mi.close()
 
@@ -452,7 +379,7 @@ class GdbMi:
             mi.command("-var-create big * big")
             t0 = now_ms()
             try:
-                out, at, size = mi.command("-var-list-children --all-values big", timeout)
+                out, at, size, _ = mi.command("-var-list-children --all-values big", timeout)
             except Timeout:
                 return None, None, 0
             return at - t0, size, out.count("child={")
@@ -462,63 +389,58 @@ class GdbMi:
 
 # ---------------------------------------------------------------------------------------------
 # Strata's NativeDebugger facade without DAP (strata_bench_debugger), one round per call: the
-# column to compare with while strata-dap has no native route, and the floor under it.
+# floor under strata-dap's column, without the adapter and its transport.
 
 
 class Facade:
     name = "strata-facade"
 
-    def __init__(self, path, python):
+    def __init__(self, path, python, hits, pause_ms, stops):
         self.path = path
-        self.python = python
+        self.options = ["--python", python, "--hot-hits", str(hits), "--pause-ms", str(pause_ms),
+                        "--stops", str(stops)]
 
     def run(self, only):
-        out = subprocess.run([self.path, "--rounds", "1", "--only", only, "--python", self.python],
+        """{row name: [every value of the round]}."""
+        out = subprocess.run([self.path, "--rounds", "1", "--values", "--only", only] + self.options,
                              capture_output=True, text=True, timeout=600)
         if out.returncode != 0:
             raise RuntimeError(out.stderr.strip() or "strata_bench_debugger failed")
-        rows = {}
+        rows, name = {}, None
         for line in out.stdout.splitlines():
-            m = re.match(r"(.*?)\s+min\s+([\d.]+)\s+median", line)
+            m = re.match(r"(.*?)\s+min\s+[\d.]+\s+median", line)
             if m:
-                rows[m.group(1).strip()] = float(m.group(2))
+                name = m.group(1).strip()
+            elif line.startswith("  values:") and name:
+                rows[name] = [float(v) for v in line.split()[1:]]
         return rows
 
     def hot_rate(self):
-        return self.run("hot")["false condition on a hot line, hits/s"]
+        return self.run("hot")["false condition on a hot line, hits/s"][0]
 
-    def nth(self, target, line):
-        return self.run("nth")["1000th hit -> stopped callback"]
+    def latencies(self, marker):
+        """{row: [ms, ...]} for the stop scenario (first, next) or nth."""
+        if marker == "nth":
+            return {"nth": self.run("nth")["1000th hit -> stopped callback"]}
+        rows = self.run("stop")
+        return {"first": rows["first stop after the pause -> stopped callback"],
+                "next": rows.get("next stops (resume -> same line) -> stopped callback", [])}
 
     def deep(self, target, line):
         rows = self.run("deep")
-        return rows["stackTrace first page of 20 at depth 1000"], rows["stackTrace paging through the rest (20 a page)"], 0
+        return (rows["stackTrace first page of 20 at depth 1000"][0],
+                rows["stackTrace paging through the rest (20 a page)"][0], 0)
 
     def json_launch(self, python):
-        return self.run("json")["python3.12 launch -> stop in _json.so"]
+        return self.run("json")["python3.12 launch -> stop in _json.so"][0]
 
     def vector(self, target, line, timeout):
         rows = self.run("vector")
-        return (rows["unpaged variables on a 100k std::vector"], rows["its answer (approximate JSON size)"] * 1024,
-                rows["children in it"])
+        return (rows["unpaged variables on a 100k std::vector"][0], rows["its answer (approximate JSON size)"][0] * 1024,
+                rows["children in it"][0])
 
 
 # ---------------------------------------------------------------------------------------------
-
-
-def ensure_lldb_dap(explicit):
-    if explicit:
-        return explicit
-    found = shutil.which("lldb-dap-19") or shutil.which("lldb-dap")
-    if found:
-        return found
-    print("lldb-dap-19 is missing: installing Debian's lldb-19 (apt-get install -y lldb-19)", flush=True)
-    sudo = [] if os.geteuid() == 0 else ["sudo"]
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    if subprocess.run(sudo + ["apt-get", "install", "-y", "lldb-19"], env=env).returncode != 0:
-        subprocess.run(sudo + ["apt-get", "update"], env=env)
-        subprocess.run(sudo + ["apt-get", "install", "-y", "lldb-19"], env=env)
-    return shutil.which("lldb-dap-19") or shutil.which("lldb-dap")
 
 
 def build_target(directory):
@@ -527,52 +449,28 @@ def build_target(directory):
     return out
 
 
-def summary(values, fmt):
-    values = [v for v in values if v is not None]
-    if not values:
-        return "—"
-    return (fmt % min(values)) + " / " + (fmt % statistics.median(values))
+def lldb_dap_path(explicit):
+    if explicit:
+        return explicit
+    return ensure_apt("lldb-19", lambda: shutil.which("lldb-dap-19") or shutil.which("lldb-dap"))
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--debuggers", default="strata,lldb-dap,gdb",
-                        help="comma separated: strata,strata-facade,lldb-dap,gdb")
-    parser.add_argument("--facade", default=os.path.join(ROOT, "build", "release", "bench", "native",
-                                                         "strata_bench_debugger"))
-    parser.add_argument("--scenarios", default="hot,nth,deep,json,vector")
-    parser.add_argument("--strata", default=os.path.join(ROOT, "build", "release", "adapter", "strata-dap"))
-    parser.add_argument("--lldb-dap", default=None, help="default: lldb-dap-19 on PATH (installed if missing)")
-    parser.add_argument("--gdb", default="gdb")
-    parser.add_argument("--python", default=os.path.expanduser("~/.pyenv/versions/3.12.1/bin/python3.12"))
-    parser.add_argument("--hot-hits", default="strata=100000,lldb-dap=2000,gdb=5000",
-                        help="hits per round of the hot scenario, per debugger")
-    parser.add_argument("--vector-timeout", type=float, default=30, help="seconds before an answer counts as none")
-    parser.add_argument("--log", default=None, help="write every message to this file")
-    args = parser.parse_args()
-
-    log = open(args.log, "w") if args.log else None
-    names = [n for n in args.debuggers.split(",") if n]
-    scenarios = [s for s in args.scenarios.split(",") if s]
-    hot_hits = dict(kv.split("=") for kv in args.hot_hits.split(","))
-
+def make_debuggers(args, log):
     debuggers = {}
-    for n in names:
+    for n in [n for n in args.debuggers.split(",") if n]:
         if n == "strata":
             if not os.access(args.strata, os.X_OK):
-                print("strata-dap not found at %s (cmake --preset release && ninja -C build/release strata-dap)"
+                print("strata-dap not found at %s (cmake --preset release && cmake --build --preset release)"
                       % args.strata)
                 continue
-            debuggers[n] = DapDebugger("strata", [args.strata, "--stdio"], log=log)
+            debuggers[n] = DapDebugger("strata", [args.strata, "--stdio"], log=log, breakdown=args.breakdown)
         elif n == "strata-facade":
             if not os.access(args.facade, os.X_OK):
-                print("strata_bench_debugger not found at %s (ninja -C build/release strata_bench_debugger)"
-                      % args.facade)
+                print("strata_bench_debugger not found at %s (cmake --build --preset release)" % args.facade)
                 continue
-            debuggers[n] = Facade(args.facade, args.python)
+            debuggers[n] = Facade(args.facade, args.python, args.hot_hits, args.pause_ms, args.stops)
         elif n == "lldb-dap":
-            path = ensure_lldb_dap(args.lldb_dap)
+            path = lldb_dap_path(args.lldb_dap)
             if not path:
                 print("lldb-dap could not be installed; its column stays empty")
                 continue
@@ -582,15 +480,50 @@ def main():
                 print("gdb not found; its column stays empty")
                 continue
             debuggers[n] = GdbMi(args.gdb, log)
+    return debuggers
 
+
+def versions(debuggers, args):
+    out = []
+    if "lldb-dap" in debuggers:
+        v = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", "lldb-19"], capture_output=True, text=True)
+        out.append("lldb-dap: Debian lldb-19 %s" % (v.stdout.strip() or "?"))
+    if "gdb" in debuggers:
+        v = subprocess.run([args.gdb, "--version"], capture_output=True, text=True).stdout.splitlines()
+        out.append(v[0] if v else "gdb ?")
+    return ", ".join(out)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--debuggers", default="strata,lldb-dap,gdb",
+                        help="comma separated: strata,strata-facade,lldb-dap,gdb")
+    parser.add_argument("--facade", default=os.path.join(ROOT, "build", "release", "bench", "native",
+                                                         "strata_bench_debugger"))
+    parser.add_argument("--scenarios", default="hot,stop,nth,deep,json,vector")
+    parser.add_argument("--strata", default=os.path.join(ROOT, "build", "release", "adapter", "strata-dap"))
+    parser.add_argument("--lldb-dap", default=None, help="default: lldb-dap-19 on PATH (installed if missing)")
+    parser.add_argument("--gdb", default="gdb")
+    parser.add_argument("--python", default=os.path.expanduser("~/.pyenv/versions/3.12.1/bin/python3.12"))
+    parser.add_argument("--hot-hits", type=int, default=3000, help="hits per round of the hot scenario, every debugger")
+    parser.add_argument("--pause-ms", type=int, default=1000, help="the program's sleep before the first stop")
+    parser.add_argument("--stops", type=int, default=5, help="stops per session of the stop scenario")
+    parser.add_argument("--vector-timeout", type=float, default=30, help="seconds before an answer counts as none")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="strata-dap with --log: split each stop at the moment the adapter wrote `stopped`")
+    parser.add_argument("--log", default=None, help="write every message to this file")
+    args = parser.parse_args()
+
+    log = open(args.log, "w") if args.log else None
+    scenarios = [s for s in args.scenarios.split(",") if s]
+    debuggers = make_debuggers(args, log)
     workdir = tempfile.mkdtemp(prefix="strata-bench-")
     target = build_target(workdir)
-    lines = {m: marker_line(m) for m in ("hot", "nth", "deep", "vector")}
-    try:
-        load = open("/proc/loadavg").read().split()[:3]
-    except OSError:
-        load = ["?"]
-    print("rounds: %d, load average at start: %s, target: %s" % (args.rounds, " ".join(load), target), flush=True)
+    loop_file = os.path.join(workdir, "loop_ns")
+    lines = {m: marker_line(m) for m in ("hot", "nth", "stop", "deep", "vector")}
+    peers = versions(debuggers, args)
+    print("rounds: %d, load average at start: %s%s" % (args.rounds, loadavg(), "; " + peers if peers else ""), flush=True)
 
     results = {}  # (scenario row, debugger) -> list of values
 
@@ -609,19 +542,30 @@ def main():
             if "hot" in scenarios and hasattr(dbg, "hot_rate"):
                 record("hot", name, attempt("hot", dbg.hot_rate))
             elif "hot" in scenarios:
-                hits = int(hot_hits.get(name, 2000))
-                plain = plain_run_ms([target, "hot", str(hits)])
-                ms = attempt("hot", lambda: dbg.hot(target, hits, lines["hot"]))
-                if ms is not None:
-                    record("hot", name, hits / max((ms - plain) / 1000, 1e-9))
-            if "nth" in scenarios:
-                record("nth", name, attempt("nth", lambda: dbg.nth(target, lines["nth"])))
+                plain = plain_loop_ns(target, args.hot_hits, loop_file)
+                ns = attempt("hot", lambda: dbg.hot(target, args.hot_hits, lines["hot"], loop_file))
+                if ns is not None:
+                    record("hot", name, args.hot_hits / max((ns - plain) / 1e9, 1e-9))
+            for marker, run_args, count in (("stop", ["stops", str(args.stops), str(args.pause_ms)], args.stops),
+                                            ("nth", ["nth", "2000", str(args.pause_ms)], 1)):
+                if marker not in scenarios:
+                    continue
+                if hasattr(dbg, "latencies"):
+                    for row, values in (attempt(marker, lambda: dbg.latencies(marker)) or {}).items():
+                        for v in values:
+                            record(row, name, v)
+                    continue
+                for k, (stamp, wall, sent) in enumerate(
+                        attempt(marker, lambda: dbg.stops(target, lines[marker], marker, run_args, count)) or []):
+                    row = "nth" if marker == "nth" else "first" if k == 0 else "next"
+                    record(row, name, (wall - stamp) / 1e6)
+                    if sent:
+                        record(row + "-adapter", name, (sent - stamp) / 1e6)
             if "deep" in scenarios:
                 out = attempt("deep", lambda: dbg.deep(target, lines["deep"]))
                 if out:
                     record("deep-first", name, out[0])
                     record("deep-all", name, out[1])
-                    record("deep-count", name, out[2])
             if "json" in scenarios and os.access(args.python, os.X_OK):
                 record("json", name, attempt("json", lambda: dbg.json_launch(args.python)))
             if "vector" in scenarios:
@@ -632,34 +576,40 @@ def main():
                     record("vector-kb", name, out[1] / 1024 if answered else None)
                     record("vector-n", name, out[2] if answered else None)
         print("round %d done" % (r + 1), flush=True)
+    print_table(results, list(debuggers), args)
+    shutil.rmtree(workdir, ignore_errors=True)
 
+
+def print_table(results, names, args):
     rows = [
-        ("hot", "false-condition breakpoint on a hot line, hits/s (max / median)", "%.0f"),
-        ("nth", "stop on the 1000th hit → stopped, ms", "%.2f"),
+        ("hot", "false-condition breakpoint on a hot line, %d hits, hits/s (max / median)" % args.hot_hits, "%.0f"),
+        ("first", "first stop, %d ms after start: line reached → `stopped` received, ms" % args.pause_ms, "%.2f"),
+        ("first-adapter", "  of which line reached → strata-dap writes `stopped`, ms", "%.2f"),
+        ("next", "next stops (`continue` → same line): line reached → `stopped` received, ms", "%.2f"),
+        ("next-adapter", "  of which line reached → strata-dap writes `stopped`, ms", "%.2f"),
+        ("nth", "1000th pass of a hit-condition breakpoint → `stopped` received, ms", "%.2f"),
+        ("nth-adapter", "  of which line reached → strata-dap writes `stopped`, ms", "%.2f"),
         ("deep-first", "stackTrace, first page of 20 at depth 1000, ms", "%.2f"),
         ("deep-all", "stackTrace, paging through all 1000 frames (20 a page), ms", "%.1f"),
-        ("json", "python3.12 launch → stop in _json.so (encoder_listencode_list), ms", "%.0f"),
+        ("json", "python3.12 → stop in _json.so (encoder_listencode_list), from the debugger's spawn, ms", "%.0f"),
         ("vector-ms", "unpaged variables on a 100k std::vector, ms", "%.1f"),
         ("vector-kb", "  its answer, KiB", "%.1f"),
         ("vector-n", "  children in the answer", "%.0f"),
     ]
-    try:
-        load = open("/proc/loadavg").read().split()[:3]
-    except OSError:
-        load = ["?"]
     print()
-    print("min / median of %d rounds; load average at the end: %s" % (args.rounds, " ".join(load)))
+    print("min / median of %d rounds (%d next stops a round); load average at the end: %s"
+          % (args.rounds, max(args.stops - 1, 0), loadavg()))
     print()
-    print("| scenario | " + " | ".join(debuggers) + " |")
-    print("| --- | " + " | ".join("---:" for _ in debuggers) + " |")
+    print("| scenario | " + " | ".join(names) + " |")
+    print("| --- | " + " | ".join("---:" for _ in names) + " |")
     for key, label, fmt in rows:
-        if not any((key, n) in results for n in debuggers):
+        if not any((key, n) in results for n in names):
             continue
         cells = []
-        for n in debuggers:
+        for n in names:
             values = results.get((key, n), [])
-            if key == "hot" and values:
-                cells.append((fmt % max(values)) + " / " + (fmt % statistics.median(values)))
+            if key == "hot":
+                cells.append(summary(values, fmt, best=max))
             elif key.startswith("vector") and values and all(v is None for v in values):
                 cells.append("no answer in %.0f s" % args.vector_timeout)
             elif key == "vector-ms" and any(v is None for v in values):
@@ -669,7 +619,6 @@ def main():
             else:
                 cells.append(summary(values, fmt))
         print("| %s | %s |" % (label, " | ".join(cells)))
-    shutil.rmtree(workdir, ignore_errors=True)
 
 
 if __name__ == "__main__":

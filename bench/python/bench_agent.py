@@ -1,11 +1,13 @@
-"""Strata Python agent benchmarks, each against a plain run in the same invocation; prints a table."""
+"""Strata Python agent overhead: the workload attached, and with a breakpoint in a never-called
+function, against a plain run in the same invocation (process CPU time, and with --instructions
+callgrind's instruction counts); prints a table. Per-hit costs and latencies, side by side with
+debugpy and through strata-dap, are in side_by_side.py."""
 import argparse
 import os
 import socket
 import statistics
 import subprocess
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -45,7 +47,6 @@ class Debugged:
         self.srv = socket.socket()
         self.srv.bind(("127.0.0.1", 0))
         self.srv.listen(1)
-        self.t_spawn = time.monotonic()
         self.proc = subprocess.Popen([*prefix, sys.executable, "-m", "strata", "--connect",
                                       f"127.0.0.1:{self.srv.getsockname()[1]}", WORKLOAD, *args],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
@@ -109,58 +110,6 @@ def instruction_ratio(n1, n2, setup=None, bare_tool=False):
     return per_agent / per_plain, per_plain, per_agent
 
 
-def per_hit_rounds(rounds, n, setup, count_outputs=False):
-    costs, delivered = [], []
-    for _ in range(rounds):
-        p = plain(["hot", str(n)])
-        dbg = Debugged(["hot", str(n)], setup)
-        if count_outputs:
-            dbg.c.wait_event("exited", timeout=60)
-            delivered.append(sum(b["output"].count("\n") for b in dbg.c.take_events("output")
-                                 if b.get("category") == "console"))
-        d = elapsed_of(dbg.finish())
-        costs.append((d - p) / n * 1e6)
-    return costs, delivered
-
-
-def stop_rounds(rounds):
-    to_stop, to_children = [], []
-    dbg = Debugged(["stops", str(rounds)], bp(M["stop"]))
-    c = dbg.c
-    for _ in range(rounds):
-        ev = c.wait_event("stopped", timeout=30)
-        t_event = time.monotonic()
-        t0 = time.perf_counter()
-        frame = c.request("stackTrace", threadId=ev["threadId"], levels=20)["stackFrames"][0]
-        scope = c.request("scopes", frameId=frame["id"])["scopes"][0]
-        local = {v["name"]: v for v in c.request("variables", variablesReference=scope["variablesReference"])["variables"]}
-        kids = c.request("variables", variablesReference=local["big"]["variablesReference"], filter="indexed",
-                         start=0, count=100)["variables"]
-        to_children.append((time.perf_counter() - t0) * 1e3)
-        assert len(kids) == 100
-        reached = float(c.request("evaluate", expression="t_reached", frameId=frame["id"], context="watch")["result"])
-        to_stop.append((t_event - reached) * 1e3)
-        c.request("continue", threadId=ev["threadId"])
-    dbg.finish()
-    return to_stop, to_children
-
-
-def start_rounds(rounds):
-    """Wall time from spawn to the first line, and the target's CPU time until then (which
-    a loaded machine does not inflate)."""
-    plain_ms, agent_ms, plain_cpu, agent_cpu = [], [], [], []
-    for _ in range(rounds):
-        t = time.monotonic()
-        out = subprocess.run([sys.executable, WORKLOAD, "start"], capture_output=True, text=True).stdout
-        plain_ms.append((float(out.split()[1]) - t) * 1e3)
-        plain_cpu.append(float(out.split()[2]) * 1e3)
-        dbg = Debugged(["start"])
-        out = dbg.finish()
-        agent_ms.append((float(out.split()[1]) - dbg.t_spawn) * 1e3)
-        agent_cpu.append(float(out.split()[2]) * 1e3)
-    return plain_ms, agent_ms, plain_cpu, agent_cpu
-
-
 def fmt(values, unit, digits=3):
     return f"min {min(values):.{digits}f}{unit}  median {statistics.median(values):.{digits}f}{unit}"
 
@@ -173,8 +122,7 @@ def main():
                     help="also count instructions (valgrind) for the two ratio rows: load-independent")
     ap.add_argument("--passes", type=int, default=3,
                     help="passes of the mixed workload in each process; the fastest counts")
-    ap.add_argument("--only", default="attached,never,cond,log,stop,start",
-                    help="comma-separated subset of: attached,never,cond,log,stop,start")
+    ap.add_argument("--only", default="attached,never", help="comma-separated subset of: attached,never")
     a = ap.parse_args()
     only = set(a.only.split(","))
     r = a.rounds
@@ -182,8 +130,8 @@ def main():
     rows = []
     v = sys.version_info
     load = os.getloadavg()[0]
-    print(f"Strata Python agent benchmarks, CPython {v[0]}.{v[1]}.{v[2]}, {r} rounds, "
-          f"{os.cpu_count()} CPUs, load {load:.1f}; ratios and per-hit costs use process CPU time; "
+    print(f"Strata Python agent overhead, CPython {v[0]}.{v[1]}.{v[2]}, {r} rounds, "
+          f"{os.cpu_count()} CPUs, load {load:.1f}; ratios use process CPU time; "
           f"ratio rows: fastest of {a.passes} passes per process")
     mixed_args = ["mixed", str(n_mixed), str(a.passes)]
     if "attached" in only:
@@ -203,23 +151,6 @@ def main():
         ratio, p, d = instruction_ratio(100000, 300000, bare_tool=True)
         rows.append(("  a bare PY_START tool, no agent (instructions)",
                      f"{ratio:.4f}x ({d:.0f} vs {p:.0f} per iteration)", ""))
-    if "cond" in only:
-        costs, _ = per_hit_rounds(r, 1000000, bp(M["hot"], condition="i < 0"))
-        rows.append(("false condition on hot line (us/hit)", fmt(costs, " us"), "<= 0.3 us"))
-    if "log" in only:
-        costs, delivered = per_hit_rounds(r, 100000, bp(M["hot"], logMessage="i={i} acc={acc}"), True)
-        rows.append(("logpoint on hot line (us/hit)",
-                     fmt(costs, " us") + f"  delivered {min(delivered)}/100000", "<= 2 us, 100%"))
-    if "stop" in only:
-        to_stop, to_children = stop_rounds(max(r, 5) * 2)
-        rows.append(("line reached -> stopped event (ms)", fmt(to_stop, " ms"), "<= 1 ms"))
-        rows.append(("stopped -> first 100 children of 100k list (ms)", fmt(to_children, " ms"), "<= 3 ms"))
-    if "start" in only:
-        plain_ms, agent_ms, plain_cpu, agent_cpu = start_rounds(r)
-        rows.append(("start -> first line, plain python (ms)", fmt(plain_ms, " ms", 1), ""))
-        rows.append(("start -> first line, with agent + connect (ms)", fmt(agent_ms, " ms", 1), "<= 150 ms"))
-        rows.append(("  CPU time to first line, plain python (ms)", fmt(plain_cpu, " ms", 1), ""))
-        rows.append(("  CPU time to first line, with agent (ms)", fmt(agent_cpu, " ms", 1), ""))
     w = max(len(x[0]) for x in rows)
     w2 = max(len(x[1]) for x in rows)
     print(f"{'benchmark':<{w}}  {'result':<{w2}}  target")

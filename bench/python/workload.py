@@ -1,4 +1,5 @@
 """Benchmark debuggee: timed sections the agent benchmark drives; prints what it measured."""
+import os
 import sys
 import time
 
@@ -31,13 +32,33 @@ def first_line():
     pass
 
 
-def stops(n):
-    import collections  # noqa: F401
+def stops(n, pause):
     big = list(range(100000))
+    time.sleep(pause)
     for k in range(n):
-        t_reached = time.monotonic()
+        # CLOCK_REALTIME, the clock the client stamps the `stopped` event with on receipt.
+        t_reached = time.time_ns()
         marker = k  # @bp:stop
     return big, t_reached, marker
+
+
+def hit_count(n, pause):
+    time.sleep(pause)
+    acc = 0
+    for i in range(n):
+        t_reached = time.time_ns()
+        acc += i  # @bp:hit
+    return acc, t_reached
+
+
+def report(text):
+    """Prints what was measured, and appends it to $STRATA_BENCH_REPORT when set: a debugger
+    that carries stdout as events must not be the way the bench learns the result."""
+    print(text, flush=True)
+    path = os.environ.get("STRATA_BENCH_REPORT")
+    if path:
+        with open(path, "a") as f:
+            f.write(text + "\n")
 
 
 if sys.argv[1] == "bare-tool":
@@ -52,7 +73,7 @@ if sys.argv[1] == "bare-tool":
 mode = sys.argv[1]
 n = int(sys.argv[2]) if len(sys.argv) > 2 else 0
 if mode == "start":
-    print(f"first_line {time.monotonic()} {time.process_time()}", flush=True)
+    report(f"first_line {time.time_ns()} {time.process_time()}")
     sys.exit(0)
 # Process CPU time (every thread, the agent's included) is steadier than wall time on a
 # shared machine, and is what the agent adds.
@@ -68,10 +89,12 @@ if mode == "mixed":
         mixed(n)
         t1 = time.process_time() - t1
         best = t1 if best is None else min(best, t1)
-    print(f"elapsed {best}", flush=True)
+    report(f"elapsed {best}")
     sys.exit(0)
 elif mode == "hot":
     hot(n)
 elif mode == "stops":
-    stops(n)
-print(f"elapsed {time.process_time() - t0}", flush=True)
+    stops(n, float(sys.argv[3]))
+elif mode == "hit":
+    hit_count(n, float(sys.argv[3]))
+report(f"elapsed {time.process_time() - t0}")
