@@ -3,10 +3,6 @@
 
 #include <exception>
 
-#include "backends/native/backend/native_backend.hpp"
-#include "backends/process/process_backend.hpp"
-#include "backends/python/proxy/python_backend.hpp"
-
 namespace strata::adapter {
 
 using protocol::Request;
@@ -180,18 +176,11 @@ void Session::markInitialized(const protocol::InitializeRequestArguments& client
 }
 
 std::unique_ptr<backends::Backend> Session::createBackend(const backends::LaunchSpec& spec) {
-  if (options_.backendFactory) return options_.backendFactory(*this, spec);
-  if (spec.language == backends::LaunchSpec::Language::Python && !spec.noDebug)
-    return std::make_unique<backends::PythonBackend>(io_, *this);
-  if (spec.language == backends::LaunchSpec::Language::Native && !spec.noDebug)
-    return std::make_unique<backends::NativeBackend>(io_, *this);
-  return std::make_unique<backends::ProcessBackend>(io_, *this);
+  return options_.backendFactory.launch(*this, spec);
 }
 
 std::unique_ptr<backends::Backend> Session::createAttachBackend(const backends::AttachSpec& spec) {
-  if (options_.backendFactory) return options_.backendFactory(*this, backends::LaunchSpec{});
-  if (spec.processId) return std::make_unique<backends::NativeBackend>(io_, *this);
-  return std::make_unique<backends::PythonBackend>(io_, *this);
+  return options_.backendFactory.attach(*this, spec);
 }
 
 void Session::setBackend(std::unique_ptr<backends::Backend> backend, bool launched) {

@@ -21,15 +21,19 @@ namespace asio = boost::asio;
 
 class Session;
 
-// Picks and creates the backend for a launch; tests substitute fakes here.
-using BackendFactory =
-    std::function<std::unique_ptr<backends::Backend>(Session&, const backends::LaunchSpec&)>;
+// Creates the backend for a launch or an attach. strata-dap passes builtinBackends()
+// (adapter/builtin_backends.hpp); tests and the session fuzzer pass fakes, and link the
+// session without the debuggers.
+struct BackendFactory {
+  std::function<std::unique_ptr<backends::Backend>(Session&, const backends::LaunchSpec&)> launch;
+  std::function<std::unique_ptr<backends::Backend>(Session&, const backends::AttachSpec&)> attach;
+};
 
 struct SessionOptions {
   int id = 1;
   std::shared_ptr<Log> log;
   std::string adapterExecutable;
-  BackendFactory backendFactory;  // empty: the built-in choice
+  BackendFactory backendFactory;
 };
 
 class Session final : public backends::BackendHost, public std::enable_shared_from_this<Session> {
@@ -51,8 +55,8 @@ class Session final : public backends::BackendHost, public std::enable_shared_fr
   void reverseRequest(const std::string& command, json::value arguments,
                       std::function<void(Result<protocol::Response>)> onResponse);
   backends::Backend* backend() { return backend_.get(); }
+  // The backends for `launch` and `attach`, from SessionOptions::backendFactory.
   std::unique_ptr<backends::Backend> createBackend(const backends::LaunchSpec& spec);
-  // The backend for `attach`: native for a process id, Python for an agent that listens.
   std::unique_ptr<backends::Backend> createAttachBackend(const backends::AttachSpec& spec);
   void setBackend(std::unique_ptr<backends::Backend> backend, bool launched);
   bool launchedDebuggee() const { return launchedDebuggee_; }

@@ -79,7 +79,11 @@ struct Harness {
     auto conn = std::make_shared<protocol::Connection>(
         protocol::makeDescriptorStream(io, sv[1], ::dup(sv[1]), "test"));
     adapter::SessionOptions options;
-    options.backendFactory = [this](adapter::Session& s, const backends::LaunchSpec&) {
+    options.backendFactory.launch = [this](adapter::Session& s, const backends::LaunchSpec&) {
+      fake = &state;
+      return std::make_unique<FakeBackend>(s, state);
+    };
+    options.backendFactory.attach = [this](adapter::Session& s, const backends::AttachSpec&) {
       fake = &state;
       return std::make_unique<FakeBackend>(s, state);
     };
