@@ -92,6 +92,10 @@ class Session final : public backends::BackendHost, public std::enable_shared_fr
   Handles& breakpointIds() { return breakpoints_; }
   // The debuggee runs again: every frame id and variables reference handed out is void.
   void resumed();
+  // How often that happened. A reply to a request made before the latest resume hands out
+  // none of the backend's frame ids or variables references: they belong to a stop that is
+  // over, and the backend may already use their numbers for something else.
+  std::uint64_t resumes() const { return resumes_; }
   // Sends a `capabilities` event with what the backend brings beyond `initialize`.
   void announceBackendCapabilities();
   // Breakpoint and source translation shared by the breakpoint handlers and events.
@@ -134,6 +138,7 @@ class Session final : public backends::BackendHost, public std::enable_shared_fr
   std::map<std::int64_t, std::function<void(Result<protocol::Response>)>> reverse_;
   std::unique_ptr<backends::Backend> backend_;
   Handles frames_, variables_, sources_, breakpoints_;
+  std::uint64_t resumes_ = 0;
   template <class Spec>
   struct Early {
     std::vector<Spec> specs;
