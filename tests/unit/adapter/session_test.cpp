@@ -58,6 +58,10 @@ class FakeBackend final : public backends::Backend {
     reply({});
   }
   void resume(std::int64_t, bool, backends::Reply<bool> reply) override { reply(true); }
+  void modules(backends::Reply<std::vector<backends::ModuleInfo>> reply) override {
+    reply(std::vector<backends::ModuleInfo>{{"1", "prog", "", "", ""}, {"2", "libc.so.6", "", "", ""},
+                                            {"3", "libm.so.6", "", "", ""}});
+  }
   void stackTrace(std::int64_t threadId, std::int64_t startFrame, std::int64_t levels,
                   backends::Reply<backends::StackPage> reply) override {
     if (!state.stacks) return Backend::stackTrace(threadId, startFrame, levels, reply);
@@ -304,6 +308,32 @@ TEST_CASE("a stack trace answered after the program ran again hands out no frame
   r = h.receive(1);
   CHECK(kind(r[0]) == "response:stackTrace");
   CHECK(r[0].at("body").at("stackFrames").at(0).at("name") == "main");
+  h.send("disconnect");
+  h.receive(4);
+}
+
+TEST_CASE("modules pages, whatever numbers the client sends") {
+  Harness h;
+  h.send("initialize");
+  h.receive(2);
+  h.send("launch", json::object{{"program", "/bin/true"}});
+  h.receive(2);
+  auto page = [&h](json::object args) {
+    h.send("modules", std::move(args));
+    auto r = h.receive(1);
+    REQUIRE(kind(r[0]) == "response:modules");
+    CHECK(r[0].at("body").at("totalModules") == 3);
+    std::string ids;
+    for (const auto& m : r[0].at("body").at("modules").as_array()) ids += m.at("id").as_string();
+    return ids;
+  };
+  CHECK(page({}) == "123");
+  CHECK(page({{"startModule", 1}, {"moduleCount", 1}}) == "2");
+  CHECK(page({{"startModule", 2}, {"moduleCount", 5}}) == "3");
+  CHECK(page({{"startModule", 7}}) == "");
+  // start + count overflowed here (undefined behaviour) before.
+  CHECK(page({{"startModule", INT64_MAX}, {"moduleCount", INT64_MAX}}) == "");
+  CHECK(page({{"startModule", 1}, {"moduleCount", INT64_MAX}}) == "23");
   h.send("disconnect");
   h.receive(4);
 }
