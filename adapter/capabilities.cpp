@@ -1,9 +1,6 @@
 // One table maps each backend feature to its DAP capability; every conversion goes through it.
 #include "adapter/capabilities.hpp"
 
-#include "backends/native/backend/native_backend.hpp"
-#include "backends/python/proxy/python_backend.hpp"
-
 namespace strata::adapter {
 
 namespace {
@@ -49,13 +46,16 @@ BackendFeatures commonFeatures(const BackendFeatures& a, const BackendFeatures& 
   return out;
 }
 
-BackendFeatures featuresOfEveryBackend() {
-  return commonFeatures(backends::PythonBackend::staticFeatures(), backends::NativeBackend::staticFeatures());
+BackendFeatures featuresOfEveryBackend(const std::vector<BackendFeatures>& debuggers) {
+  if (debuggers.empty()) return {};
+  BackendFeatures out = debuggers.front();
+  for (const auto& f : debuggers) out = commonFeatures(out, f);
+  return out;
 }
 
-std::vector<backends::ExceptionFilter> exceptionFiltersOfEveryBackend() {
-  auto all = backends::PythonBackend::staticFeatures().exceptionFilters;
-  for (auto& f : backends::NativeBackend::staticFeatures().exceptionFilters) all.push_back(f);
+std::vector<backends::ExceptionFilter> exceptionFiltersOfEveryBackend(const std::vector<BackendFeatures>& debuggers) {
+  std::vector<backends::ExceptionFilter> all;
+  for (const auto& d : debuggers) all.insert(all.end(), d.exceptionFilters.begin(), d.exceptionFilters.end());
   return all;
 }
 

@@ -9,10 +9,11 @@
 
 namespace strata::adapter {
 
-// The features of every debugging backend a launch or attach can pick (Python, native).
-backends::BackendFeatures featuresOfEveryBackend();
-// The exception filters of every backend, for requests that come before launch.
-std::vector<backends::ExceptionFilter> exceptionFiltersOfEveryBackend();
+// What every one of `debuggers` supports (none: nothing).
+backends::BackendFeatures featuresOfEveryBackend(const std::vector<backends::BackendFeatures>& debuggers);
+// The exception filters of all of them, for requests that come before launch.
+std::vector<backends::ExceptionFilter> exceptionFiltersOfEveryBackend(
+    const std::vector<backends::BackendFeatures>& debuggers);
 // Only what both have.
 backends::BackendFeatures commonFeatures(const backends::BackendFeatures& a, const backends::BackendFeatures& b);
 // Features as DAP capabilities (absent where false), exception filters included.

@@ -6,11 +6,13 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <typeinfo>
 #include <vector>
 
 #include "adapter/errors.hpp"
 #include "strata/protocol/messages.hpp"
 #include "strata/protocol/debug_types.hpp"
+#include "strata/protocol/requests.hpp"
 #include "strata/protocol/types.hpp"
 
 namespace strata::adapter {
@@ -31,13 +33,20 @@ class Handler {
   // answers it "cancelled" and then calls cancelled(), which undoes what the request started.
   virtual bool cancellable() const { return false; }
   virtual void cancelled(Session& session) const { (void)session; }
+  // The struct the arguments decode into (void: not read), checked against protocol's
+  // request list so the fuzzers cover every decoder a handler uses.
+  virtual const std::type_info& argumentsType() const { return typeid(void); }
   virtual void handle(Session& session, const protocol::Request& request, Responder respond) = 0;
 };
 
 // A handler with typed arguments: decoding errors name the field ("arguments.source.path").
 template <class Args>
 class TypedHandler : public Handler {
+  static_assert(protocol::isRequestArguments<Args>(),
+                "list the request in protocol/include/strata/protocol/requests.hpp");
+
  public:
+  const std::type_info& argumentsType() const final { return typeid(Args); }
   void handle(Session& session, const protocol::Request& request, Responder respond) final {
     static const json::value empty = json::object();
     const json::value& raw = request.arguments.is_null() ? empty : request.arguments;

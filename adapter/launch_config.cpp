@@ -139,10 +139,12 @@ Result<LaunchSpec> resolveLaunch(const protocol::LaunchRequestArguments& args,
     if (name.empty() || name.find('=') != std::string::npos)
       return launchError(errors::kBadArguments,
                          "invalid 'launch' request: arguments.env: '" + name + "' is not a valid variable name");
+    // A named copy: clang before 16 cannot capture a structured binding (the fuzz build).
+    const std::string& key = name;
     env.erase(std::remove_if(env.begin(), env.end(),
-                             [&](const std::string& e) {
-                               return e.size() > name.size() && e.compare(0, name.size(), name) == 0 &&
-                                      e[name.size()] == '=';
+                             [&key](const std::string& e) {
+                               return e.size() > key.size() && e.compare(0, key.size(), key) == 0 &&
+                                      e[key.size()] == '=';
                              }),
               env.end());
     if (value) env.push_back(name + "=" + *value);

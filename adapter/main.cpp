@@ -13,6 +13,7 @@
 #include <random>
 #include <set>
 
+#include "adapter/builtin_backends.hpp"
 #include "adapter/session.hpp"
 #include "adapter/token.hpp"
 #include "backends/native/backend/native_backend.hpp"
@@ -65,7 +66,7 @@ class Server {
   void serve(std::shared_ptr<protocol::Connection> connection, bool exitWhenDone) {
     int id = nextId_++;
     auto session = std::make_shared<adapter::Session>(
-        io_, connection, adapter::SessionOptions{id, log_, adapterExe_, {}}, [this, id, exitWhenDone] {
+        io_, connection, adapter::SessionOptions{id, log_, adapterExe_, adapter::builtinBackends()}, [this, id, exitWhenDone] {
           sessions_.erase(id);
           if (exitWhenDone) io_.stop();
         });

@@ -5,10 +5,6 @@
 
 #include <exception>
 
-#include "backends/native/backend/native_backend.hpp"
-#include "backends/process/process_backend.hpp"
-#include "backends/python/proxy/python_backend.hpp"
-
 namespace strata::adapter {
 
 using protocol::Request;
@@ -17,7 +13,7 @@ Session::Session(asio::io_context& io, std::shared_ptr<protocol::Connection> con
                  SessionOptions options, std::function<void()> onEnd)
     : io_(io), connection_(std::move(connection)), options_(std::move(options)), onEnd_(std::move(onEnd)) {
   // What every backend supports is known now; the chosen backend adds the rest after launch.
-  capabilities_ = toCapabilities(featuresOfEveryBackend());
+  capabilities_ = toCapabilities(featuresOfEveryBackend(options_.backendFactory.debuggers));
   for (auto& h : makeHandlers()) {
     h->declare(capabilities_);
     std::string name(h->command());
@@ -187,18 +183,11 @@ void Session::markInitialized(const protocol::InitializeRequestArguments& client
 }
 
 std::unique_ptr<backends::Backend> Session::createBackend(const backends::LaunchSpec& spec) {
-  if (options_.backendFactory) return options_.backendFactory(*this, spec);
-  if (spec.language == backends::LaunchSpec::Language::Python && !spec.noDebug)
-    return std::make_unique<backends::PythonBackend>(io_, *this);
-  if (spec.language == backends::LaunchSpec::Language::Native && !spec.noDebug)
-    return std::make_unique<backends::NativeBackend>(io_, *this);
-  return std::make_unique<backends::ProcessBackend>(io_, *this);
+  return options_.backendFactory.launch(*this, spec);
 }
 
 std::unique_ptr<backends::Backend> Session::createAttachBackend(const backends::AttachSpec& spec) {
-  if (options_.backendFactory) return options_.backendFactory(*this, backends::LaunchSpec{});
-  if (spec.processId) return std::make_unique<backends::NativeBackend>(io_, *this);
-  return std::make_unique<backends::PythonBackend>(io_, *this);
+  return options_.backendFactory.attach(*this, spec);
 }
 
 void Session::setBackend(std::unique_ptr<backends::Backend> backend, bool launched) {

@@ -22,15 +22,22 @@ namespace asio = boost::asio;
 
 class Session;
 
-// Picks and creates the backend for a launch; tests substitute fakes here.
-using BackendFactory =
-    std::function<std::unique_ptr<backends::Backend>(Session&, const backends::LaunchSpec&)>;
+// Creates the backend for a launch or an attach. strata-dap passes builtinBackends()
+// (adapter/builtin_backends.hpp); tests and the session fuzzer pass fakes, and link the
+// session without the debuggers.
+struct BackendFactory {
+  std::function<std::unique_ptr<backends::Backend>(Session&, const backends::LaunchSpec&)> launch;
+  std::function<std::unique_ptr<backends::Backend>(Session&, const backends::AttachSpec&)> attach;
+  // What each debugging backend these can create supports, known before any exists: the
+  // initialize response promises what all of them do (adapter/capabilities.hpp).
+  std::vector<backends::BackendFeatures> debuggers;
+};
 
 struct SessionOptions {
   int id = 1;
   std::shared_ptr<Log> log;
   std::string adapterExecutable;
-  BackendFactory backendFactory;  // empty: the built-in choice
+  BackendFactory backendFactory;
 };
 
 class Session final : public backends::BackendHost, public std::enable_shared_from_this<Session> {
@@ -48,12 +55,14 @@ class Session final : public backends::BackendHost, public std::enable_shared_fr
   const protocol::InitializeRequestArguments& client() const { return client_; }
   void markInitialized(const protocol::InitializeRequestArguments& client);
   const protocol::Capabilities& capabilities() const { return capabilities_; }
+  // The debugging backends a launch or attach may pick, as the factory describes them.
+  const std::vector<backends::BackendFeatures>& debuggers() const { return options_.backendFactory.debuggers; }
   void sendEvent(std::string_view event, json::value body = nullptr);
   void reverseRequest(const std::string& command, json::value arguments,
                       std::function<void(Result<protocol::Response>)> onResponse);
   backends::Backend* backend() { return backend_.get(); }
+  // The backends for `launch` and `attach`, from SessionOptions::backendFactory.
   std::unique_ptr<backends::Backend> createBackend(const backends::LaunchSpec& spec);
-  // The backend for `attach`: native for a process id, Python for an agent that listens.
   std::unique_ptr<backends::Backend> createAttachBackend(const backends::AttachSpec& spec);
   void setBackend(std::unique_ptr<backends::Backend> backend, bool launched);
   bool launchedDebuggee() const { return launchedDebuggee_; }
@@ -89,6 +98,10 @@ class Session final : public backends::BackendHost, public std::enable_shared_fr
   Handles& breakpointIds() { return breakpoints_; }
   // The debuggee runs again: every frame id and variables reference handed out is void.
   void resumed();
+  // How often that happened. A reply to a request made before the latest resume hands out
+  // none of the backend's frame ids or variables references: they belong to a stop that is
+  // over, and the backend may already use their numbers for something else.
+  std::uint64_t resumes() const { return resumes_; }
   // Which threads run, as the requests forwarded and the stops reported say: `continue`, a step
   // or configurationDone set them running; a stop, or a pause request, stops one or all. A
   // request that needs a stopped thread gets the same answer whichever backend owns it
@@ -147,6 +160,7 @@ class Session final : public backends::BackendHost, public std::enable_shared_fr
   std::map<std::int64_t, std::function<void(Result<protocol::Response>)>> reverse_;
   std::unique_ptr<backends::Backend> backend_;
   Handles frames_, variables_, sources_, breakpoints_;
+  std::uint64_t resumes_ = 0;
   template <class Spec>
   struct Early {
     std::vector<Spec> specs;

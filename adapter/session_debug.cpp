@@ -7,6 +7,7 @@
 namespace strata::adapter {
 
 void Session::resumed() {
+  ++resumes_;
   frames_.clear();
   variables_.clear();
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets everything up (scripts/setup.sh) and runs every test: unit and end-to-end tests under
-# ASan+UBSan, and bounded libFuzzer runs. Ends with a summary: counts per suite and every skip
-# with its reason (scripts/test_summary.py).
+# ASan+UBSan, and bounded libFuzzer runs over the protocol decoder and a whole session. Ends
+# with a summary: counts per suite and every skip with its reason (scripts/test_summary.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh asan fuzz

@@ -33,17 +33,27 @@ inline protocol::VariablePresentationHint toProtocol(const backends::ValueHint& 
   return p;
 }
 
-// A child reference from a backend, made session-global (0 stays 0: no children).
-inline std::int64_t globalRef(Session& session, backends::Backend* owner, std::int64_t local) {
-  return local > 0 ? session.variableRefs().add(owner, local) : 0;
+// The answer to a request for frames or variables whose reply came after the program ran
+// again (Session::resumes()): what it lists belongs to a stop that is over.
+inline Error ranAgain(const std::string& what) {
+  return Error{errors::kWrongState, "the program ran again before " + what + " arrived; ask again when it stops",
+               false};
+}
+
+// A child reference from a backend, made session-global (0 stays 0: no children). `since`:
+// Session::resumes() when the request was made; a reference from an earlier stop is not
+// handed out, and the value shows without children.
+inline std::int64_t globalRef(Session& session, backends::Backend* owner, std::int64_t local, std::uint64_t since) {
+  return local > 0 && session.resumes() == since ? session.variableRefs().add(owner, local) : 0;
 }
 
 // What evaluate and setVariable/setExpression answer alike about a value, besides its text.
 template <class Body>
-void describeValue(Session& session, backends::Backend* owner, const backends::ValueInfo& v, Body& out) {
+void describeValue(Session& session, backends::Backend* owner, const backends::ValueInfo& v, std::uint64_t since,
+                   Body& out) {
   if (!v.type.empty()) out.type = v.type;
   if (v.hint) out.presentationHint = toProtocol(*v.hint);
-  out.variablesReference = globalRef(session, owner, v.variablesReference);
+  out.variablesReference = globalRef(session, owner, v.variablesReference, since);
   out.namedVariables = v.namedVariables;
   out.indexedVariables = v.indexedVariables;
 }

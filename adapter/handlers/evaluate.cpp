@@ -23,11 +23,12 @@ class EvaluateHandler final : public TypedHandler<protocol::EvaluateArguments> {
       owner = frame->owner;
     }
     auto self = session.shared_from_this();
-    owner->evaluate(q, [self, owner, respond](Result<backends::ValueInfo> r) {
+    std::uint64_t since = session.resumes();
+    owner->evaluate(q, [self, owner, since, respond](Result<backends::ValueInfo> r) {
       if (!r) return respond(r.takeError());
       protocol::EvaluateResponseBody out;
       out.result = r->value;
-      describeValue(*self, owner, *r, out);
+      describeValue(*self, owner, *r, since, out);
       if (!r->memoryReference.empty()) out.memoryReference = r->memoryReference;
       respond(body(out));
     });

@@ -18,7 +18,8 @@ class ModulesHandler final : public TypedHandler<protocol::ModulesArguments> {
       if (!r) return respond(r.takeError());
       json::array list;
       auto total = static_cast<std::int64_t>(r->size());
-      std::int64_t end = count > 0 ? std::min(total, start + count) : total;
+      // Compared, not added: a client may send both near INT64_MAX.
+      std::int64_t end = count > 0 && count < total - start ? start + count : total;
       for (std::int64_t i = start; i < end; ++i) {
         const auto& m = (*r)[static_cast<std::size_t>(i)];
         json::object o{{"id", m.id}, {"name", m.name}};

@@ -15,14 +15,16 @@ class ScopesHandler final : public TypedHandler<protocol::ScopesArguments> {
     if (!frame) return respond(frame.takeError());
     auto self = session.shared_from_this();
     auto* owner = frame->owner;
-    owner->scopes(frame->local, [self, owner, respond](Result<std::vector<backends::ScopeInfo>> r) {
+    std::uint64_t since = session.resumes();
+    owner->scopes(frame->local, [self, owner, since, respond](Result<std::vector<backends::ScopeInfo>> r) {
       if (!r) return respond(r.takeError());
+      if (self->resumes() != since) return respond(ranAgain("the scopes"));
       protocol::ScopesBody out;
       for (const auto& s : *r) {
         protocol::Scope p;
         p.name = s.name;
         if (!s.presentationHint.empty()) p.presentationHint = s.presentationHint;
-        p.variablesReference = globalRef(*self, owner, s.variablesReference);
+        p.variablesReference = globalRef(*self, owner, s.variablesReference, since);
         p.namedVariables = s.namedVariables;
         p.indexedVariables = s.indexedVariables;
         p.expensive = s.expensive;

@@ -22,7 +22,7 @@ class SetExceptionBreakpointsHandler final
     // (the backend then reports those it lacks), afterwards only the chosen backend's.
     std::vector<std::string> known;
     for (const auto& f : session.backend() ? session.backend()->features().exceptionFilters
-                                           : exceptionFiltersOfEveryBackend())
+                                           : exceptionFiltersOfEveryBackend(session.debuggers()))
       known.push_back(f.filter);
     for (const auto& s : specs)
       if (std::find(known.begin(), known.end(), s.filterId) == known.end()) {

@@ -8,11 +8,13 @@ namespace strata::adapter {
 inline backends::Reply<backends::ValueInfo> setValueReply(Session& session, backends::Backend* owner,
                                                           Responder respond) {
   auto self = session.shared_from_this();
-  return [self, owner, respond](Result<backends::ValueInfo> r) {
+  // The value was assigned even if the program ran on meanwhile: answered, without children.
+  std::uint64_t since = session.resumes();
+  return [self, owner, since, respond](Result<backends::ValueInfo> r) {
     if (!r) return respond(r.takeError());
     protocol::SetValueResponseBody out;
     out.value = r->value;
-    describeValue(*self, owner, *r, out);
+    describeValue(*self, owner, *r, since, out);
     respond(body(out));
   };
 }

@@ -20,9 +20,11 @@ class StackTraceHandler final : public TypedHandler<protocol::StackTraceArgument
                            false});
     backends::Backend* owner = *backend;
     auto self = session.shared_from_this();
+    std::uint64_t since = session.resumes();
     owner->stackTrace(args.threadId, start, levels,
-                      [self, owner, respond](Result<backends::StackPage> r) {
+                      [self, owner, since, respond](Result<backends::StackPage> r) {
                         if (!r) return respond(r.takeError());
+                        if (self->resumes() != since) return respond(ranAgain("the stack trace"));
                         protocol::StackTraceBody out;
                         for (const auto& f : r->frames) {
                           protocol::StackFrame p;

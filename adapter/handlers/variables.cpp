@@ -27,8 +27,10 @@ class VariablesHandler final : public TypedHandler<protocol::VariablesArguments>
                            "invalid 'variables' request: start and count must not be negative", false});
     auto self = session.shared_from_this();
     auto* owner = ref->owner;
-    owner->variables(q, [self, owner, respond](Result<std::vector<backends::ValueInfo>> r) {
+    std::uint64_t since = session.resumes();
+    owner->variables(q, [self, owner, since, respond](Result<std::vector<backends::ValueInfo>> r) {
       if (!r) return respond(r.takeError());
+      if (self->resumes() != since) return respond(ranAgain("the variables"));
       protocol::VariablesBody out;
       for (const auto& v : *r) {
         protocol::Variable p;
@@ -37,7 +39,7 @@ class VariablesHandler final : public TypedHandler<protocol::VariablesArguments>
         if (!v.type.empty()) p.type = v.type;
         if (!v.evaluateName.empty()) p.evaluateName = v.evaluateName;
         if (v.hint) p.presentationHint = toProtocol(*v.hint);
-        p.variablesReference = globalRef(*self, owner, v.variablesReference);
+        p.variablesReference = globalRef(*self, owner, v.variablesReference, since);
         p.namedVariables = v.namedVariables;
         p.indexedVariables = v.indexedVariables;
         if (!v.memoryReference.empty()) p.memoryReference = v.memoryReference;

@@ -1,6 +1,7 @@
 // Path-carrying JSON decoding and UTF-8 hygiene for strings that come from debuggees.
 #include "strata/protocol/json.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -84,7 +85,15 @@ void Reader::decodeInto(const json::value& v, const std::string& where, json::ob
   out = v.get_object();
 }
 
-std::string serialize(const json::value& v) { return json::serialize(v); }
+std::string serialize(const json::value& v) {
+  std::string text = json::serialize(v);
+  // Boost.JSON writes a string's bytes as they are, and what a backend reports (a path, a
+  // symbol, memory shown as text) need not be UTF-8. Every message passes here, so invalid
+  // sequences become U+FFFD here; JSON's own syntax is ASCII and stays as it is.
+  if (std::all_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; }))
+    return text;
+  return sanitizeUtf8(text);
+}
 
 std::string sanitizeUtf8(std::string_view in, std::string* carry) {
   std::string joined;

@@ -3,17 +3,22 @@
 // Each input is a byte stream from a peer. It is decoded twice, once whole and once in chunks
 // whose sizes come from a hash of the input, because a real connection sees arbitrary read
 // boundaries and the result must not depend on them. Every frame then goes through
-// parseMessage and, for requests, through every typed argument decoder; whatever decodes must
-// encode and decode back to the same JSON. A broken property traps so libFuzzer reports it.
+// parseMessage and, for requests, through every typed argument decoder (the list in
+// strata/protocol/requests.hpp, which the unit tests hold the adapter's handlers to), for
+// responses and events through every body decoder; whatever decodes must encode and decode
+// back to the same JSON. A broken property traps so libFuzzer reports it.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "strata/protocol/framing.hpp"
+#include "strata/protocol/debug_types.hpp"
 #include "strata/protocol/messages.hpp"
+#include "strata/protocol/requests.hpp"
 #include "strata/protocol/types.hpp"
 
 namespace {
@@ -162,29 +167,40 @@ void roundTrip(const json::value& v, const char* path) {
   require(sameJson(json::value_from(*viaText), first));
 }
 
+// Every request's arguments type, from the list the unit tests hold the handlers to.
 void decodeArguments(const json::value& args) {
-  roundTrip<InitializeRequestArguments>(args, "arguments");
-  roundTrip<LaunchRequestArguments>(args, "arguments");
-  roundTrip<DisconnectArguments>(args, "arguments");
-  roundTrip<TerminateArguments>(args, "arguments");
-  roundTrip<CancelArguments>(args, "arguments");
+  forEachRequest([&args]<class Args>(RequestKind<Args>) {
+    if constexpr (!std::is_void_v<Args>) roundTrip<Args>(args, "arguments");
+  });
+  // The reverse request Strata sends; a client's own decoder would see these arguments.
   roundTrip<RunInTerminalRequestArguments>(args, "arguments");
-  roundTrip<SetBreakpointsArguments>(args, "arguments");
-  roundTrip<SetFunctionBreakpointsArguments>(args, "arguments");
-  roundTrip<SetExceptionBreakpointsArguments>(args, "arguments");
 }
 
-// Bodies of what a client or the agent link may send back: responses and events.
+// Bodies of what a client or the agent link may send back (responses and events), and of
+// what Strata answers, which must read back as they were written.
 void decodeBody(const json::value& body) {
   roundTrip<RunInTerminalResponseBody>(body, "body");
   roundTrip<Capabilities>(body, "body");
+  roundTrip<CapabilitiesEventBody>(body, "body");
   roundTrip<BreakpointsBody>(body, "body");
   roundTrip<ThreadsBody>(body, "body");
+  roundTrip<ContinueResponseBody>(body, "body");
+  roundTrip<StackTraceBody>(body, "body");
+  roundTrip<ScopesBody>(body, "body");
+  roundTrip<VariablesBody>(body, "body");
+  roundTrip<EvaluateResponseBody>(body, "body");
+  roundTrip<SetValueResponseBody>(body, "body");
+  roundTrip<CompletionsBody>(body, "body");
+  roundTrip<ExceptionInfoResponseBody>(body, "body");
+  roundTrip<SourceResponseBody>(body, "body");
   roundTrip<OutputEventBody>(body, "body");
   roundTrip<ExitedEventBody>(body, "body");
   roundTrip<TerminatedEventBody>(body, "body");
   roundTrip<ProcessEventBody>(body, "body");
-  roundTrip<CapabilitiesEventBody>(body, "body");
+  roundTrip<StoppedEventBody>(body, "body");
+  roundTrip<ContinuedEventBody>(body, "body");
+  roundTrip<ThreadEventBody>(body, "body");
+  roundTrip<BreakpointEventBody>(body, "body");
 }
 
 void exerciseBody(std::string_view body) {

@@ -18,13 +18,16 @@ struct FakeState {
   bool configured = false, detached = false;
   int terminated = 0;
   std::string lastPath;
+  // With `stacks`, stack traces are answered by the test through `heldStacks`.
+  bool stacks = false;
+  std::vector<backends::Reply<backends::StackPage>> heldStacks;
 };
 
 class FakeBackend final : public backends::Backend {
  public:
   FakeBackend(backends::BackendHost& host, FakeState& state)
       : host(host), launched(state.launched), configured(state.configured),
-        detached(state.detached), terminated(state.terminated), lastPath(state.lastPath) {}
+        detached(state.detached), terminated(state.terminated), lastPath(state.lastPath), state(state) {}
   std::string name() const override { return "fake"; }
   void launch(const backends::LaunchSpec& spec, backends::Reply<void> reply) override {
     launched = spec;
@@ -54,12 +57,23 @@ class FakeBackend final : public backends::Backend {
     detached = true;
     reply({});
   }
+  void resume(std::int64_t, bool, backends::Reply<bool> reply) override { reply(true); }
+  void modules(backends::Reply<std::vector<backends::ModuleInfo>> reply) override {
+    reply(std::vector<backends::ModuleInfo>{{"1", "prog", "", "", ""}, {"2", "libc.so.6", "", "", ""},
+                                            {"3", "libm.so.6", "", "", ""}});
+  }
+  void stackTrace(std::int64_t threadId, std::int64_t startFrame, std::int64_t levels,
+                  backends::Reply<backends::StackPage> reply) override {
+    if (!state.stacks) return Backend::stackTrace(threadId, startFrame, levels, reply);
+    state.heldStacks.push_back(std::move(reply));
+  }
   backends::BackendHost& host;
   std::optional<backends::LaunchSpec>& launched;
   bool& configured;
   bool& detached;
   int& terminated;
   std::string& lastPath;
+  FakeState& state;
 };
 
 struct Harness {
@@ -79,7 +93,11 @@ struct Harness {
     auto conn = std::make_shared<protocol::Connection>(
         protocol::makeDescriptorStream(io, sv[1], ::dup(sv[1]), "test"));
     adapter::SessionOptions options;
-    options.backendFactory = [this](adapter::Session& s, const backends::LaunchSpec&) {
+    options.backendFactory.launch = [this](adapter::Session& s, const backends::LaunchSpec&) {
+      fake = &state;
+      return std::make_unique<FakeBackend>(s, state);
+    };
+    options.backendFactory.attach = [this](adapter::Session& s, const backends::AttachSpec&) {
       fake = &state;
       return std::make_unique<FakeBackend>(s, state);
     };
@@ -257,6 +275,72 @@ TEST_CASE("debugging requests a backend lacks answer 'not supported'; stale ids 
   r = h.receive(1);
   CHECK(r[0].at("message") ==
         "unknown exception filter 'bogus' (the fake backend has none)");
+  h.send("disconnect");
+  h.receive(4);
+}
+
+TEST_CASE("a stack trace answered after the program ran again hands out no frame ids") {
+  // A slow backend, a client that presses continue before the frames arrived: those frames
+  // are from a stop that is over, and the backend may reuse their ids for the next one.
+  Harness h;
+  h.state.stacks = true;
+  h.send("initialize");
+  h.receive(1);
+  h.send("launch", json::object{{"program", "/bin/true"}});
+  h.receive(3);  // the response, initialized, process
+  h.send("stackTrace", json::object{{"threadId", 11}});
+  h.send("continue", json::object{{"threadId", 11}});
+  auto r = h.receive(1);
+  CHECK(kind(r[0]) == "response:continue");
+  REQUIRE(h.state.heldStacks.size() == 1);
+  backends::StackPage page;
+  page.frames.push_back(backends::FrameInfo{7, "main", std::nullopt, 3, 1, "", "", ""});
+  h.state.heldStacks[0](page);
+  r = h.receive(1);
+  CHECK(kind(r[0]) == "response:stackTrace:fail");
+  CHECK(r[0].at("message") == "the program ran again before the stack trace arrived; ask again when it stops");
+  h.send("scopes", json::object{{"frameId", 1}});
+  r = h.receive(1);
+  CHECK(r[0].at("message") == "unknown frameId 1 (ids are valid only until the program runs again)");
+  // Asked and answered within one stop, the frames are handed out as before.
+  backends::StopInfo stop;
+  stop.reason = "breakpoint";
+  stop.threadId = 11;
+  h.session->stopped(stop);
+  CHECK(kind(h.receive(1)[0]) == "event:stopped");
+  h.send("stackTrace", json::object{{"threadId", 11}});
+  for (int i = 0; i < 200 && h.state.heldStacks.size() < 2; ++i) h.io.run_for(std::chrono::milliseconds(5));
+  REQUIRE(h.state.heldStacks.size() == 2);
+  h.state.heldStacks[1](page);
+  r = h.receive(1);
+  CHECK(kind(r[0]) == "response:stackTrace");
+  CHECK(r[0].at("body").at("stackFrames").at(0).at("name") == "main");
+  h.send("disconnect");
+  h.receive(4);
+}
+
+TEST_CASE("modules pages, whatever numbers the client sends") {
+  Harness h;
+  h.send("initialize");
+  h.receive(1);
+  h.send("launch", json::object{{"program", "/bin/true"}});
+  h.receive(3);  // the response, initialized, process
+  auto page = [&h](json::object args) {
+    h.send("modules", std::move(args));
+    auto r = h.receive(1);
+    REQUIRE(kind(r[0]) == "response:modules");
+    CHECK(r[0].at("body").at("totalModules") == 3);
+    std::string ids;
+    for (const auto& m : r[0].at("body").at("modules").as_array()) ids += m.at("id").as_string();
+    return ids;
+  };
+  CHECK(page({}) == "123");
+  CHECK(page({{"startModule", 1}, {"moduleCount", 1}}) == "2");
+  CHECK(page({{"startModule", 2}, {"moduleCount", 5}}) == "3");
+  CHECK(page({{"startModule", 7}}) == "");
+  // start + count overflowed here (undefined behaviour) before.
+  CHECK(page({{"startModule", INT64_MAX}, {"moduleCount", INT64_MAX}}) == "");
+  CHECK(page({{"startModule", 1}, {"moduleCount", INT64_MAX}}) == "23");
   h.send("disconnect");
   h.receive(4);
 }

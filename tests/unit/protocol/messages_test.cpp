@@ -41,6 +41,13 @@ TEST_CASE("responses leave out what is absent; failures always carry a body") {
         R"({"seq":6,"type":"response","request_seq":4,"success":false,"command":"x","message":"nope","body":{"error":{"id":1003,"format":"nope","showUser":false}}})");
 }
 
+TEST_CASE("serialized messages are valid UTF-8 whatever bytes a backend put in their strings") {
+  // A path or a value read from the debuggee need not be UTF-8; the client's parser may refuse it.
+  json::value v = json::object{{"path\xff", "/tmp/caf\xe9/x"}, {"text", "cut \xe2\x82"}, {"ok", "\xe2\x9c\x93"}};
+  CHECK(strata::protocol::serialize(v) ==
+        "{\"path\xEF\xBF\xBD\":\"/tmp/caf\xEF\xBF\xBD/x\",\"text\":\"cut \xEF\xBF\xBD\xEF\xBF\xBD\",\"ok\":\"\xe2\x9c\x93\"}");
+}
+
 TEST_CASE("UTF-8 sanitising keeps valid text, replaces invalid bytes, carries split sequences") {
   CHECK(sanitizeUtf8("héllo ✓") == "héllo ✓");
   CHECK(sanitizeUtf8("a\xff" "b") == "a\xEF\xBF\xBD" "b");

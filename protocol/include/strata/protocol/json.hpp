@@ -145,7 +145,8 @@ void put(json::object& o, std::string_view key, const std::optional<T>& value) {
   if (value) o[key] = json::value_from(*value);
 }
 
-// Serialises without a trailing newline; strings are emitted as valid UTF-8 JSON.
+// Serialises without a trailing newline; strings are emitted as valid UTF-8 JSON, invalid
+// sequences in them replaced by U+FFFD.
 std::string serialize(const json::value& v);
 
 // Replaces invalid UTF-8 sequences with U+FFFD so any byte stream can become a JSON string.
