@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "adapter/errors.hpp"
+#include "strata/error_ids.hpp"
 #include "strata/protocol/messages.hpp"
 #include "strata/protocol/debug_types.hpp"
 #include "strata/protocol/types.hpp"

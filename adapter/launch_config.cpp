@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <sstream>
 
-#include "adapter/errors.hpp"
 #include "backends/process/python_locator.hpp"
+#include "strata/error_ids.hpp"
 
 namespace strata::adapter {
 namespace fs = std::filesystem;

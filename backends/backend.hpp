@@ -38,12 +38,9 @@ class BackendHost {
   virtual void moduleChanged(const ModuleInfo& module, const std::string& reason) { (void)module, (void)reason; }
 };
 
-// Error id of a request the backend cannot serve (the adapter's kUnsupportedRequest).
-inline constexpr int kNotSupportedErrorId = 1003;
-
 template <class T>
 void notSupported(const std::string& backend, const char* what, const Reply<T>& reply) {
-  reply(Error{kNotSupportedErrorId, "the " + backend + " backend does not support " + what, false});
+  reply(Error{errors::kUnsupportedRequest, "the " + backend + " backend does not support " + what, false});
 }
 
 class Backend {

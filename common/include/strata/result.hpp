@@ -7,17 +7,22 @@
 #include <utility>
 #include <variant>
 
+#include "strata/error_ids.hpp"
+
 namespace strata {
 
 struct Error {
-  int id = 1;             // numbered error id (see adapter/errors.hpp for the adapter's ranges)
+  int id = errors::kInternal;  // one of the numbered ids in strata/error_ids.hpp
   std::string message;    // full sentence a user can act on
   bool showUser = true;   // DAP ErrorResponse.body.error.showUser
 };
 
 // "open /x: No such file or directory" — the operation plus strerror(errno).
-inline Error errnoError(const std::string& operation, int err = errno, int id = 1) {
+inline Error errnoError(int id, const std::string& operation, int err = errno) {
   return Error{id, operation + ": " + std::strerror(err), true};
+}
+inline Error errnoError(const std::string& operation, int err = errno, int id = errors::kSystemCallFailed) {
+  return errnoError(id, operation, err);
 }
 
 template <class T>
