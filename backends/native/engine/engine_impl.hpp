@@ -251,7 +251,7 @@ Error attachError(pid_t pid, int err);
 
 template <class F>
 Result<void> Engine::Impl::withStopped(F&& body) {
-  if (!proc) return Error{1, "no process is being debugged", true};
+  if (!proc) return Error{errors::kNoProcess, "no process is being debugged", true};
   bool wasRunning = proc->running && quiesced == 0;
   if (wasRunning) {
     if (auto r = stopAll(); !r) return r;
