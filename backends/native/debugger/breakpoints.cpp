@@ -19,7 +19,7 @@ Result<std::function<bool(std::uint64_t)>> parseHitCondition(const std::string& 
   bool numeric = !digits.empty();
   for (char c : digits) numeric &= std::isdigit(static_cast<unsigned char>(c)) != 0;
   auto bad = [&] {
-    return Error{1, "hit condition '" + text + "': expected N, >=N, >N, %N or ==N with N a whole number", true};
+    return Error{errors::kBadHitCondition, "hit condition '" + text + "': expected N, >=N, >N, %N or ==N with N a whole number", true};
   };
   if (!numeric || digits.size() > 18) return bad();
   std::uint64_t n = std::stoull(digits);
@@ -44,7 +44,7 @@ Result<std::shared_ptr<UserBreakpoint>> State::makeBreakpoint(UserBreakpoint::Ki
   bp->kind = kind;
   if (!condition.empty()) {
     auto parsed = sym::Expression::parse(condition);
-    if (!parsed) return Error{1, "condition '" + condition + "': " + parsed.error().message, true};
+    if (!parsed) return Error{parsed.error().id, "condition '" + condition + "': " + parsed.error().message, true};
     bp->condition = std::move(parsed).value();
   }
   if (!hitCondition.empty()) {
@@ -54,7 +54,7 @@ Result<std::shared_ptr<UserBreakpoint>> State::makeBreakpoint(UserBreakpoint::Ki
   }
   if (!logMessage.empty()) {
     auto parsed = sym::LogMessage::parse(logMessage);
-    if (!parsed) return Error{1, "log message '" + logMessage + "': " + parsed.error().message, true};
+    if (!parsed) return Error{parsed.error().id, "log message '" + logMessage + "': " + parsed.error().message, true};
     bp->log = std::move(parsed).value();
   }
   bp->state.id = nextBreakpointId++;
@@ -100,7 +100,7 @@ Result<void> State::addSite(const std::shared_ptr<UserBreakpoint>& bp, std::uint
                                   return strong && shouldStop(*strong, hit);
                                 })
                 .get();
-  if (!id) return Error{1, "breakpoint at 0x" + std::to_string(address) + ": " + id.error().message, true};
+  if (!id) return Error{id.error().id, "breakpoint at 0x" + std::to_string(address) + ": " + id.error().message, true};
   bp->sites.push_back(*id);
   bp->addresses.insert(address);
   siteOwner[*id] = bp->state.id;

@@ -140,9 +140,9 @@ std::future<Result<void>> NativeDebugger::attach(pid_t pid, Done<void> done) {
 std::future<Result<void>> NativeDebugger::configurationDone(bool stopOnEntry, Done<void> done) {
   State* s = state_.get();
   return s->onEngine<void>([s, stopOnEntry]() -> Result<void> {
-    if (!s->holding) return Error{1, "configurationDone: no launch or attach is waiting for it", true};
+    if (!s->holding) return Error{errors::kNothingToConfigure, "configurationDone: no launch or attach is waiting for it", true};
     s->holding = false;
-    if (s->engine->pid() == 0) return Error{1, "configurationDone: the process is gone", true};
+    if (s->engine->pid() == 0) return Error{errors::kNoProcess, "configurationDone: the process is gone", true};
     if (stopOnEntry) {
       // A launched process stops before any of its code ran; an attached one where it was.
       StopInfo info;
@@ -225,7 +225,7 @@ std::future<Result<std::vector<Scope>>> NativeDebugger::scopes(int frameId, Done
   State* s = state_.get();
   return s->onEngine<std::vector<Scope>>([s, frameId]() -> Result<std::vector<Scope>> {
     if (!s->frames.count(frameId))
-      return Error{1, "scopes: frame " + std::to_string(frameId) + " is unknown or from an earlier stop", true};
+      return Error{errors::kUnknownFrame, "scopes: frame " + std::to_string(frameId) + " is unknown or from an earlier stop", true};
     std::vector<Scope> out;
     const char* names[] = {"Locals", "Globals", "Registers"};
     VariableHandle::Kind kinds[] = {VariableHandle::Kind::Locals, VariableHandle::Kind::Globals,

@@ -33,7 +33,7 @@ struct PromiseBox {
     promise.set_value(std::move(r));
   }
   ~PromiseBox() {
-    if (!set_) set(Error{1, "the native debugger stopped before the request ran", true});
+    if (!set_) set(Error{errors::kEngineStopped, "the native debugger stopped before the request ran", true});
   }
 };
 

@@ -109,7 +109,7 @@ std::future<Result<std::vector<BreakpointState>>> NativeDebugger::setDataBreakpo
 
 Result<DataTarget> State::dataTargetIn(const std::shared_ptr<const sym::FrameContext>& frame, const std::string& text) {
   auto info = sym::dataBreakpointInfo(text, frame);
-  if (!info) return Error{1, "no data breakpoint on '" + text + "': " + info.error().message, true};
+  if (!info) return Error{info.error().id, "no data breakpoint on '" + text + "': " + info.error().message, true};
   DataTarget t;
   t.address = info->address;
   t.size = info->size;
@@ -123,7 +123,7 @@ std::future<Result<DataTarget>> NativeDebugger::dataTarget(std::string expressio
   return s->onEngine<DataTarget>([s, expression, frameId]() -> Result<DataTarget> {
     std::shared_ptr<const sym::FrameContext> frame;
     if (frameId == 0) {
-      if (s->lastTid == 0) return Error{1, "the program is not stopped", true};
+      if (s->lastTid == 0) return Error{errors::kNotStopped, "the program is not stopped", true};
       auto regs = s->engine->registers(s->lastTid).get();
       if (!regs) return regs.takeError();
       auto made = sym::makeTopFrameContext(s->modules, *regs, s->engine->memory());
@@ -143,10 +143,10 @@ std::future<Result<DataTarget>> NativeDebugger::dataTargetOfVariable(int ref, st
   return s->onEngine<DataTarget>([s, ref, name]() -> Result<DataTarget> {
     auto it = s->handles.find(ref);
     if (it == s->handles.end())
-      return Error{1, "variables reference " + std::to_string(ref) + " is unknown or from an earlier stop", true};
+      return Error{errors::kUnknownReference, "variables reference " + std::to_string(ref) + " is unknown or from an earlier stop", true};
     VariableHandle handle = it->second;
     if (handle.kind == VariableHandle::Kind::Registers)
-      return Error{1, "registers cannot be watched; watch a variable in memory", true};
+      return Error{errors::kBadWatchpoint, "registers cannot be watched; watch a variable in memory", true};
     auto frame = s->frameContext(handle.frameId);
     if (!frame) return frame.takeError();
     std::vector<sym::Value> candidates;
@@ -169,10 +169,10 @@ std::future<Result<DataTarget>> NativeDebugger::dataTargetOfVariable(int ref, st
         }
       }
       if (v.location.kind != sym::ValueLocation::Kind::Memory)
-        return Error{1, "'" + name + "' is not in memory (a register or optimized out); it cannot be watched", true};
+        return Error{errors::kBadWatchpoint, "'" + name + "' is not in memory (a register or optimized out); it cannot be watched", true};
       auto size = sym::typeSize(v.type);
       if (!size || (*size != 1 && *size != 2 && *size != 4 && *size != 8))
-        return Error{1, "'" + name + "' is not 1, 2, 4 or 8 bytes long; watch one of its members", true};
+        return Error{errors::kBadWatchpoint, "'" + name + "' is not 1, 2, 4 or 8 bytes long; watch one of its members", true};
       DataTarget t;
       t.address = v.location.address;
       t.size = static_cast<std::uint32_t>(*size);
@@ -180,7 +180,7 @@ std::future<Result<DataTarget>> NativeDebugger::dataTargetOfVariable(int ref, st
       t.description = t.name;
       return t;
     }
-    return Error{1, "no variable named '" + name + "' here", true};
+    return Error{errors::kUnknownName, "no variable named '" + name + "' here", true};
   }, std::move(done));
 }
 
