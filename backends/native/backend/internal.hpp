@@ -1,4 +1,4 @@
-// Pieces the native backend's source files share: its error id, a path helper, onSession().
+// Pieces the native backend's source files share: a path helper, onSession().
 #pragma once
 
 #include <memory>
@@ -7,8 +7,6 @@
 #include "backends/native/backend/native_backend.hpp"
 
 namespace strata::backends::native_detail {
-
-inline constexpr int kNativeError = 1300;
 
 inline std::string baseName(const std::string& path) {
   auto slash = path.rfind('/');

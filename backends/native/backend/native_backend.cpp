@@ -24,7 +24,6 @@ namespace strata::backends {
 
 namespace dbg = strata::native::debugger;
 using native_detail::baseName;
-using native_detail::kNativeError;
 
 namespace {
 
@@ -213,14 +212,14 @@ BackendFeatures NativeBackend::staticFeatures() {
 // ---- launch, attach, lifecycle --------------------------------------------------------------
 
 void NativeBackend::launch(const LaunchSpec& spec, Reply<void> reply) {
-  if (spec.argv.empty()) return reply(Error{kNativeError, "no program to launch", true});
+  if (spec.argv.empty()) return reply(Error{errors::kNoProgram, "no program to launch", true});
   const std::string& program = spec.argv[0];
   {
     std::ifstream in(program, std::ios::binary);
     char magic[4] = {};
     in.read(magic, 4);
     if (!in || std::memcmp(magic, "\x7f" "ELF", 4) != 0)
-      return reply(Error{kNativeError,
+      return reply(Error{errors::kNotElf,
                          "'" + program + "' is not an ELF executable; Strata debugs native programs (ELF) "
                          "and Python scripts (.py). To run it without debugging, set \"noDebug\": true",
                          true});
@@ -232,10 +231,10 @@ void NativeBackend::launch(const LaunchSpec& spec, Reply<void> reply) {
                                                                                       : "externalTerminal") +
                      "' is available only with \"noDebug\": true.\n");
   int out[2], err[2];
-  if (::pipe2(out, O_CLOEXEC) != 0) return reply(Error{kNativeError, std::string("pipe: ") + std::strerror(errno), true});
+  if (::pipe2(out, O_CLOEXEC) != 0) return reply(Error{errors::kSystemCallFailed, std::string("pipe: ") + std::strerror(errno), true});
   if (::pipe2(err, O_CLOEXEC) != 0) {
     ::close(out[0]), ::close(out[1]);
-    return reply(Error{kNativeError, std::string("pipe: ") + std::strerror(errno), true});
+    return reply(Error{errors::kSystemCallFailed, std::string("pipe: ") + std::strerror(errno), true});
   }
   native::engine::LaunchOptions o;
   o.program = program;
@@ -268,18 +267,18 @@ void NativeBackend::launch(const LaunchSpec& spec, Reply<void> reply) {
 }
 
 void NativeBackend::attach(const AttachSpec& spec, Reply<void> reply) {
-  if (!spec.processId) return reply(Error{kNativeError, "no processId to attach to", true});
+  if (!spec.processId) return reply(Error{errors::kBadProcessId, "no processId to attach to", true});
   std::int64_t id = *spec.processId;
   if (id <= 0 || id > 4194304)
-    return reply(Error{kNativeError, "processId " + std::to_string(id) + " is not a process id", true});
+    return reply(Error{errors::kBadProcessId, "processId " + std::to_string(id) + " is not a process id", true});
   pid_t pid = static_cast<pid_t>(id);
   std::string proc = "/proc/" + std::to_string(pid);
   if (::access(proc.c_str(), F_OK) != 0)
-    return reply(Error{kNativeError, "no process with id " + std::to_string(pid) +
+    return reply(Error{errors::kNoSuchProcess, "no process with id " + std::to_string(pid) +
                                          " exists (it may have exited); find the id with `pgrep NAME` or `ps -e`",
                        true});
   if (pid == ::getpid())
-    return reply(Error{kNativeError, "process " + std::to_string(pid) + " is strata-dap itself", true});
+    return reply(Error{errors::kAttachToSelf, "process " + std::to_string(pid) + " is strata-dap itself", true});
   launched_ = false;
   stopOnEntry_ = spec.stopOnEntry;
   std::string name = readFirstLine(proc + "/comm");
@@ -289,7 +288,7 @@ void NativeBackend::attach(const AttachSpec& spec, Reply<void> reply) {
       // which the attach handler's "cannot attach: " already says.
       std::string text = r.error().message;
       if (text.rfind("attach to ", 0) == 0) text.erase(0, 10);
-      return reply(Error{kNativeError, text, true});
+      return reply(Error{r.error().id, text, true});
     }
     pid_ = pid;
     reply({});
@@ -309,7 +308,7 @@ void NativeBackend::terminate(bool force, Reply<void> reply) {
   }
   // A polite SIGTERM reaches the program once it runs: stopped at a breakpoint, it runs on.
   if (::kill(pid_, SIGTERM) != 0)
-    return reply(Error{kNativeError, std::string("SIGTERM: ") + std::strerror(errno), true});
+    return reply(Error{errors::kSignalFailed, std::string("SIGTERM: ") + std::strerror(errno), true});
   debugger_->resume(onSession([reply](Result<void>) { reply({}); }));
 }
 
@@ -476,7 +475,7 @@ Result<std::uint64_t> NativeBackend::parseReference(const std::string& reference
   errno = 0;
   unsigned long long v = std::strtoull(text, &end, 0);
   if (reference.empty() || errno != 0 || *end != '\0' || reference[0] == '-')
-    return Error{1, "'" + reference + "' is not a memory reference (an address such as 0x401136)", false};
+    return Error{errors::kBadMemoryReference, "'" + reference + "' is not a memory reference (an address such as 0x401136)", false};
   return static_cast<std::uint64_t>(v) + static_cast<std::uint64_t>(offset);
 }
 

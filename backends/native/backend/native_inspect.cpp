@@ -12,7 +12,6 @@ namespace strata::backends {
 
 namespace dbg = strata::native::debugger;
 using native_detail::baseName;
-using native_detail::kNativeError;
 
 // ---- inspection -------------------------------------------------------------------------------------
 
@@ -129,7 +128,7 @@ void NativeBackend::variables(const VariablesQuery& query, Reply<std::vector<Val
 void NativeBackend::evaluate(const EvaluateQuery& query, Reply<ValueInfo> reply) {
   std::string text = query.expression;
   while (!text.empty() && (text.back() == ' ' || text.back() == '\n')) text.pop_back();
-  if (text.empty()) return reply(Error{kNativeError, "nothing to evaluate", false});
+  if (text.empty()) return reply(Error{errors::kBadExpression, "nothing to evaluate", false});
   debugger_->evaluate(text, static_cast<int>(query.frameId.value_or(0)), onSession([this, reply](Result<dbg::Variable> r) {
     if (!r) return reply(r.takeError());
     reply(toValue(*r));
@@ -147,7 +146,7 @@ void NativeBackend::setVariable(std::int64_t variablesReference, const std::stri
 void NativeBackend::exceptionInfo(std::int64_t threadId, Reply<ExceptionDetails> reply) {
   auto it = exceptions_.find(threadId);
   if (it == exceptions_.end())
-    return reply(Error{kNativeError, "thread " + std::to_string(threadId) + " did not stop on a signal", false});
+    return reply(Error{errors::kNoException, "thread " + std::to_string(threadId) + " did not stop on a signal", false});
   const auto& s = it->second;
   std::string name = s.description.substr(0, s.description.find(':'));
   ExceptionDetails d;
@@ -166,7 +165,7 @@ void NativeBackend::readMemory(const std::string& memoryReference, std::int64_t 
   auto address = parseReference(memoryReference, offset);
   if (!address) return reply(address.takeError());
   constexpr std::int64_t kMax = 16 << 20;
-  if (count > kMax) return reply(Error{kNativeError, "readMemory: at most 16 MiB at once", false});
+  if (count > kMax) return reply(Error{errors::kRequestTooLarge, "readMemory: at most 16 MiB at once", false});
   std::uint64_t at = *address;
   debugger_->readMemoryPrefix(at, static_cast<std::size_t>(count), onSession([reply, at, count](Result<std::vector<std::uint8_t>> r) {
           if (!r) return reply(r.takeError());
