@@ -144,7 +144,7 @@ json::value toJson(const Message& m) {
 
 json::value errorBody(const Error& e) {
   json::object err;
-  err["id"] = e.id;
+  err["id"] = toInt(e.id);
   err["format"] = e.message;
   err["showUser"] = e.showUser;
   return json::object{{"error", std::move(err)}};

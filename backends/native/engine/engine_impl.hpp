@@ -135,7 +135,7 @@ struct Engine::Impl {
   std::set<pid_t> detachedChildren;  // launched then detached: still ours to reap
   std::set<pid_t> forkedChildren;    // fork children stopped before their parent's event
   BreakpointId nextBreakpointId = 1;
-  Error startError;
+  Error startError{errors::kEngineStopped, "the native engine has not started", true};
   std::atomic<bool> started{false};
 
   bool onEngineThread() const { return std::this_thread::get_id() == workerId; }

@@ -3,6 +3,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -11,18 +12,19 @@
 
 namespace strata {
 
+// Built only from a named id (the constructor takes one; there is no default), so every error
+// a client sees carries a number it can look up in strata/error_ids.hpp.
 struct Error {
-  int id = errors::kInternal;  // one of the numbered ids in strata/error_ids.hpp
+  Error(ErrorId id, std::string message, bool showUser = true)
+      : id(id), message(std::move(message)), showUser(showUser) {}
+  ErrorId id;
   std::string message;    // full sentence a user can act on
   bool showUser = true;   // DAP ErrorResponse.body.error.showUser
 };
 
 // "open /x: No such file or directory" — the operation plus strerror(errno).
-inline Error errnoError(int id, const std::string& operation, int err = errno) {
+inline Error errnoError(ErrorId id, const std::string& operation, int err = errno) {
   return Error{id, operation + ": " + std::strerror(err), true};
-}
-inline Error errnoError(const std::string& operation, int err = errno, int id = errors::kSystemCallFailed) {
-  return errnoError(id, operation, err);
 }
 
 template <class T>
@@ -53,15 +55,14 @@ template <>
 class [[nodiscard]] Result<void> {
  public:
   Result() = default;
-  Result(Error error) : err_(std::move(error)), ok_(false) {}
-  bool ok() const { return ok_; }
-  explicit operator bool() const { return ok_; }
-  const Error& error() const { return err_; }
-  Error&& takeError() { return std::move(err_); }
+  Result(Error error) : err_(std::move(error)) {}
+  bool ok() const { return !err_; }
+  explicit operator bool() const { return ok(); }
+  const Error& error() const { return *err_; }
+  Error&& takeError() { return std::move(*err_); }
 
  private:
-  Error err_;
-  bool ok_ = true;
+  std::optional<Error> err_;
 };
 
 }  // namespace strata
