@@ -29,7 +29,7 @@ std::optional<Error> Session::requireStopped(std::int64_t threadId, std::string_
                false};
 }
 
-void Session::stopped(const backends::StopInfo& stop) {
+void Session::stopped(const backends::StopReport& stop) {
   // A stop starts a fresh set of frames; ids from an earlier stop must not resolve any more.
   resumed();
   sawStop_ = true;
@@ -60,7 +60,7 @@ void Session::threadChanged(std::int64_t threadId, bool started) {
   sendEvent("thread", json::value_from(protocol::ThreadEventBody{started ? "started" : "exited", threadId}));
 }
 
-void Session::breakpointChanged(const backends::BreakpointState& state) {
+void Session::breakpointChanged(const backends::BreakpointReport& state) {
   if (!state.id) return;  // the client cannot match a change without an id
   sendEvent("breakpoint", json::value_from(protocol::BreakpointEventBody{
                               "changed", toProtocol(backend_.get(), state)}));
@@ -74,7 +74,7 @@ void Session::moduleChanged(const backends::ModuleInfo& module, const std::strin
   sendEvent("module", json::object{{"reason", reason}, {"module", std::move(m)}});
 }
 
-protocol::Breakpoint Session::toProtocol(backends::Backend* owner, const backends::BreakpointState& s) {
+protocol::Breakpoint Session::toProtocol(backends::Backend* owner, const backends::BreakpointReport& s) {
   protocol::Breakpoint b;
   if (s.id) b.id = breakpoints_.add(owner, *s.id);
   b.verified = s.verified;
@@ -135,13 +135,13 @@ std::vector<std::int64_t> Session::keepEarlyExceptionFilters(std::vector<backend
   return ids;
 }
 
-backends::Reply<std::vector<backends::BreakpointState>> Session::placedEarly(std::vector<std::int64_t> ids,
+backends::Reply<std::vector<backends::BreakpointReport>> Session::placedEarly(std::vector<std::int64_t> ids,
                                                                              std::optional<std::string> path) {
   std::weak_ptr<Session> weak = weak_from_this();
-  return [weak, ids = std::move(ids), path](Result<std::vector<backends::BreakpointState>> r) {
+  return [weak, ids = std::move(ids), path](Result<std::vector<backends::BreakpointReport>> r) {
     auto self = weak.lock();
     if (!self || self->ended_ || self->debuggeeEnded_) return;
-    std::vector<backends::BreakpointState> states;
+    std::vector<backends::BreakpointReport> states;
     if (r) {
       states = std::move(*r);
     } else {

@@ -72,10 +72,10 @@ inline protocol::BreakpointsBody notYetLaunched(const std::vector<std::int64_t>&
 }
 
 // Turns a backend's breakpoint states into the response body, with session-global ids.
-inline backends::Reply<std::vector<backends::BreakpointState>> breakpointsReply(
+inline backends::Reply<std::vector<backends::BreakpointReport>> breakpointsReply(
     Session& session, backends::Backend* owner, Responder respond) {
   auto self = session.shared_from_this();
-  return [self, owner, respond](Result<std::vector<backends::BreakpointState>> r) {
+  return [self, owner, respond](Result<std::vector<backends::BreakpointReport>> r) {
     if (!r) return respond(r.takeError());
     protocol::BreakpointsBody out;
     for (const auto& s : *r) out.breakpoints.push_back(self->toProtocol(owner, s));

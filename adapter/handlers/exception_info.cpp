@@ -13,7 +13,7 @@ class ExceptionInfoHandler final : public TypedHandler<protocol::ExceptionInfoAr
     auto backend = liveBackend(session);
     if (!backend) return respond(backend.takeError());
     if (auto running = session.requireStopped(args.threadId, "exceptionInfo")) return respond(std::move(*running));
-    (*backend)->exceptionInfo(args.threadId, [respond](Result<backends::ExceptionDetails> r) {
+    (*backend)->exceptionInfo(args.threadId, [respond](Result<backends::ExceptionInfo> r) {
       if (!r) return respond(r.takeError());
       protocol::ExceptionInfoResponseBody out;
       out.exceptionId = r->exceptionId;

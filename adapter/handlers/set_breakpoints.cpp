@@ -25,7 +25,7 @@ class SetBreakpointsHandler final : public TypedHandler<protocol::SetBreakpoints
     auto source = args.source;
     auto self = session.shared_from_this();
     auto* owner = session.backend();
-    auto reply = [self, owner, respond, source](Result<std::vector<backends::BreakpointState>> r) {
+    auto reply = [self, owner, respond, source](Result<std::vector<backends::BreakpointReport>> r) {
       if (!r) return respond(r.takeError());
       protocol::BreakpointsBody out;
       for (const auto& s : *r) {

@@ -144,10 +144,10 @@ NativeBackend::NativeBackend(asio::io_context& io, BackendHost& host) : io_(io),
     });
   };
   dbg::Callbacks cb;
-  cb.stopped = [this, post](const dbg::StopInfo& stop) { post([this, stop] { onStopped(stop); }); };
-  cb.exited = [this, post](const dbg::ExitInfo& exit) { post([this, exit] { onExited(exit); }); };
-  cb.breakpointChanged = [this, post](const dbg::BreakpointState& b) {
-    BreakpointState state;
+  cb.stopped = [this, post](const dbg::DebuggerStop& stop) { post([this, stop] { onStopped(stop); }); };
+  cb.exited = [this, post](const native::engine::ExitEvent& exit) { post([this, exit] { onExited(exit); }); };
+  cb.breakpointChanged = [this, post](const dbg::BreakpointPlacement& b) {
+    BreakpointReport state;
     state.verified = b.verified;
     state.line = b.line;
     state.message = b.message;
@@ -321,7 +321,7 @@ void NativeBackend::detach(Reply<void> reply) {
   }));
 }
 
-void NativeBackend::onExited(const dbg::ExitInfo& exit) {
+void NativeBackend::onExited(const native::engine::ExitEvent& exit) {
   if (ended_ || detached_) return;
   ExitStatus st;
   st.exitCode = exit.signaled ? 128 + exit.signal : exit.exitCode;
@@ -351,28 +351,28 @@ void NativeBackend::maybeReportExit() {
 
 // ---- stops and execution control ------------------------------------------------------------------
 
-void NativeBackend::onStopped(const dbg::StopInfo& stop) {
+void NativeBackend::onStopped(const dbg::DebuggerStop& stop) {
   if (ended_ || detached_) return;
   indexedCounts_.clear();
-  StopInfo info;
+  StopReport info;
   info.threadId = stop.tid;
   info.allThreadsStopped = true;
   for (int id : stop.hitBreakpointIds) info.hitBreakpointIds.push_back(id);
   switch (stop.reason) {
-    case dbg::StopReason::Entry: info.reason = "entry"; break;
-    case dbg::StopReason::Attach:
+    case dbg::DebuggerStopReason::Entry: info.reason = "entry"; break;
+    case dbg::DebuggerStopReason::Attach:
       info.reason = "entry";
       info.description = "attached to process " + std::to_string(pid_);
       break;
-    case dbg::StopReason::Step: info.reason = "step"; break;
-    case dbg::StopReason::Pause: info.reason = "pause"; break;
-    case dbg::StopReason::DataBreakpoint: info.reason = "data breakpoint"; break;
-    case dbg::StopReason::Exception:
+    case dbg::DebuggerStopReason::Step: info.reason = "step"; break;
+    case dbg::DebuggerStopReason::Pause: info.reason = "pause"; break;
+    case dbg::DebuggerStopReason::DataBreakpoint: info.reason = "data breakpoint"; break;
+    case dbg::DebuggerStopReason::Exception:
       info.reason = "exception";
       info.text = stop.description.substr(0, stop.description.find(':'));
       exceptions_[stop.tid] = stop;
       break;
-    case dbg::StopReason::Breakpoint: {
+    case dbg::DebuggerStopReason::Breakpoint: {
       info.reason = "breakpoint";
       for (int id : stop.hitBreakpointIds)
         if (auto k = breakpointKinds_.find(id); k != breakpointKinds_.end()) info.reason = k->second;
@@ -394,7 +394,7 @@ void NativeBackend::resume(std::int64_t threadId, bool singleThread, Reply<bool>
 }
 
 void NativeBackend::step(StepKind kind, const StepOptions& options, Reply<void> reply) {
-  auto g = options.granularity == Granularity::Instruction ? dbg::Granularity::Instruction : dbg::Granularity::Line;
+  auto g = options.granularity == Granularity::Instruction ? dbg::StepGranularity::Instruction : dbg::StepGranularity::Line;
   pid_t tid = static_cast<pid_t>(options.threadId);
   exceptions_.clear();
   auto started = onSession([this, tid, reply](Result<void> r) {
@@ -415,12 +415,12 @@ void NativeBackend::pause(std::int64_t threadId, Reply<void> reply) {
 
 void NativeBackend::threads(Reply<std::vector<ThreadInfo>> reply) {
   if (ended_ || detached_ || pid_ <= 0) return reply(std::vector<ThreadInfo>{});
-  debugger_->threads(onSession([this, reply](Result<std::vector<dbg::ThreadEntry>> r) {
+  debugger_->threads(onSession([this, reply](Result<std::vector<native::engine::ThreadEntry>> r) {
     // Gone while its last output is read: no threads, not an error.
     if (!r && pendingExit_) return reply(std::vector<ThreadInfo>{});
     if (!r) return reply(r.takeError());
     std::vector<ThreadInfo> out;
-    for (const auto& t : *r) out.push_back(ThreadInfo{t.id, t.name});
+    for (const auto& t : *r) out.push_back(ThreadInfo{t.tid, t.name});
     reply(std::move(out));
   }));
 }
@@ -428,10 +428,10 @@ void NativeBackend::threads(Reply<std::vector<ThreadInfo>> reply) {
 // ---- breakpoints ----------------------------------------------------------------------------------
 
 namespace {
-std::vector<BreakpointState> toStates(const std::vector<dbg::BreakpointState>& list, bool withPath) {
-  std::vector<BreakpointState> out;
+std::vector<BreakpointReport> toStates(const std::vector<dbg::BreakpointPlacement>& list, bool withPath) {
+  std::vector<BreakpointReport> out;
   for (const auto& b : list) {
-    BreakpointState s;
+    BreakpointReport s;
     s.verified = b.verified;
     if (b.line > 0) s.line = b.line;
     s.message = b.message;
@@ -445,23 +445,23 @@ std::vector<BreakpointState> toStates(const std::vector<dbg::BreakpointState>& l
 }  // namespace
 
 void NativeBackend::setSourceBreakpoints(const std::string& path, const std::vector<SourceBreakpointSpec>& breakpoints,
-                                         Reply<std::vector<BreakpointState>> reply) {
+                                         Reply<std::vector<BreakpointReport>> reply) {
   std::vector<dbg::SourceBreakpoint> list;
   for (const auto& b : breakpoints)
     list.push_back(dbg::SourceBreakpoint{static_cast<int>(b.line), b.condition.value_or(""), b.hitCondition.value_or(""),
                                          b.logMessage.value_or("")});
-  debugger_->setSourceBreakpoints(path, std::move(list), onSession([reply](Result<std::vector<dbg::BreakpointState>> r) {
+  debugger_->setSourceBreakpoints(path, std::move(list), onSession([reply](Result<std::vector<dbg::BreakpointPlacement>> r) {
     if (!r) return reply(r.takeError());
     reply(toStates(*r, false));
   }));
 }
 
 void NativeBackend::setFunctionBreakpoints(const std::vector<FunctionBreakpointSpec>& breakpoints,
-                                           Reply<std::vector<BreakpointState>> reply) {
+                                           Reply<std::vector<BreakpointReport>> reply) {
   std::vector<dbg::FunctionBreakpoint> list;
   for (const auto& b : breakpoints)
     list.push_back(dbg::FunctionBreakpoint{b.name, b.condition.value_or(""), b.hitCondition.value_or("")});
-  debugger_->setFunctionBreakpoints(std::move(list), onSession([this, reply](Result<std::vector<dbg::BreakpointState>> r) {
+  debugger_->setFunctionBreakpoints(std::move(list), onSession([this, reply](Result<std::vector<dbg::BreakpointPlacement>> r) {
     if (!r) return reply(r.takeError());
     for (const auto& b : *r)
       if (b.id > 0) breakpointKinds_[b.id] = "function breakpoint";
@@ -480,7 +480,7 @@ Result<std::uint64_t> NativeBackend::parseReference(const std::string& reference
 }
 
 void NativeBackend::setInstructionBreakpoints(const std::vector<InstructionBreakpointSpec>& breakpoints,
-                                              Reply<std::vector<BreakpointState>> reply) {
+                                              Reply<std::vector<BreakpointReport>> reply) {
   std::vector<dbg::InstructionBreakpoint> list;
   std::vector<std::string> errors;
   for (const auto& b : breakpoints) {
@@ -492,19 +492,19 @@ void NativeBackend::setInstructionBreakpoints(const std::vector<InstructionBreak
   std::vector<dbg::InstructionBreakpoint> valid;
   for (std::size_t i = 0; i < list.size(); ++i)
     if (errors[i].empty()) valid.push_back(list[i]);
-  debugger_->setInstructionBreakpoints(std::move(valid), onSession([this, reply, errors](Result<std::vector<dbg::BreakpointState>> r) {
+  debugger_->setInstructionBreakpoints(std::move(valid), onSession([this, reply, errors](Result<std::vector<dbg::BreakpointPlacement>> r) {
           if (!r) return reply(r.takeError());
           auto states = toStates(*r, true);
-          std::vector<BreakpointState> out;
+          std::vector<BreakpointReport> out;
           std::size_t next = 0;
           for (const auto& e : errors) {
             if (!e.empty()) {
-              BreakpointState bad;
+              BreakpointReport bad;
               bad.message = e;
               out.push_back(bad);
               continue;
             }
-            BreakpointState s = next < states.size() ? states[next] : BreakpointState{};
+            BreakpointReport s = next < states.size() ? states[next] : BreakpointReport{};
             if (next < r->size() && (*r)[next].id > 0) breakpointKinds_[(*r)[next].id] = "instruction breakpoint";
             ++next;
             out.push_back(std::move(s));
@@ -514,9 +514,9 @@ void NativeBackend::setInstructionBreakpoints(const std::vector<InstructionBreak
 }
 
 void NativeBackend::setExceptionBreakpoints(const std::vector<ExceptionFilterSpec>& filters,
-                                            Reply<std::vector<BreakpointState>> reply) {
+                                            Reply<std::vector<BreakpointReport>> reply) {
   std::vector<int> signals;
-  std::vector<BreakpointState> out;
+  std::vector<BreakpointReport> out;
   for (const auto& f : filters) {
     int signo = f.filterId == "SIGSEGV" ? SIGSEGV
                 : f.filterId == "SIGBUS" ? SIGBUS
@@ -524,7 +524,7 @@ void NativeBackend::setExceptionBreakpoints(const std::vector<ExceptionFilterSpe
                 : f.filterId == "SIGILL" ? SIGILL
                 : f.filterId == "SIGABRT" ? SIGABRT
                                           : 0;
-    BreakpointState s;
+    BreakpointReport s;
     if (signo == 0) {
       s.message = "unknown exception filter '" + f.filterId + "'";
     } else if (f.condition && !f.condition->empty()) {
@@ -570,7 +570,7 @@ void NativeBackend::dataBreakpointInfo(const DataBreakpointQuery& query, Reply<D
 }
 
 void NativeBackend::setDataBreakpoints(const std::vector<DataBreakpointSpec>& breakpoints,
-                                       Reply<std::vector<BreakpointState>> reply) {
+                                       Reply<std::vector<BreakpointReport>> reply) {
   std::vector<dbg::DataBreakpoint> list;
   std::vector<std::string> errors;
   for (const auto& b : breakpoints) {
@@ -595,12 +595,12 @@ void NativeBackend::setDataBreakpoints(const std::vector<DataBreakpointSpec>& br
     errors.push_back(error);
     if (error.empty()) list.push_back(d);
   }
-  debugger_->setDataBreakpoints(std::move(list), onSession([this, reply, errors](Result<std::vector<dbg::BreakpointState>> r) {
+  debugger_->setDataBreakpoints(std::move(list), onSession([this, reply, errors](Result<std::vector<dbg::BreakpointPlacement>> r) {
     if (!r) return reply(r.takeError());
-    std::vector<BreakpointState> out;
+    std::vector<BreakpointReport> out;
     std::size_t next = 0;
     for (const auto& e : errors) {
-      BreakpointState s;
+      BreakpointReport s;
       if (!e.empty()) {
         s.message = e;
       } else if (next < r->size()) {

@@ -18,7 +18,7 @@ using native_detail::baseName;
 void NativeBackend::stackTrace(std::int64_t threadId, std::int64_t startFrame, std::int64_t levels,
                                Reply<StackPage> reply) {
   debugger_->stackTrace(static_cast<pid_t>(threadId), static_cast<std::size_t>(startFrame),
-                              static_cast<std::size_t>(levels), onSession([this, reply](Result<dbg::StackPage> r) {
+                              static_cast<std::size_t>(levels), onSession([this, reply](Result<dbg::FramePage> r) {
           if (!r) return reply(r.takeError());
           StackPage page;
           page.totalFrames = static_cast<std::int64_t>(r->totalFrames);
@@ -143,13 +143,13 @@ void NativeBackend::setVariable(std::int64_t variablesReference, const std::stri
         }));
 }
 
-void NativeBackend::exceptionInfo(std::int64_t threadId, Reply<ExceptionDetails> reply) {
+void NativeBackend::exceptionInfo(std::int64_t threadId, Reply<ExceptionInfo> reply) {
   auto it = exceptions_.find(threadId);
   if (it == exceptions_.end())
     return reply(Error{errors::kNoException, "thread " + std::to_string(threadId) + " did not stop on a signal", false});
   const auto& s = it->second;
   std::string name = s.description.substr(0, s.description.find(':'));
-  ExceptionDetails d;
+  ExceptionInfo d;
   d.exceptionId = name;
   d.description = s.description;
   d.breakMode = "always";

@@ -170,16 +170,16 @@ void State::removeBreakpoint(UserBreakpoint& bp) {
   breakpoints.erase(bp.state.id);
 }
 
-std::vector<BreakpointState> State::replace(std::vector<int>& owned, std::vector<std::shared_ptr<UserBreakpoint>> fresh) {
+std::vector<BreakpointPlacement> State::replace(std::vector<int>& owned, std::vector<std::shared_ptr<UserBreakpoint>> fresh) {
   for (int id : owned) {
     auto it = breakpoints.find(id);
     if (it != breakpoints.end()) removeBreakpoint(*it->second);
   }
   owned.clear();
-  std::vector<BreakpointState> out;
+  std::vector<BreakpointPlacement> out;
   for (auto& bp : fresh) {
     if (!bp) {
-      out.push_back(BreakpointState{});
+      out.push_back(BreakpointPlacement{});
       continue;
     }
     breakpoints[bp->state.id] = bp;
@@ -219,11 +219,11 @@ void State::onLibraries(const engine::LibraryEvent& event) {
   if (unwinder && !event.added.empty()) unwinder->flushCaches();
 }
 
-std::future<Result<std::vector<BreakpointState>>> NativeDebugger::setSourceBreakpoints(
-    std::string file, std::vector<SourceBreakpoint> requested, Done<std::vector<BreakpointState>> done) {
+std::future<Result<std::vector<BreakpointPlacement>>> NativeDebugger::setSourceBreakpoints(
+    std::string file, std::vector<SourceBreakpoint> requested, Done<std::vector<BreakpointPlacement>> done) {
   State* s = state_.get();
-  return s->onEngine<std::vector<BreakpointState>>(
-      [s, file, requested]() -> Result<std::vector<BreakpointState>> {
+  return s->onEngine<std::vector<BreakpointPlacement>>(
+      [s, file, requested]() -> Result<std::vector<BreakpointPlacement>> {
         std::vector<std::shared_ptr<UserBreakpoint>> fresh;
         std::vector<std::optional<Error>> errors;
         for (const auto& r : requested) {
@@ -251,10 +251,10 @@ std::future<Result<std::vector<BreakpointState>>> NativeDebugger::setSourceBreak
       }, std::move(done));
 }
 
-std::future<Result<std::vector<BreakpointState>>> NativeDebugger::setFunctionBreakpoints(
-    std::vector<FunctionBreakpoint> requested, Done<std::vector<BreakpointState>> done) {
+std::future<Result<std::vector<BreakpointPlacement>>> NativeDebugger::setFunctionBreakpoints(
+    std::vector<FunctionBreakpoint> requested, Done<std::vector<BreakpointPlacement>> done) {
   State* s = state_.get();
-  return s->onEngine<std::vector<BreakpointState>>([s, requested]() -> Result<std::vector<BreakpointState>> {
+  return s->onEngine<std::vector<BreakpointPlacement>>([s, requested]() -> Result<std::vector<BreakpointPlacement>> {
     std::vector<std::shared_ptr<UserBreakpoint>> fresh;
     std::vector<std::string> errors;
     for (const auto& r : requested) {
@@ -270,10 +270,10 @@ std::future<Result<std::vector<BreakpointState>>> NativeDebugger::setFunctionBre
   }, std::move(done));
 }
 
-std::future<Result<std::vector<BreakpointState>>> NativeDebugger::setInstructionBreakpoints(
-    std::vector<InstructionBreakpoint> requested, Done<std::vector<BreakpointState>> done) {
+std::future<Result<std::vector<BreakpointPlacement>>> NativeDebugger::setInstructionBreakpoints(
+    std::vector<InstructionBreakpoint> requested, Done<std::vector<BreakpointPlacement>> done) {
   State* s = state_.get();
-  return s->onEngine<std::vector<BreakpointState>>([s, requested]() -> Result<std::vector<BreakpointState>> {
+  return s->onEngine<std::vector<BreakpointPlacement>>([s, requested]() -> Result<std::vector<BreakpointPlacement>> {
     std::vector<std::shared_ptr<UserBreakpoint>> fresh;
     std::vector<std::string> errors;
     for (const auto& r : requested) {

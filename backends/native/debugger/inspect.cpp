@@ -16,7 +16,7 @@ void State::forgetStop() {
   stepTargets.clear();
 }
 
-Result<StackPage> State::stackPage(pid_t tid, std::size_t start, std::size_t levels) {
+Result<FramePage> State::stackPage(pid_t tid, std::size_t start, std::size_t levels) {
   auto it = stacks.find(tid);
   if (it == stacks.end()) {
     if (!unwinder) {
@@ -29,7 +29,7 @@ Result<StackPage> State::stackPage(pid_t tid, std::size_t start, std::size_t lev
     it = stacks.emplace(tid, std::make_unique<sym::StackView>(std::move(raw).value(), modules)).first;
   }
   sym::StackView& view = *it->second;
-  StackPage page;
+  FramePage page;
   page.totalFrames = view.totalFrames();
   if (levels == 0) levels = page.totalFrames;
   auto list = view.frames(start, levels);
@@ -42,7 +42,7 @@ Result<StackPage> State::stackPage(pid_t tid, std::size_t start, std::size_t lev
       frameIds[key] = id;
       frames[id] = FrameRef{tid, f, nullptr};
     }
-    StackFrame out;
+    FrameEntry out;
     out.id = id;
     out.name = f.function;
     out.pc = f.pc;

@@ -115,7 +115,7 @@ Result<void> State::startStep(pid_t tid, StepKind kind) {
   return engine->stepRange(tid, range->low + bias, range->high + bias, kind == StepKind::Over).get();
 }
 
-bool State::continueStep(const engine::StopEvent& event) {
+bool State::continueStep(const engine::EngineStop& event) {
   StepOperation& op = *step;
   if (op.kind == StepKind::IntoTarget) {
     if (event.tid != op.tid) return false;

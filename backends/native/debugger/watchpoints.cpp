@@ -30,8 +30,8 @@ std::string integerText(const std::vector<std::uint8_t>& bytes) {
 
 }  // namespace
 
-bool State::describeWatchHit(const engine::StopEvent& event, StopInfo& info) {
-  info.reason = StopReason::DataBreakpoint;
+bool State::describeWatchHit(const engine::EngineStop& event, DebuggerStop& info) {
+  info.reason = DebuggerStopReason::DataBreakpoint;
   DataWatch* hit = nullptr;
   for (auto& w : watches)
     if (w.slot == event.watchpointSlot) hit = &w;
@@ -54,16 +54,16 @@ bool State::describeWatchHit(const engine::StopEvent& event, StopInfo& info) {
   return true;
 }
 
-std::future<Result<std::vector<BreakpointState>>> NativeDebugger::setDataBreakpoints(
-    std::vector<DataBreakpoint> requested, Done<std::vector<BreakpointState>> done) {
+std::future<Result<std::vector<BreakpointPlacement>>> NativeDebugger::setDataBreakpoints(
+    std::vector<DataBreakpoint> requested, Done<std::vector<BreakpointPlacement>> done) {
   State* s = state_.get();
-  return s->onEngine<std::vector<BreakpointState>>([s, requested]() -> Result<std::vector<BreakpointState>> {
+  return s->onEngine<std::vector<BreakpointPlacement>>([s, requested]() -> Result<std::vector<BreakpointPlacement>> {
     for (auto& w : s->watches)
       if (w.slot >= 0) (void)s->engine->removeWatchpoint(w.slot).get();
     s->watches.clear();
-    std::vector<BreakpointState> out;
+    std::vector<BreakpointPlacement> out;
     for (const auto& r : requested) {
-      BreakpointState state;
+      BreakpointPlacement state;
       state.id = s->nextBreakpointId++;
       state.address = r.address;
       DataWatch w;

@@ -106,7 +106,7 @@ Outcome Engine::Impl::onTrap(Thread& thread) {
   if (it == proc->sites.end() || !it->second.inserted) {
     // An int3 the program itself contains: stop as gdb does, but deliver nothing (SIGTRAP
     // would kill it).
-    StopEvent ev = stopOf(StopReason::Exception);
+    EngineStop ev = stopOf(EngineStopReason::Exception);
     ev.signal.signo = SIGTRAP;
     ev.signal.code = SI_KERNEL;
     ev.signal.description = "SIGTRAP: breakpoint instruction in the program at " + hexAddress(pc);
@@ -121,7 +121,7 @@ Outcome Engine::Impl::onTrap(Thread& thread) {
     proc->rendezvousTid = thread.tid;
   }
 
-  StopEvent ev = stopOf(StopReason::Breakpoint);
+  EngineStop ev = stopOf(EngineStopReason::Breakpoint);
   if (!site.users.empty()) {
     ThreadRegisters snapshot;
     snapshot.tid = thread.tid;
@@ -153,7 +153,7 @@ Outcome Engine::Impl::onTrap(Thread& thread) {
       proc->rangeResume = true;  // a call stepped over by stepRange is back: step on
       return Outcome::StepOver;
     }
-    ev.reason = StopReason::StepOut;
+    ev.reason = EngineStopReason::StepOut;
   } else if (ev.breakpoints.empty()) {
     return Outcome::StepOver;
   }

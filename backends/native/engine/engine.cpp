@@ -8,17 +8,17 @@
 
 namespace strata::native::engine {
 
-const char* reasonName(StopReason reason) {
+const char* reasonName(EngineStopReason reason) {
   switch (reason) {
-    case StopReason::Entry: return "entry";
-    case StopReason::Attach: return "attach";
-    case StopReason::Breakpoint: return "breakpoint";
-    case StopReason::Step: return "step";
-    case StopReason::StepOut: return "step out";
-    case StopReason::Watchpoint: return "watchpoint";
-    case StopReason::Exception: return "exception";
-    case StopReason::Pause: return "pause";
-    case StopReason::Exec: return "exec";
+    case EngineStopReason::Entry: return "entry";
+    case EngineStopReason::Attach: return "attach";
+    case EngineStopReason::Breakpoint: return "breakpoint";
+    case EngineStopReason::Step: return "step";
+    case EngineStopReason::StepOut: return "step out";
+    case EngineStopReason::Watchpoint: return "watchpoint";
+    case EngineStopReason::Exception: return "exception";
+    case EngineStopReason::Pause: return "pause";
+    case EngineStopReason::Exec: return "exec";
   }
   return "unknown";
 }
@@ -201,8 +201,8 @@ std::future<Result<void>> Engine::setRegisters(const ThreadRegisters& registers)
   return impl_->call<void>([this, registers]() { return impl_->doSetRegisters(registers); });
 }
 
-std::future<Result<std::vector<ThreadInfo>>> Engine::threads() {
-  return impl_->call<std::vector<ThreadInfo>>([this]() { return impl_->doThreads(); });
+std::future<Result<std::vector<ThreadEntry>>> Engine::threads() {
+  return impl_->call<std::vector<ThreadEntry>>([this]() { return impl_->doThreads(); });
 }
 
 std::future<Result<std::vector<LoadedObject>>> Engine::loadedObjects() {

@@ -52,7 +52,7 @@ struct Thread {
   bool exiting = false;            // in PTRACE_EVENT_EXIT stop
   int injectSignal = 0;            // delivered on the next resume
   std::uint64_t atSite = 0;        // pc rewound onto this site by a hit: step over it first
-  std::optional<StopEvent> pending;  // a stop not reported yet
+  std::optional<EngineStop> pending;  // a stop not reported yet
   std::uint64_t pendingSeq = 0;
   bool regsValid = false;
   bool regsDirty = false;  // cache changed by the engine, not yet written to the thread
@@ -174,7 +174,7 @@ struct Engine::Impl {
   Result<void> doStepInstruction(pid_t tid);
   Result<ThreadRegisters> doGetRegisters(pid_t tid);
   Result<void> doSetRegisters(const ThreadRegisters& registers);
-  Result<std::vector<ThreadInfo>> doThreads();
+  Result<std::vector<ThreadEntry>> doThreads();
   Result<void> requireStopped() const;
   void dispatch(pid_t tid, int status);
   bool isOurThread(pid_t pid, pid_t tid);
@@ -188,7 +188,7 @@ struct Engine::Impl {
   Result<void> continueThread(Thread& thread, int signal);
   Result<Outcome> singleStep(Thread& thread);
   Thread* findThread(pid_t tid);
-  void queueStop(Thread& thread, StopEvent event);
+  void queueStop(Thread& thread, EngineStop event);
   template <class F>
   Result<void> withStopped(F&& body);
   Result<user_regs_struct*> regs(Thread& thread);
@@ -234,8 +234,8 @@ struct Engine::Impl {
   Result<void> onRendezvous();
 };
 
-inline StopEvent stopOf(StopReason reason) {
-  StopEvent ev;
+inline EngineStop stopOf(EngineStopReason reason) {
+  EngineStop ev;
   ev.reason = reason;
   return ev;
 }

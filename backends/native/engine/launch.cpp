@@ -187,7 +187,7 @@ Result<pid_t> Engine::Impl::doLaunch(const LaunchOptions& options) {
     return r.takeError();
   }
   if (!proc) return Error{errors::kStartFailed, "launch " + *path + ": the process ended during start-up", true};
-  queueStop(proc->threads[child], stopOf(StopReason::Entry));
+  queueStop(proc->threads[child], stopOf(EngineStopReason::Entry));
   reportStop(proc->threads[child]);
   return child;
 }
@@ -248,7 +248,7 @@ Result<void> Engine::Impl::doAttach(pid_t pid) {
   if (!proc) return Error{errors::kNoSuchProcess, "attach to process " + std::to_string(pid) + ": it exited during attach", true};
   Thread* leader = findThread(pid);
   if (!leader) leader = &proc->threads.begin()->second;
-  queueStop(*leader, stopOf(StopReason::Attach));
+  queueStop(*leader, stopOf(EngineStopReason::Attach));
   reportStop(*leader);
   return {};
 }

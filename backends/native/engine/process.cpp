@@ -79,7 +79,7 @@ void Engine::Impl::flushAllRegs() {
   for (auto& [tid, t] : proc->threads) (void)flushRegs(t);
 }
 
-void Engine::Impl::queueStop(Thread& thread, StopEvent event) {
+void Engine::Impl::queueStop(Thread& thread, EngineStop event) {
   event.tid = thread.tid;
   thread.pending = std::move(event);
   thread.pendingSeq = ++proc->stopSeq;
@@ -199,7 +199,7 @@ Outcome Engine::Impl::processEvent(pid_t tid, int status) {
       (void)openMemory();
       (void)initRendezvousAtExec();
       if (!proc) return Outcome::Gone;
-      queueStop(proc->threads[pid], stopOf(StopReason::Exec));
+      queueStop(proc->threads[pid], stopOf(EngineStopReason::Exec));
       return Outcome::Report;
     }
     default:
@@ -221,7 +221,7 @@ Outcome Engine::Impl::processEvent(pid_t tid, int status) {
   if (sig == SIGSTOP) return Outcome::Handled;  // never ours to deliver
   if (isFaultSignal(sig)) {
     siginfo_t info{};
-    StopEvent ev = stopOf(StopReason::Exception);
+    EngineStop ev = stopOf(EngineStopReason::Exception);
     ev.signal.signo = sig;
     if (ptrace(PTRACE_GETSIGINFO, tid, nullptr, &info) == 0) {
       ev.signal.code = info.si_code;
@@ -335,7 +335,7 @@ Result<void> Engine::Impl::stopAll() {
 }
 
 void Engine::Impl::reportStop(Thread& thread) {
-  StopEvent ev = std::move(*thread.pending);
+  EngineStop ev = std::move(*thread.pending);
   thread.pending.reset();
   proc->running = false;
   cancelStepOut();  // any stop ends a step-out or a range step, as in every debugger
@@ -367,7 +367,7 @@ Result<void> Engine::Impl::resumeAll() {
     proc->pauseRequested = false;
     Thread* at = findThread(proc->rendezvousTid);
     if (!at) at = &proc->threads.begin()->second;
-    if (!at->pending) queueStop(*at, stopOf(StopReason::Pause));
+    if (!at->pending) queueStop(*at, stopOf(EngineStopReason::Pause));
   }
   if (proc->rangeResume) {
     proc->rangeResume = false;
@@ -382,7 +382,7 @@ Result<void> Engine::Impl::resumeAll() {
     for (auto& [tid, t] : proc->threads)
       if (t.stopped && t.pending && (!first || t.pendingSeq < first->pendingSeq)) first = &t;
     if (!first) break;
-    if (first->pending->reason == StopReason::Breakpoint) {
+    if (first->pending->reason == EngineStopReason::Breakpoint) {
       auto& ids = first->pending->breakpoints;
       std::erase_if(ids, [this](BreakpointId id) {
         auto it = proc->breakpoints.find(id);
@@ -472,7 +472,7 @@ Result<void> Engine::Impl::doStepInstruction(pid_t tid) {
   if (!proc) return {};
   t = findThread(tid);
   if (!t) return {};
-  if (*outcome != Outcome::Report) queueStop(*t, stopOf(StopReason::Step));
+  if (*outcome != Outcome::Report) queueStop(*t, stopOf(EngineStopReason::Step));
   reportStop(*t);
   return {};
 }
@@ -499,7 +499,7 @@ Result<void> Engine::Impl::doPause() {
           break;
         }
     if (!at) at = &proc->threads.begin()->second;
-    queueStop(*at, stopOf(StopReason::Pause));
+    queueStop(*at, stopOf(EngineStopReason::Pause));
   }
   if (proc->rendezvousPending) {
     proc->rendezvousPending = false;
@@ -593,12 +593,12 @@ Result<void> Engine::Impl::doSetRegisters(const ThreadRegisters& registers) {
   return {};
 }
 
-Result<std::vector<ThreadInfo>> Engine::Impl::doThreads() {
+Result<std::vector<ThreadEntry>> Engine::Impl::doThreads() {
   if (!proc) return Error{errors::kNoProcess, "threads: no process is being debugged", true};
-  std::vector<ThreadInfo> out;
+  std::vector<ThreadEntry> out;
   for (auto& [tid, t] : proc->threads) {
     if (t.exiting && !t.stopped) continue;  // past its exit stop: only its death is left to report
-    ThreadInfo info{tid, {}};
+    ThreadEntry info{tid, {}};
     std::ifstream comm("/proc/" + std::to_string(proc->pid) + "/task/" + std::to_string(tid) + "/comm");
     std::getline(comm, info.name);
     out.push_back(std::move(info));

@@ -68,7 +68,7 @@ Result<void> Engine::Impl::continueRange() {
         return resumeAll();
       }
     }
-    queueStop(*t, stopOf(StopReason::Step));
+    queueStop(*t, stopOf(EngineStopReason::Step));
     reportStop(*t);
     return {};
   }

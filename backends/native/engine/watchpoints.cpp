@@ -152,7 +152,7 @@ bool Engine::Impl::onWatchTrap(Thread& thread) {
   (void)poke(thread.tid, 6, 0);  // DR6 bits are sticky
   for (int i = 0; i < 4; ++i) {
     if (!(dr6 & (1l << i)) || !proc->watch[i].used) continue;
-    StopEvent ev = stopOf(StopReason::Watchpoint);
+    EngineStop ev = stopOf(EngineStopReason::Watchpoint);
     ev.watchpointSlot = i;
     ev.watchAddress = proc->watch[i].address;
     queueStop(thread, std::move(ev));

@@ -246,7 +246,7 @@ void PythonBackend::abandonStart() {
 void PythonBackend::onAgentEvent(const std::string& event, const json::value& body) {
   const json::object empty;
   const json::object& o = body.is_object() ? body.get_object() : empty;
-  if (event == "stopped") return host_.stopped(agent::stopInfo(body));
+  if (event == "stopped") return host_.stopped(agent::stopReport(body));
   if (event == "continued") {
     auto* t = o.if_contains("threadId");
     auto* all = o.if_contains("allThreadsContinued");
@@ -270,7 +270,7 @@ void PythonBackend::onAgentEvent(const std::string& event, const json::value& bo
     return host_.output(category, std::string(text->get_string()));
   }
   if (event == "breakpoint") {
-    if (auto* b = o.if_contains("breakpoint")) host_.breakpointChanged(agent::breakpointState(*b));
+    if (auto* b = o.if_contains("breakpoint")) host_.breakpointChanged(agent::breakpointReport(*b));
     return;
   }
   if (event == "exited") {
@@ -336,21 +336,21 @@ void PythonBackend::configurationDone(Reply<void> reply) {
 }
 
 void PythonBackend::setSourceBreakpoints(const std::string& path, const std::vector<SourceBreakpointSpec>& bps,
-                                         Reply<std::vector<BreakpointState>> reply) {
+                                         Reply<std::vector<BreakpointReport>> reply) {
   call("setBreakpoints", agent::breakpointsArguments(path, bps), std::move(reply),
-       [](const json::value& b) { return Result(agent::breakpointStates(b)); });
+       [](const json::value& b) { return Result(agent::breakpointReports(b)); });
 }
 
 void PythonBackend::setFunctionBreakpoints(const std::vector<FunctionBreakpointSpec>& bps,
-                                           Reply<std::vector<BreakpointState>> reply) {
+                                           Reply<std::vector<BreakpointReport>> reply) {
   call("setFunctionBreakpoints", agent::functionBreakpointsArguments(bps), std::move(reply),
-       [](const json::value& b) { return Result(agent::breakpointStates(b)); });
+       [](const json::value& b) { return Result(agent::breakpointReports(b)); });
 }
 
 void PythonBackend::setExceptionBreakpoints(const std::vector<ExceptionFilterSpec>& filters,
-                                            Reply<std::vector<BreakpointState>> reply) {
+                                            Reply<std::vector<BreakpointReport>> reply) {
   call("setExceptionBreakpoints", agent::exceptionBreakpointsArguments(filters), std::move(reply),
-       [](const json::value& b) { return Result(agent::breakpointStates(b)); });
+       [](const json::value& b) { return Result(agent::breakpointReports(b)); });
 }
 
 void PythonBackend::threads(Reply<std::vector<ThreadInfo>> reply) {
@@ -453,9 +453,9 @@ void PythonBackend::completions(const CompletionsQuery& q, Reply<std::vector<Com
        [](const json::value& b) { return Result(agent::completions(b)); });
 }
 
-void PythonBackend::exceptionInfo(std::int64_t threadId, Reply<ExceptionDetails> reply) {
+void PythonBackend::exceptionInfo(std::int64_t threadId, Reply<ExceptionInfo> reply) {
   call("exceptionInfo", json::object{{"threadId", threadId}}, std::move(reply),
-       [](const json::value& b) { return Result(agent::exceptionDetails(b)); });
+       [](const json::value& b) { return Result(agent::exceptionInfo(b)); });
 }
 
 void PythonBackend::source(std::int64_t sourceReference, Reply<SourceContent> reply) {

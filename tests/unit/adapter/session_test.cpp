@@ -36,9 +36,9 @@ class FakeBackend final : public backends::Backend {
     reply({});
   }
   void setSourceBreakpoints(const std::string& path, const std::vector<backends::SourceBreakpointSpec>& bps,
-                            backends::Reply<std::vector<backends::BreakpointState>> reply) override {
+                            backends::Reply<std::vector<backends::BreakpointReport>> reply) override {
     lastPath = path;
-    std::vector<backends::BreakpointState> out;
+    std::vector<backends::BreakpointReport> out;
     for (const auto& b : bps) out.push_back({true, b.line + 1, "", {}, {}});
     reply(std::move(out));
   }
