@@ -3,6 +3,7 @@
 #include <cctype>
 #include <filesystem>
 
+#include "convert.hpp"
 #include "internal.hpp"
 
 namespace strata::native::debugger {
@@ -207,7 +208,7 @@ void State::onLibraries(const engine::LibraryEvent& event) {
     auto added = modules.add(object);
     if (!added) continue;  // an object we cannot read has no symbols; its code still runs
     const sym::Module module = **added;
-    if (callbacks.module) emit([this, entry = entryOf(module)] { callbacks.module(entry, true); });
+    if (callbacks.module) emit([this, entry = toModuleEntry(module)] { callbacks.module(entry, true); });
     // Before the library's code runs: the engine holds every thread during this callback.
     for (auto& [id, bp] : std::map<int, std::shared_ptr<UserBreakpoint>>(breakpoints)) {
       bool was = bp->state.verified;

@@ -2,6 +2,7 @@
 // setVariable and disassembly.
 #include <cstdio>
 
+#include "convert.hpp"
 #include "internal.hpp"
 
 namespace strata::native::debugger {
@@ -42,20 +43,7 @@ Result<FramePage> State::stackPage(pid_t tid, std::size_t start, std::size_t lev
       frameIds[key] = id;
       frames[id] = FrameRef{tid, f, nullptr};
     }
-    FrameEntry out;
-    out.id = id;
-    out.name = f.function;
-    out.pc = f.pc;
-    out.hasDebugInfo = f.hasDebugInfo;
-    out.inlined = f.inlined;
-    out.module = f.moduleName;
-    out.moduleOffset = f.pc - f.loadBias;
-    if (f.location) {
-      out.file = f.location->file;
-      out.line = f.location->line;
-      out.column = f.location->column;
-    }
-    page.frames.push_back(std::move(out));
+    page.frames.push_back(toFrameEntry(f, id));
   }
   return page;
 }
@@ -76,24 +64,8 @@ Result<std::shared_ptr<const sym::FrameContext>> State::frameContext(int frameId
 }
 
 Variable State::describe(const sym::Value& value, int frameId) {
-  auto shown = sym::present(value);
-  Variable v;
-  v.name = value.name;
-  v.value = shown.value;
-  v.type = shown.type;
-  v.evaluateName = value.expression;
-  v.namedChildren = shown.namedChildren;
-  v.indexedChildren = shown.indexedChildren;
-  v.memoryReference = shown.memoryReference;
-  if (value.type.hasDie && value.location.kind != sym::ValueLocation::Kind::OptimizedOut) {
-    // A pointer's memory is what it points to (what a memory view opened on it should show).
-    Dwarf_Die type = sym::stripCvTypedefs(value.type.die);
-    if (dwarf_tag(&type) == DW_TAG_pointer_type) {
-      auto target = sym::readPointer(value);
-      v.memoryReference = target ? std::optional<std::uint64_t>(*target) : std::nullopt;
-    }
-  }
-  if (shown.expandable()) {
+  Variable v = toVariable(value);
+  if (v.namedChildren + v.indexedChildren > 0) {
     v.variablesReference = nextHandle++;
     handles[v.variablesReference] = VariableHandle{VariableHandle::Kind::Children, frameId, value};
   }
@@ -129,7 +101,7 @@ Result<std::vector<Variable>> State::variablesOf(int ref, VariableFilter filter,
     } else {
       regs = sym::registersOf(**frame);
     }
-    for (auto& [name, value] : regs) out.push_back(Variable{name, value, "", "$" + name, 0, 0, 0, {}});
+    for (auto& [name, value] : regs) out.push_back(registerVariable(name, value));
     return out;
   }
   auto list = handle.kind == VariableHandle::Kind::Locals ? sym::localsOf(*frame) : sym::globalsOf(*frame);
@@ -203,23 +175,7 @@ Result<std::vector<DisassembledInstruction>> State::disassembleAt(std::uint64_t 
   auto list = disassembler->disassemble(engine->memory(), modules, address, count);
   if (!list) return list.takeError();
   std::vector<DisassembledInstruction> out;
-  for (auto& ins : *list) {
-    DisassembledInstruction d;
-    d.address = ins.address;
-    char hex[4];
-    for (std::size_t i = 0; i < ins.bytes.size(); ++i) {
-      std::snprintf(hex, sizeof hex, "%02x", ins.bytes[i]);
-      if (i) d.bytes += ' ';
-      d.bytes += hex;
-    }
-    d.instruction = ins.operands.empty() ? ins.mnemonic : ins.mnemonic + " " + ins.operands;
-    d.symbol = ins.symbol;
-    if (ins.location) {
-      d.file = ins.location->file;
-      d.line = ins.location->line;
-    }
-    out.push_back(std::move(d));
-  }
+  for (auto& ins : *list) out.push_back(toDisassembled(ins));
   return out;
 }
 

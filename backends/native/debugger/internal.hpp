@@ -87,9 +87,6 @@ struct DataWatch {
   std::vector<std::uint8_t> last;  // the bytes at the last stop, for "old -> new"
 };
 
-// A loaded object as the adapter lists it.
-ModuleEntry entryOf(const sym::Module& module);
-
 struct NativeDebugger::State : engine::EventSink {
   explicit State(Callbacks cb);
   ~State() override;

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "convert.hpp"
 #include "internal.hpp"
 
 namespace strata::native::debugger {
@@ -193,21 +194,11 @@ std::future<Result<void>> NativeDebugger::setStopSignals(std::vector<int> signal
   }, std::move(done));
 }
 
-ModuleEntry entryOf(const sym::Module& m) {
-  ModuleEntry e;
-  e.path = m.object.path;
-  e.name = m.name();
-  e.low = m.low;
-  e.high = m.high;
-  e.hasDebugInfo = m.symbols && m.symbols->hasDebugInfo();
-  return e;
-}
-
 std::future<Result<std::vector<ModuleEntry>>> NativeDebugger::modules(Done<std::vector<ModuleEntry>> done) {
   State* s = state_.get();
   return s->onEngine<std::vector<ModuleEntry>>([s]() -> Result<std::vector<ModuleEntry>> {
     std::vector<ModuleEntry> out;
-    for (const auto& m : s->modules.modules()) out.push_back(entryOf(m));
+    for (const auto& m : s->modules.modules()) out.push_back(toModuleEntry(m));
     return out;
   }, std::move(done));
 }
