@@ -77,8 +77,8 @@ class NativeBackend final : public Backend {
   void onModule(const std::string& path, bool loaded);
   void readPipe(const std::shared_ptr<Pipe>& pipe);
   void maybeReportExit();
+  // A variable as the model has it; its indexed children are counted for unpaged requests.
   ValueInfo toValue(const native::debugger::Variable& v);
-  Result<std::uint64_t> parseReference(const std::string& reference, std::int64_t offset) const;
 
   asio::io_context& io_;
   BackendHost& host_;
