@@ -107,9 +107,6 @@ class Session final : public backends::BackendHost, public std::enable_shared_fr
   // `initialize` (its exception filters among them), then `initialized`, so the client
   // configures breakpoints and filters knowing them.
   void backendStarted();
-  // Breakpoint and source translation shared by the breakpoint handlers and events.
-  protocol::Breakpoint toProtocol(backends::Backend* owner, const backends::BreakpointReport& s);
-  protocol::Source toProtocol(backends::Backend* owner, const backends::SourceInfo& s);
   // Breakpoints set before launch/attach (some clients send them first): kept, answered with
   // ids now, and placed once launch/attach has started the backend, each placement reported
   // as a `breakpoint` changed event under the id given first. Each returns those ids.

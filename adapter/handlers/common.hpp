@@ -1,6 +1,8 @@
-// Helpers the debugging handlers share: finding the debuggee and resolving session ids.
+// Helpers the debugging handlers share: finding the debuggee, resolving session ids, answering
+// breakpoint requests.
 #pragma once
 
+#include "adapter/convert.hpp"
 #include "adapter/session.hpp"
 
 namespace strata::adapter {
@@ -22,30 +24,6 @@ inline Result<Session::Handles::Entry> resolveId(Session::Handles& table, std::i
                      " (ids are valid only until the program runs again)",
                  false};
   return *e;
-}
-
-inline protocol::VariablePresentationHint toProtocol(const backends::ValueHint& h) {
-  protocol::VariablePresentationHint p;
-  if (!h.kind.empty()) p.kind = h.kind;
-  if (!h.visibility.empty()) p.visibility = h.visibility;
-  if (!h.attributes.empty()) p.attributes = h.attributes;
-  if (h.lazy) p.lazy = true;
-  return p;
-}
-
-// A child reference from a backend, made session-global (0 stays 0: no children).
-inline std::int64_t globalRef(Session& session, backends::Backend* owner, std::int64_t local) {
-  return local > 0 ? session.variableRefs().add(owner, local) : 0;
-}
-
-// What evaluate and setVariable/setExpression answer alike about a value, besides its text.
-template <class Body>
-void describeValue(Session& session, backends::Backend* owner, const backends::ValueInfo& v, Body& out) {
-  if (!v.type.empty()) out.type = v.type;
-  if (v.hint) out.presentationHint = toProtocol(*v.hint);
-  out.variablesReference = globalRef(session, owner, v.variablesReference);
-  out.namedVariables = v.namedVariables;
-  out.indexedVariables = v.indexedVariables;
 }
 
 // The answer to a breakpoint request made before there is a program to place them in.
@@ -78,7 +56,7 @@ inline backends::Reply<std::vector<backends::BreakpointReport>> breakpointsReply
   return [self, owner, respond](Result<std::vector<backends::BreakpointReport>> r) {
     if (!r) return respond(r.takeError());
     protocol::BreakpointsBody out;
-    for (const auto& s : *r) out.breakpoints.push_back(self->toProtocol(owner, s));
+    for (const auto& s : *r) out.breakpoints.push_back(toProtocol(*self, owner, s));
     respond(body(out));
   };
 }

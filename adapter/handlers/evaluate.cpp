@@ -25,11 +25,7 @@ class EvaluateHandler final : public TypedHandler<protocol::EvaluateArguments> {
     auto self = session.shared_from_this();
     owner->evaluate(q, [self, owner, respond](Result<backends::ValueInfo> r) {
       if (!r) return respond(r.takeError());
-      protocol::EvaluateResponseBody out;
-      out.result = r->value;
-      describeValue(*self, owner, *r, out);
-      if (!r->memoryReference.empty()) out.memoryReference = r->memoryReference;
-      respond(body(out));
+      respond(body(toEvaluateBody(*self, owner, *r)));
     });
   }
 };

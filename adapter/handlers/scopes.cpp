@@ -17,18 +17,7 @@ class ScopesHandler final : public TypedHandler<protocol::ScopesArguments> {
     auto* owner = frame->owner;
     owner->scopes(frame->local, [self, owner, respond](Result<std::vector<backends::ScopeInfo>> r) {
       if (!r) return respond(r.takeError());
-      protocol::ScopesBody out;
-      for (const auto& s : *r) {
-        protocol::Scope p;
-        p.name = s.name;
-        if (!s.presentationHint.empty()) p.presentationHint = s.presentationHint;
-        p.variablesReference = globalRef(*self, owner, s.variablesReference);
-        p.namedVariables = s.namedVariables;
-        p.indexedVariables = s.indexedVariables;
-        p.expensive = s.expensive;
-        out.scopes.push_back(std::move(p));
-      }
-      respond(body(out));
+      respond(body(toProtocol(*self, owner, *r)));
     });
   }
 };

@@ -10,10 +10,7 @@ inline backends::Reply<backends::ValueInfo> setValueReply(Session& session, back
   auto self = session.shared_from_this();
   return [self, owner, respond](Result<backends::ValueInfo> r) {
     if (!r) return respond(r.takeError());
-    protocol::SetValueResponseBody out;
-    out.value = r->value;
-    describeValue(*self, owner, *r, out);
-    respond(body(out));
+    respond(body(toSetValueBody(*self, owner, *r)));
   };
 }
 
