@@ -1,6 +1,8 @@
 // One table maps each backend feature to its DAP capability; every conversion goes through it.
 #include "adapter/capabilities.hpp"
 
+#include "adapter/convert.hpp"
+
 namespace strata::adapter {
 
 namespace {
@@ -65,16 +67,7 @@ Capabilities toCapabilities(const BackendFeatures& f) {
     if (f.*row.feature) c.*row.capability = true;
   if (!f.exceptionFilters.empty()) {
     std::vector<protocol::ExceptionBreakpointsFilter> filters;
-    for (const auto& x : f.exceptionFilters) {
-      protocol::ExceptionBreakpointsFilter p;
-      p.filter = x.filter;
-      p.label = x.label;
-      if (!x.description.empty()) p.description = x.description;
-      p.default_ = x.enabledByDefault;
-      if (x.supportsCondition) p.supportsCondition = true;
-      if (!x.conditionDescription.empty()) p.conditionDescription = x.conditionDescription;
-      filters.push_back(std::move(p));
-    }
+    for (const auto& x : f.exceptionFilters) filters.push_back(toProtocol(x));
     c.exceptionBreakpointFilters = std::move(filters);
     c.supportsExceptionFilterOptions = true;
   }

@@ -9,7 +9,7 @@
 #include <typeinfo>
 #include <vector>
 
-#include "adapter/errors.hpp"
+#include "strata/error_ids.hpp"
 #include "strata/protocol/messages.hpp"
 #include "strata/protocol/debug_types.hpp"
 #include "strata/protocol/requests.hpp"

@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <sstream>
 
-#include "adapter/errors.hpp"
 #include "backends/process/python_locator.hpp"
+#include "strata/error_ids.hpp"
 
 namespace strata::adapter {
 namespace fs = std::filesystem;
@@ -34,7 +34,7 @@ std::string modeString(mode_t m) {
   return s;
 }
 
-Error launchError(int id, std::string message) { return Error{id, std::move(message), true}; }
+Error launchError(ErrorId id, std::string message) { return Error{id, std::move(message), true}; }
 
 // Checks that `path` is a file we can run (or, for scripts, read).
 Result<void> checkFile(const std::string& what, const std::string& path, bool needExec) {

@@ -83,10 +83,10 @@ class Session final : public backends::BackendHost, public std::enable_shared_fr
   void runInTerminal(const backends::TerminalLaunch& launch,
                      backends::Reply<backends::TerminalProcess> reply) override;
   const std::string& adapterExecutable() const override { return options_.adapterExecutable; }
-  void stopped(const backends::StopInfo& stop) override;
+  void stopped(const backends::StopReport& stop) override;
   void continued(std::int64_t threadId, bool allThreads) override;
   void threadChanged(std::int64_t threadId, bool started) override;
-  void breakpointChanged(const backends::BreakpointState& state) override;
+  void breakpointChanged(const backends::BreakpointReport& state) override;
   void moduleChanged(const backends::ModuleInfo& module, const std::string& reason) override;
 
   // ---- ids: frames and variables live until the next resume, sources and breakpoints
@@ -120,9 +120,6 @@ class Session final : public backends::BackendHost, public std::enable_shared_fr
   // `initialize` (its exception filters among them), then `initialized`, so the client
   // configures breakpoints and filters knowing them.
   void backendStarted();
-  // Breakpoint and source translation shared by the breakpoint handlers and events.
-  protocol::Breakpoint toProtocol(backends::Backend* owner, const backends::BreakpointState& s);
-  protocol::Source toProtocol(backends::Backend* owner, const backends::SourceInfo& s);
   // Breakpoints set before launch/attach (some clients send them first): kept, answered with
   // ids now, and placed once launch/attach has started the backend, each placement reported
   // as a `breakpoint` changed event under the id given first. Each returns those ids.
@@ -171,7 +168,7 @@ class Session final : public backends::BackendHost, public std::enable_shared_fr
   std::optional<Early<backends::ExceptionFilterSpec>> earlyExceptions_;
   std::int64_t nextEarly_ = 0;  // owner-less locals for the ids of early breakpoints
   std::vector<std::int64_t> earlyIds(std::size_t count);
-  backends::Reply<std::vector<backends::BreakpointState>> placedEarly(std::vector<std::int64_t> ids,
+  backends::Reply<std::vector<backends::BreakpointReport>> placedEarly(std::vector<std::int64_t> ids,
                                                                       std::optional<std::string> path);
   RunState run_;
   bool sawStop_ = false;

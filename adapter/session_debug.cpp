@@ -1,8 +1,10 @@
-// The session's side of debugging: backend stop/continue/thread/breakpoint reports turned into
-// DAP events, session-global ids, and the capabilities a backend adds after launch.
+// The session's side of debugging: backend stop/continue/thread/breakpoint reports sent as DAP
+// events (convert.cpp makes them protocol types), which threads run, and the capabilities a
+// backend adds after launch.
 #include "adapter/session.hpp"
 
 #include "adapter/capabilities.hpp"
+#include "adapter/convert.hpp"
 
 namespace strata::adapter {
 
@@ -30,25 +32,14 @@ std::optional<Error> Session::requireStopped(std::int64_t threadId, std::string_
                false};
 }
 
-void Session::stopped(const backends::StopInfo& stop) {
+void Session::stopped(const backends::StopReport& stop) {
   // A stop starts a fresh set of frames; ids from an earlier stop must not resolve any more.
   resumed();
   sawStop_ = true;
   if (stop.allThreadsStopped) run_ = RunState{};
   else if (stop.threadId && run_.all) run_.except.insert(*stop.threadId);
   else if (stop.threadId) run_.except.erase(*stop.threadId);
-  protocol::StoppedEventBody body;
-  body.reason = stop.reason;
-  body.threadId = stop.threadId;
-  if (!stop.description.empty()) body.description = stop.description;
-  if (!stop.text.empty()) body.text = stop.text;
-  body.allThreadsStopped = stop.allThreadsStopped;
-  if (!stop.hitBreakpointIds.empty()) {
-    std::vector<std::int64_t> ids;
-    for (auto local : stop.hitBreakpointIds) ids.push_back(breakpoints_.add(backend_.get(), local));
-    body.hitBreakpointIds = std::move(ids);
-  }
-  sendEvent("stopped", json::value_from(body));
+  sendEvent("stopped", json::value_from(toProtocol(*this, backend_.get(), stop)));
 }
 
 void Session::continued(std::int64_t threadId, bool allThreads) {
@@ -61,42 +52,14 @@ void Session::threadChanged(std::int64_t threadId, bool started) {
   sendEvent("thread", json::value_from(protocol::ThreadEventBody{started ? "started" : "exited", threadId}));
 }
 
-void Session::breakpointChanged(const backends::BreakpointState& state) {
+void Session::breakpointChanged(const backends::BreakpointReport& state) {
   if (!state.id) return;  // the client cannot match a change without an id
   sendEvent("breakpoint", json::value_from(protocol::BreakpointEventBody{
-                              "changed", toProtocol(backend_.get(), state)}));
+                              "changed", toProtocol(*this, backend_.get(), state)}));
 }
 
 void Session::moduleChanged(const backends::ModuleInfo& module, const std::string& reason) {
-  json::object m{{"id", module.id}, {"name", module.name}};
-  if (!module.path.empty()) m["path"] = module.path;
-  if (!module.symbolStatus.empty()) m["symbolStatus"] = module.symbolStatus;
-  if (!module.addressRange.empty()) m["addressRange"] = module.addressRange;
-  sendEvent("module", json::object{{"reason", reason}, {"module", std::move(m)}});
-}
-
-protocol::Breakpoint Session::toProtocol(backends::Backend* owner, const backends::BreakpointState& s) {
-  protocol::Breakpoint b;
-  if (s.id) b.id = breakpoints_.add(owner, *s.id);
-  b.verified = s.verified;
-  b.line = s.line;
-  if (!s.message.empty()) b.message = s.message;
-  if (!s.verified) b.reason = s.pending ? "pending" : "failed";
-  if (s.path) {
-    protocol::Source src;
-    src.path = s.path;
-    b.source = std::move(src);
-  }
-  return b;
-}
-
-protocol::Source Session::toProtocol(backends::Backend* owner, const backends::SourceInfo& s) {
-  protocol::Source src;
-  if (!s.name.empty()) src.name = s.name;
-  src.path = s.path;
-  if (s.reference > 0) src.sourceReference = sources_.add(owner, s.reference);
-  if (!s.presentationHint.empty()) src.presentationHint = s.presentationHint;
-  return src;
+  sendEvent("module", json::object{{"reason", reason}, {"module", toJson(module)}});
 }
 
 void Session::backendStarted() {
@@ -136,13 +99,13 @@ std::vector<std::int64_t> Session::keepEarlyExceptionFilters(std::vector<backend
   return ids;
 }
 
-backends::Reply<std::vector<backends::BreakpointState>> Session::placedEarly(std::vector<std::int64_t> ids,
+backends::Reply<std::vector<backends::BreakpointReport>> Session::placedEarly(std::vector<std::int64_t> ids,
                                                                              std::optional<std::string> path) {
   std::weak_ptr<Session> weak = weak_from_this();
-  return [weak, ids = std::move(ids), path](Result<std::vector<backends::BreakpointState>> r) {
+  return [weak, ids = std::move(ids), path](Result<std::vector<backends::BreakpointReport>> r) {
     auto self = weak.lock();
     if (!self || self->ended_ || self->debuggeeEnded_) return;
-    std::vector<backends::BreakpointState> states;
+    std::vector<backends::BreakpointReport> states;
     if (r) {
       states = std::move(*r);
     } else {
@@ -154,18 +117,8 @@ backends::Reply<std::vector<backends::BreakpointState>> Session::placedEarly(std
       const auto& s = states[i];
       // The id the client already holds now names the backend's breakpoint.
       if (s.id) self->breakpoints_.rebind(ids[i], owner, *s.id);
-      protocol::Breakpoint b;
-      b.id = ids[i];
-      b.verified = s.verified;
-      b.line = s.line;
-      if (!s.message.empty()) b.message = s.message;
-      if (!s.verified) b.reason = "failed";
-      if (auto p = s.path ? s.path : path) {
-        protocol::Source src;
-        src.path = p;
-        b.source = std::move(src);
-      }
-      self->sendEvent("breakpoint", json::value_from(protocol::BreakpointEventBody{"changed", b}));
+      self->sendEvent("breakpoint",
+                      json::value_from(protocol::BreakpointEventBody{"changed", toPlacedEarly(ids[i], s, path)}));
     }
   };
 }

@@ -22,21 +22,21 @@ std::string defaultTokenPath(unsigned port) {
 
 Result<std::string> loadToken(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errnoError("cannot read token file " + path);
+  if (fd < 0) return errnoError(errors::kTokenFile, "cannot read token file " + path);
   char buf[1024];
   ssize_t n = ::read(fd, buf, sizeof buf);
   int err = errno;
   ::close(fd);
-  if (n < 0) return errnoError("cannot read token file " + path, err);
+  if (n < 0) return errnoError(errors::kTokenFile, "cannot read token file " + path, err);
   // The first line is the token; peers send it on one line, so nothing after it can count.
   std::string t(buf, static_cast<std::size_t>(n));
   t = t.substr(0, t.find('\n'));
   auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
   while (!t.empty() && space(t.back())) t.pop_back();
   while (!t.empty() && space(t.front())) t.erase(0, 1);
-  if (t.empty()) return Error{1, "token file " + path + " has no token on its first line", true};
+  if (t.empty()) return Error{errors::kTokenFile, "token file " + path + " has no token on its first line", true};
   if (t.size() > kMaxTokenLength)
-    return Error{1, "the token in " + path + " is longer than " + std::to_string(kMaxTokenLength) + " characters",
+    return Error{errors::kTokenFile, "the token in " + path + " is longer than " + std::to_string(kMaxTokenLength) + " characters",
                  true};
   return t;
 }
@@ -47,7 +47,7 @@ Result<std::string> loadOrCreateToken(const std::string& path) {
   auto dir = std::filesystem::path(path).parent_path();
   if (!dir.empty()) {
     std::filesystem::create_directories(dir, ec);
-    if (ec) return Error{1, "cannot create " + dir.string() + ": " + ec.message(), true};
+    if (ec) return Error{errors::kTokenFile, "cannot create " + dir.string() + ": " + ec.message(), true};
     ::chmod(dir.c_str(), 0700);
   }
   std::random_device rd;  // /dev/urandom
@@ -59,12 +59,12 @@ Result<std::string> loadOrCreateToken(const std::string& path) {
     token += hex[v & 15];
   }
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) return errnoError("cannot create token file " + path);
+  if (fd < 0) return errnoError(errors::kTokenFile, "cannot create token file " + path);
   std::string line = token + "\n";
   bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
   int err = errno;
   ::close(fd);
-  if (!ok) return errnoError("cannot write token file " + path, err);
+  if (!ok) return errnoError(errors::kTokenFile, "cannot write token file " + path, err);
   return token;
 }
 

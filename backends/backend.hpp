@@ -30,20 +30,17 @@ class BackendHost {
   virtual const std::string& adapterExecutable() const = 0;
 
   // Debugging events; ids inside are the backend's own, the session maps them.
-  virtual void stopped(const StopInfo& stop) { (void)stop; }
+  virtual void stopped(const StopReport& stop) { (void)stop; }
   virtual void continued(std::int64_t threadId, bool allThreads) { (void)threadId, (void)allThreads; }
   virtual void threadChanged(std::int64_t threadId, bool started) { (void)threadId, (void)started; }
-  virtual void breakpointChanged(const BreakpointState& state) { (void)state; }
+  virtual void breakpointChanged(const BreakpointReport& state) { (void)state; }
   // reason: new, changed, removed.
   virtual void moduleChanged(const ModuleInfo& module, const std::string& reason) { (void)module, (void)reason; }
 };
 
-// Error id of a request the backend cannot serve (the adapter's kUnsupportedRequest).
-inline constexpr int kNotSupportedErrorId = 1003;
-
 template <class T>
 void notSupported(const std::string& backend, const char* what, const Reply<T>& reply) {
-  reply(Error{kNotSupportedErrorId, "the " + backend + " backend does not support " + what, false});
+  reply(Error{errors::kUnsupportedRequest, "the " + backend + " backend does not support " + what, false});
 }
 
 class Backend {
@@ -55,7 +52,7 @@ class Backend {
   virtual void configurationDone(Reply<void> reply) = 0;
   virtual void setSourceBreakpoints(const std::string& path,
                                     const std::vector<SourceBreakpointSpec>& breakpoints,
-                                    Reply<std::vector<BreakpointState>> reply) = 0;
+                                    Reply<std::vector<BreakpointReport>> reply) = 0;
   virtual void threads(Reply<std::vector<ThreadInfo>> reply) = 0;
   // Ends the debuggee (force: SIGKILL now; else a polite SIGTERM). exited() follows.
   virtual void terminate(bool force, Reply<void> reply) = 0;
@@ -72,13 +69,13 @@ class Backend {
     notSupported(name(), "attach", reply);
   }
   virtual void setFunctionBreakpoints(const std::vector<FunctionBreakpointSpec>& breakpoints,
-                                      Reply<std::vector<BreakpointState>> reply) {
+                                      Reply<std::vector<BreakpointReport>> reply) {
     (void)breakpoints;
     notSupported(name(), "function breakpoints", reply);
   }
   virtual void setExceptionBreakpoints(const std::vector<ExceptionFilterSpec>& filters,
-                                       Reply<std::vector<BreakpointState>> reply) {
-    if (filters.empty()) return reply(std::vector<BreakpointState>{});
+                                       Reply<std::vector<BreakpointReport>> reply) {
+    if (filters.empty()) return reply(std::vector<BreakpointReport>{});
     notSupported(name(), "exception breakpoints", reply);
   }
   // Replies whether all threads continued.
@@ -125,7 +122,7 @@ class Backend {
     (void)query;
     notSupported(name(), "completions", reply);
   }
-  virtual void exceptionInfo(std::int64_t threadId, Reply<ExceptionDetails> reply) {
+  virtual void exceptionInfo(std::int64_t threadId, Reply<ExceptionInfo> reply) {
     (void)threadId;
     notSupported(name(), "exception info", reply);
   }
@@ -134,8 +131,8 @@ class Backend {
     notSupported(name(), "source requests", reply);
   }
   virtual void setInstructionBreakpoints(const std::vector<InstructionBreakpointSpec>& breakpoints,
-                                         Reply<std::vector<BreakpointState>> reply) {
-    if (breakpoints.empty()) return reply(std::vector<BreakpointState>{});
+                                         Reply<std::vector<BreakpointReport>> reply) {
+    if (breakpoints.empty()) return reply(std::vector<BreakpointReport>{});
     notSupported(name(), "instruction breakpoints", reply);
   }
   virtual void dataBreakpointInfo(const DataBreakpointQuery& query, Reply<DataBreakpointTarget> reply) {
@@ -143,8 +140,8 @@ class Backend {
     reply(DataBreakpointTarget{std::nullopt, "the " + name() + " backend has no data breakpoints", {}});
   }
   virtual void setDataBreakpoints(const std::vector<DataBreakpointSpec>& breakpoints,
-                                  Reply<std::vector<BreakpointState>> reply) {
-    if (breakpoints.empty()) return reply(std::vector<BreakpointState>{});
+                                  Reply<std::vector<BreakpointReport>> reply) {
+    if (breakpoints.empty()) return reply(std::vector<BreakpointReport>{});
     notSupported(name(), "data breakpoints", reply);
   }
   virtual void readMemory(const std::string& memoryReference, std::int64_t offset, std::int64_t count,

@@ -54,7 +54,7 @@ struct SourceBreakpointSpec {
   std::optional<std::string> condition, hitCondition, logMessage;
 };
 
-struct BreakpointState {
+struct BreakpointReport {
   bool verified = false;
   std::optional<std::int64_t> line;  // where it was actually placed
   std::string message;               // why it is not verified
@@ -103,7 +103,7 @@ struct StepOptions {
 };
 
 // A stop the backend reports. Ids inside are backend-local.
-struct StopInfo {
+struct StopReport {
   std::string reason;  // breakpoint, step, exception, pause, entry, function breakpoint, ...
   std::optional<std::int64_t> threadId;
   std::string description, text;
@@ -171,7 +171,7 @@ struct CompletionEntry {
   std::string label, text, type;
   std::optional<std::int64_t> start, length;
 };
-struct ExceptionDetails {
+struct ExceptionInfo {
   std::string exceptionId, description, breakMode, typeName, fullTypeName, message, stackTrace;
 };
 struct SourceContent {

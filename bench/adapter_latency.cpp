@@ -48,7 +48,7 @@ Result<void> writeAll(int fd, std::string_view bytes) {
   while (!bytes.empty()) {
     ssize_t n = ::write(fd, bytes.data(), bytes.size());
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return errnoError("write");
+    if (n < 0) return errnoError(errors::kSystemCallFailed, "write");
     bytes.remove_prefix(static_cast<std::size_t>(n));
   }
   return {};
@@ -62,14 +62,14 @@ Result<void> echoFrames(int in, int out) {
   for (;;) {
     ssize_t n = ::read(in, buffer.data(), buffer.size());
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return errnoError("read");
+    if (n < 0) return errnoError(errors::kSystemCallFailed, "read");
     if (n == 0) return {};
     decoder.feed(std::string_view(buffer.data(), static_cast<std::size_t>(n)));
     std::string body, replies;
     for (;;) {
       auto status = decoder.next(body);
       if (status == protocol::FrameDecoder::Status::NeedMore) break;
-      if (status == protocol::FrameDecoder::Status::Error) return Error{1, "framing: " + body, false};
+      if (status == protocol::FrameDecoder::Status::Error) return Error{errors::kMalformedMessage, "framing: " + body, false};
       replies += protocol::encodeFrame(body);
     }
     if (!replies.empty())
@@ -79,15 +79,15 @@ Result<void> echoFrames(int in, int out) {
 
 Result<sockaddr_in> parseIpv4(const std::string& hostPort) {
   auto colon = hostPort.rfind(':');
-  if (colon == std::string::npos) return Error{1, "expected HOST:PORT, got '" + hostPort + "'", true};
+  if (colon == std::string::npos) return Error{errors::kBadAddress, "expected HOST:PORT, got '" + hostPort + "'", true};
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   std::string host = hostPort.substr(0, colon);
   if (::inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1)
-    return Error{1, "not an IPv4 address: '" + host + "'", true};
+    return Error{errors::kBadAddress, "not an IPv4 address: '" + host + "'", true};
   char* end = nullptr;
   long port = std::strtol(hostPort.c_str() + colon + 1, &end, 10);
-  if (*end != '\0' || port < 0 || port > 65535) return Error{1, "bad port in '" + hostPort + "'", true};
+  if (*end != '\0' || port < 0 || port > 65535) return Error{errors::kBadAddress, "bad port in '" + hostPort + "'", true};
   addr.sin_port = htons(static_cast<std::uint16_t>(port));
   return addr;
 }
@@ -95,7 +95,7 @@ Result<sockaddr_in> parseIpv4(const std::string& hostPort) {
 Result<void> setNoDelay(int fd) {
   int one = 1;
   // Without it, Nagle and delayed ACKs add tens of milliseconds to every small round trip.
-  if (::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0) return errnoError("setsockopt TCP_NODELAY");
+  if (::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0) return errnoError(errors::kSystemCallFailed, "setsockopt TCP_NODELAY");
   return {};
 }
 
@@ -105,27 +105,27 @@ Result<void> echoListen(const std::string& hostPort) {
   auto addr = parseIpv4(hostPort);
   if (!addr) return addr.takeError();
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return errnoError("socket");
+  if (fd < 0) return errnoError(errors::kSystemCallFailed, "socket");
   int one = 1;
-  if (::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0) return errnoError("setsockopt SO_REUSEADDR");
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&*addr), sizeof *addr) != 0) return errnoError("bind " + hostPort);
-  if (::listen(fd, 16) != 0) return errnoError("listen");
+  if (::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0) return errnoError(errors::kSystemCallFailed, "setsockopt SO_REUSEADDR");
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&*addr), sizeof *addr) != 0) return errnoError(errors::kListenFailed, "bind " + hostPort);
+  if (::listen(fd, 16) != 0) return errnoError(errors::kListenFailed, "listen");
   sockaddr_in bound{};
   socklen_t len = sizeof bound;
-  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len) != 0) return errnoError("getsockname");
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len) != 0) return errnoError(errors::kSystemCallFailed, "getsockname");
   char host[INET_ADDRSTRLEN];
-  if (!::inet_ntop(AF_INET, &bound.sin_addr, host, sizeof host)) return errnoError("inet_ntop");
+  if (!::inet_ntop(AF_INET, &bound.sin_addr, host, sizeof host)) return errnoError(errors::kSystemCallFailed, "inet_ntop");
   if (std::printf("listening on %s:%u\n", host, static_cast<unsigned>(ntohs(bound.sin_port))) < 0 ||
       std::fflush(stdout) != 0)
-    return errnoError("write stdout");
+    return errnoError(errors::kSystemCallFailed, "write stdout");
   for (;;) {
     int peer = ::accept4(fd, nullptr, nullptr, SOCK_CLOEXEC);
     if (peer < 0 && errno == EINTR) continue;
-    if (peer < 0) return errnoError("accept");
+    if (peer < 0) return errnoError(errors::kSystemCallFailed, "accept");
     auto r = setNoDelay(peer);
     if (r) r = echoFrames(peer, peer);
     if (!r) std::fprintf(stderr, "adapter_latency --echo: %s\n", r.error().message.c_str());
-    if (::close(peer) != 0) return errnoError("close");
+    if (::close(peer) != 0) return errnoError(errors::kSystemCallFailed, "close");
   }
 }
 
@@ -144,19 +144,19 @@ Result<void> closeFd(int& fd) {
   if (fd < 0) return {};
   int r = ::close(fd);
   fd = -1;
-  if (r != 0) return errnoError("close");
+  if (r != 0) return errnoError(errors::kSystemCallFailed, "close");
   return {};
 }
 
 Result<pid_t> spawnWith(const std::vector<std::string>& args, int stdinFd, int stdoutFd) {
   posix_spawn_file_actions_t actions;
-  if (int rc = posix_spawn_file_actions_init(&actions); rc != 0) return errnoError("posix_spawn_file_actions_init", rc);
+  if (int rc = posix_spawn_file_actions_init(&actions); rc != 0) return errnoError(errors::kSystemCallFailed, "posix_spawn_file_actions_init", rc);
   int rc = 0;
   if (stdinFd >= 0 && rc == 0) rc = posix_spawn_file_actions_adddup2(&actions, stdinFd, 0);
   if (stdoutFd >= 0 && rc == 0) rc = posix_spawn_file_actions_adddup2(&actions, stdoutFd, 1);
   if (rc != 0) {
     posix_spawn_file_actions_destroy(&actions);
-    return errnoError("posix_spawn_file_actions_adddup2", rc);
+    return errnoError(errors::kSystemCallFailed, "posix_spawn_file_actions_adddup2", rc);
   }
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
@@ -164,17 +164,17 @@ Result<pid_t> spawnWith(const std::vector<std::string>& args, int stdinFd, int s
   pid_t pid = -1;
   rc = ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) return errnoError("cannot start " + args[0], rc);
+  if (rc != 0) return errnoError(errors::kSystemCallFailed, "cannot start " + args[0], rc);
   return pid;
 }
 
 // The peer serves DAP on its stdin/stdout.
 Result<void> startStdio(Peer& p, const std::vector<std::string>& args) {
   int toPeer[2], fromPeer[2];
-  if (::pipe2(toPeer, O_CLOEXEC) != 0) return errnoError("pipe");
+  if (::pipe2(toPeer, O_CLOEXEC) != 0) return errnoError(errors::kSystemCallFailed, "pipe");
   p.out = toPeer[1];  // from here on stop() closes what was opened, whatever fails next
   if (::pipe2(fromPeer, O_CLOEXEC) != 0) {
-    Error e = errnoError("pipe");
+    Error e = errnoError(errors::kSystemCallFailed, "pipe");
     (void)closeFd(toPeer[0]);
     return e;
   }
@@ -194,13 +194,13 @@ Result<std::string> readLine(int fd) {
     pollfd pfd{fd, POLLIN, 0};
     int r = ::poll(&pfd, 1, kReplyTimeoutMs);
     if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return errnoError("poll");
-    if (r == 0) return Error{1, "no 'listening on' line within 10 s", true};
+    if (r < 0) return errnoError(errors::kSystemCallFailed, "poll");
+    if (r == 0) return Error{errors::kTimedOut, "no 'listening on' line within 10 s", true};
     char c;
     ssize_t n = ::read(fd, &c, 1);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return errnoError("read");
-    if (n == 0) return Error{1, "the listener exited before saying where it listens", true};
+    if (n < 0) return errnoError(errors::kSystemCallFailed, "read");
+    if (n == 0) return Error{errors::kPeerGone, "the listener exited before saying where it listens", true};
     if (c == '\n') return line;
     line += c;
   }
@@ -209,7 +209,7 @@ Result<std::string> readLine(int fd) {
 // The peer listens (port 0) and announces "listening on HOST:PORT"; we dial it.
 Result<void> startListener(Peer& p, const std::vector<std::string>& args) {
   int fromPeer[2];
-  if (::pipe2(fromPeer, O_CLOEXEC) != 0) return errnoError("pipe");
+  if (::pipe2(fromPeer, O_CLOEXEC) != 0) return errnoError(errors::kSystemCallFailed, "pipe");
   auto pid = spawnWith(args, -1, fromPeer[1]);
   int childOut = fromPeer[1];
   if (auto c = closeFd(childOut); !c) return c;
@@ -219,13 +219,13 @@ Result<void> startListener(Peer& p, const std::vector<std::string>& args) {
   auto line = readLine(p.listenerStdout);
   if (!line) return line.takeError();
   const std::string prefix = "listening on ";
-  if (line->rfind(prefix, 0) != 0) return Error{1, "unexpected first line: '" + *line + "'", true};
+  if (line->rfind(prefix, 0) != 0) return Error{errors::kUnexpectedReply, "unexpected first line: '" + *line + "'", true};
   auto addr = parseIpv4(line->substr(prefix.size()));
   if (!addr) return addr.takeError();
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return errnoError("socket");
+  if (fd < 0) return errnoError(errors::kSystemCallFailed, "socket");
   p.in = p.out = fd;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&*addr), sizeof *addr) != 0) return errnoError("connect " + *line);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&*addr), sizeof *addr) != 0) return errnoError(errors::kConnectFailed, "connect " + *line);
   return setNoDelay(fd);
 }
 
@@ -238,18 +238,18 @@ Result<void> stop(Peer& p) {
   for (int* fd : {&p.out, &p.in, &p.listenerStdout})
     if (auto c = closeFd(*fd); !c && result) result = c;
   if (p.pid <= 0) return result;
-  if (listener && ::kill(p.pid, SIGTERM) != 0 && result) result = errnoError("kill");
+  if (listener && ::kill(p.pid, SIGTERM) != 0 && result) result = errnoError(errors::kSystemCallFailed, "kill");
   int status = 0;
   auto deadline = Clock::now() + std::chrono::seconds(5);
   for (;;) {
     pid_t r = ::waitpid(p.pid, &status, WNOHANG);
     if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return errnoError("waitpid");
+    if (r < 0) return errnoError(errors::kSystemCallFailed, "waitpid");
     if (r == p.pid) break;
     if (Clock::now() > deadline) {
-      if (::kill(p.pid, SIGKILL) != 0) return errnoError("kill");
-      if (::waitpid(p.pid, &status, 0) < 0) return errnoError("waitpid");
-      if (result) result = Error{1, "the peer did not exit within 5 s", true};
+      if (::kill(p.pid, SIGKILL) != 0) return errnoError(errors::kSystemCallFailed, "kill");
+      if (::waitpid(p.pid, &status, 0) < 0) return errnoError(errors::kSystemCallFailed, "waitpid");
+      if (result) result = Error{errors::kTimedOut, "the peer did not exit within 5 s", true};
       break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -264,16 +264,16 @@ Result<std::string> receiveFrame(Peer& p) {
   for (;;) {
     auto status = p.decoder.next(body);
     if (status == protocol::FrameDecoder::Status::Frame) return body;
-    if (status == protocol::FrameDecoder::Status::Error) return Error{1, "framing: " + body, true};
+    if (status == protocol::FrameDecoder::Status::Error) return Error{errors::kMalformedMessage, "framing: " + body, true};
     pollfd pfd{p.in, POLLIN, 0};
     int r = ::poll(&pfd, 1, kReplyTimeoutMs);
     if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return errnoError("poll");
-    if (r == 0) return Error{1, "no reply within 10 s", true};
+    if (r < 0) return errnoError(errors::kSystemCallFailed, "poll");
+    if (r == 0) return Error{errors::kTimedOut, "no reply within 10 s", true};
     ssize_t n = ::read(p.in, buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return errnoError("read");
-    if (n == 0) return Error{1, "the peer closed the connection", true};
+    if (n < 0) return errnoError(errors::kSystemCallFailed, "read");
+    if (n == 0) return Error{errors::kPeerGone, "the peer closed the connection", true};
     p.decoder.feed(std::string_view(buffer, static_cast<std::size_t>(n)));
   }
 }
@@ -290,14 +290,14 @@ Result<void> roundTrip(Peer& p, const std::string& command, const protocol::json
     if (!frame) return frame.takeError();
     auto parsed = protocol::parseMessage(*frame);
     auto* message = std::get_if<protocol::Message>(&parsed);
-    if (!message) return Error{1, "unparsable reply: " + std::get<protocol::ParseFailure>(parsed).error.message, true};
+    if (!message) return Error{errors::kMalformedMessage, "unparsable reply: " + std::get<protocol::ParseFailure>(parsed).error.message, true};
     if (auto* r = std::get_if<protocol::Response>(message); r && r->request_seq == seq) {
-      if (!r->success) return Error{1, command + " failed: " + r->message.value_or("(no message)"), true};
+      if (!r->success) return Error{errors::kUnexpectedReply, command + " failed: " + r->message.value_or("(no message)"), true};
       return {};
     }
     if (auto* q = std::get_if<protocol::Request>(message); q && q->seq == seq && q->command == command) return {};
     if (std::holds_alternative<protocol::Event>(*message)) continue;
-    return Error{1, "unexpected reply: " + *frame, true};
+    return Error{errors::kUnexpectedReply, "unexpected reply: " + *frame, true};
   }
 }
 
@@ -383,7 +383,7 @@ Result<std::string> findAdapter(const std::string& self) {
   // build/<preset>/bench/adapter_latency -> build/<preset>/adapter/strata-dap
   for (const fs::path& candidate : {dir / "strata-dap", dir.parent_path() / "adapter" / "strata-dap"})
     if (fs::exists(candidate, ec)) return fs::absolute(candidate, ec).string();
-  return Error{1, "strata-dap not found next to " + self + "; pass --adapter PATH", true};
+  return Error{errors::kProgramNotFound, "strata-dap not found next to " + self + "; pass --adapter PATH", true};
 }
 
 Result<void> runBenchmark(const Options& o, const std::string& self) {
@@ -425,7 +425,7 @@ Result<void> runBenchmark(const Options& o, const std::string& self) {
     }
     for (auto& p : peers)
       if (auto s = stop(p); !s && r) r = s;
-    if (!r) return Error{1, std::string(label) + ": " + r.error().message, true};
+    if (!r) return Error{r.error().id, std::string(label) + ": " + r.error().message, true};
     Stats s[2] = {stats(rt[0]), stats(rt[1])};
     std::string n = std::to_string(o.requests);
     // No program is launched: the adapter answers `threads` from an empty session, so these rows

@@ -42,8 +42,8 @@ DapClient::~DapClient() {
 
 Result<void> DapClient::spawn(const std::string& adapter) {
   int toAdapter[2], fromAdapter[2];
-  if (::pipe2(toAdapter, O_CLOEXEC) != 0) return errnoError("pipe");
-  if (::pipe2(fromAdapter, O_CLOEXEC) != 0) return errnoError("pipe");
+  if (::pipe2(toAdapter, O_CLOEXEC) != 0) return errnoError(errors::kSystemCallFailed, "pipe");
+  if (::pipe2(fromAdapter, O_CLOEXEC) != 0) return errnoError(errors::kSystemCallFailed, "pipe");
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, toAdapter[0], 0);
@@ -59,7 +59,7 @@ Result<void> DapClient::spawn(const std::string& adapter) {
     ::close(toAdapter[1]);
     ::close(fromAdapter[0]);
     pid_ = -1;
-    return errnoError("cannot start the adapter '" + adapter + "'", rc);
+    return errnoError(errors::kSystemCallFailed, "cannot start the adapter '" + adapter + "'", rc);
   }
   start(protocol::makeDescriptorStream(io_, fromAdapter[0], toAdapter[1], "adapter"));
   return {};
@@ -74,7 +74,7 @@ Result<void> DapClient::connect(const std::string& hostPort, const std::string& 
     std::string line = "STRATA-TOKEN " + token + "\r\n";
     boost::system::error_code ec;
     asio::write(*socket, asio::buffer(line), ec);
-    if (ec) return Error{1, "cannot send the token: " + ec.message(), true};
+    if (ec) return Error{errors::kConnectFailed, "cannot send the token: " + ec.message(), true};
   }
   start(protocol::makeSocketStream(std::move(*socket)));
   return {};
@@ -116,7 +116,7 @@ void DapClient::onFrame(std::string body) {
     // Reverse requests (runInTerminal): the CLI does not offer them, so refuse politely.
     protocol::Response refuse{nextSeq_++, q->seq, false, q->command,
                               std::string("not supported by the strata CLI"),
-                              protocol::errorBody(Error{1, "not supported by the strata CLI", false})};
+                              protocol::errorBody(Error{errors::kUnsupportedRequest, "not supported by the strata CLI", false})};
     connection_->send(protocol::serialize(protocol::toJson(refuse)));
   }
 }

@@ -59,9 +59,9 @@ int stacksCommand(int argc, char** argv, int first) {
   json::array threadList;
   std::string text = "process " + std::to_string(pid) + ": " + std::to_string(threads->size()) + " threads\n";
   for (const auto& t : *threads) {
-    auto page = debugger.stackTrace(t.id, 0, kMaxFrames).get();
-    json::object thread{{"id", t.id}, {"name", t.name}};
-    text += "\nthread " + std::to_string(t.id) + " \"" + t.name + "\"\n";
+    auto page = debugger.stackTrace(t.tid, 0, kMaxFrames).get();
+    json::object thread{{"id", t.tid}, {"name", t.name}};
+    text += "\nthread " + std::to_string(t.tid) + " \"" + t.name + "\"\n";
     if (!page) {
       thread["error"] = page.error().message;
       text += "  (no stack: " + page.error().message + ")\n";

@@ -77,14 +77,14 @@ void print(const Stop& s, bool asJson) {
 Result<BreakSpec> parseBreak(const std::string& text, const std::string& cwd) {
   auto colon = text.find(':');
   if (colon == std::string::npos || colon == 0)
-    return Error{2, "--break needs FILE:LINE[:CONDITION], got '" + text + "'", true};
+    return Error{errors::kBadCommandLine, "--break needs FILE:LINE[:CONDITION], got '" + text + "'", true};
   BreakSpec b;
   b.file = text.substr(0, colon);
   std::string rest = text.substr(colon + 1);
   auto second = rest.find(':');
   std::string line = rest.substr(0, second);
   if (line.empty() || line.find_first_not_of("0123456789") != std::string::npos)
-    return Error{2, "--break needs a line number after the file, got '" + text + "'", true};
+    return Error{errors::kBadCommandLine, "--break needs a line number after the file, got '" + text + "'", true};
   b.line = std::stoll(line);
   if (second != std::string::npos && second + 1 < rest.size()) b.condition = rest.substr(second + 1);
   b.file = (fs::path(cwd) / b.file).lexically_normal().string();

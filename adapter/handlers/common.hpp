@@ -1,6 +1,8 @@
-// Helpers the debugging handlers share: finding the debuggee and resolving session ids.
+// Helpers the debugging handlers share: finding the debuggee, resolving session ids, answering
+// breakpoint requests.
 #pragma once
 
+#include "adapter/convert.hpp"
 #include "adapter/session.hpp"
 
 namespace strata::adapter {
@@ -24,38 +26,11 @@ inline Result<Session::Handles::Entry> resolveId(Session::Handles& table, std::i
   return *e;
 }
 
-inline protocol::VariablePresentationHint toProtocol(const backends::ValueHint& h) {
-  protocol::VariablePresentationHint p;
-  if (!h.kind.empty()) p.kind = h.kind;
-  if (!h.visibility.empty()) p.visibility = h.visibility;
-  if (!h.attributes.empty()) p.attributes = h.attributes;
-  if (h.lazy) p.lazy = true;
-  return p;
-}
-
 // The answer to a request for frames or variables whose reply came after the program ran
 // again (Session::resumes()): what it lists belongs to a stop that is over.
 inline Error ranAgain(const std::string& what) {
   return Error{errors::kWrongState, "the program ran again before " + what + " arrived; ask again when it stops",
                false};
-}
-
-// A child reference from a backend, made session-global (0 stays 0: no children). `since`:
-// Session::resumes() when the request was made; a reference from an earlier stop is not
-// handed out, and the value shows without children.
-inline std::int64_t globalRef(Session& session, backends::Backend* owner, std::int64_t local, std::uint64_t since) {
-  return local > 0 && session.resumes() == since ? session.variableRefs().add(owner, local) : 0;
-}
-
-// What evaluate and setVariable/setExpression answer alike about a value, besides its text.
-template <class Body>
-void describeValue(Session& session, backends::Backend* owner, const backends::ValueInfo& v, std::uint64_t since,
-                   Body& out) {
-  if (!v.type.empty()) out.type = v.type;
-  if (v.hint) out.presentationHint = toProtocol(*v.hint);
-  out.variablesReference = globalRef(session, owner, v.variablesReference, since);
-  out.namedVariables = v.namedVariables;
-  out.indexedVariables = v.indexedVariables;
 }
 
 // The answer to a breakpoint request made before there is a program to place them in.
@@ -82,13 +57,13 @@ inline protocol::BreakpointsBody notYetLaunched(const std::vector<std::int64_t>&
 }
 
 // Turns a backend's breakpoint states into the response body, with session-global ids.
-inline backends::Reply<std::vector<backends::BreakpointState>> breakpointsReply(
+inline backends::Reply<std::vector<backends::BreakpointReport>> breakpointsReply(
     Session& session, backends::Backend* owner, Responder respond) {
   auto self = session.shared_from_this();
-  return [self, owner, respond](Result<std::vector<backends::BreakpointState>> r) {
+  return [self, owner, respond](Result<std::vector<backends::BreakpointReport>> r) {
     if (!r) return respond(r.takeError());
     protocol::BreakpointsBody out;
-    for (const auto& s : *r) out.breakpoints.push_back(self->toProtocol(owner, s));
+    for (const auto& s : *r) out.breakpoints.push_back(toProtocol(*self, owner, s));
     respond(body(out));
   };
 }

@@ -25,17 +25,7 @@ class CompletionsHandler final : public TypedHandler<protocol::CompletionsArgume
     }
     owner->completions(q, [respond](Result<std::vector<backends::CompletionEntry>> r) {
       if (!r) return respond(r.takeError());
-      protocol::CompletionsBody out;
-      for (const auto& c : *r) {
-        protocol::CompletionItem p;
-        p.label = c.label;
-        if (!c.text.empty()) p.text = c.text;
-        if (!c.type.empty()) p.type = c.type;
-        p.start = c.start;
-        p.length = c.length;
-        out.targets.push_back(std::move(p));
-      }
-      respond(body(out));
+      respond(body(toProtocol(*r)));
     });
   }
 };

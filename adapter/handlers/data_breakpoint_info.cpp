@@ -31,14 +31,7 @@ class DataBreakpointInfoHandler final : public TypedHandler<protocol::DataBreakp
     }
     owner->dataBreakpointInfo(q, [respond](Result<backends::DataBreakpointTarget> r) {
       if (!r) return respond(r.takeError());
-      json::object out{{"description", r->description}};
-      out["dataId"] = r->dataId ? json::value(*r->dataId) : json::value(nullptr);
-      if (!r->accessTypes.empty()) {
-        json::array types;
-        for (const auto& t : r->accessTypes) types.push_back(json::value(t));
-        out["accessTypes"] = std::move(types);
-      }
-      respond(json::value(std::move(out)));
+      respond(toJson(*r));
     });
   }
 };

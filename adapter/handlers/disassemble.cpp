@@ -25,17 +25,7 @@ class DisassembleHandler final : public TypedHandler<protocol::DisassembleArgume
     backends::Backend* owner = *backend;
     owner->disassemble(q, [self, owner, respond](Result<std::vector<backends::InstructionInfo>> r) {
       if (!r) return respond(r.takeError());
-      json::array list;
-      for (const auto& i : *r) {
-        json::object o{{"address", i.address}, {"instruction", i.instruction}};
-        if (!i.bytes.empty()) o["instructionBytes"] = i.bytes;
-        if (!i.symbol.empty()) o["symbol"] = i.symbol;
-        if (i.location) o["location"] = json::value_from(self->toProtocol(owner, *i.location));
-        if (i.line) o["line"] = *i.line;
-        if (!i.presentationHint.empty()) o["presentationHint"] = i.presentationHint;
-        list.push_back(std::move(o));
-      }
-      respond(json::value(json::object{{"instructions", std::move(list)}}));
+      respond(toJson(*self, owner, *r));
     });
   }
 };

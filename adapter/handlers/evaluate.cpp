@@ -26,11 +26,7 @@ class EvaluateHandler final : public TypedHandler<protocol::EvaluateArguments> {
     std::uint64_t since = session.resumes();
     owner->evaluate(q, [self, owner, since, respond](Result<backends::ValueInfo> r) {
       if (!r) return respond(r.takeError());
-      protocol::EvaluateResponseBody out;
-      out.result = r->value;
-      describeValue(*self, owner, *r, since, out);
-      if (!r->memoryReference.empty()) out.memoryReference = r->memoryReference;
-      respond(body(out));
+      respond(body(toEvaluateBody(*self, owner, *r, since)));
     });
   }
 };

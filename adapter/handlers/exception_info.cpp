@@ -13,19 +13,9 @@ class ExceptionInfoHandler final : public TypedHandler<protocol::ExceptionInfoAr
     auto backend = liveBackend(session);
     if (!backend) return respond(backend.takeError());
     if (auto running = session.requireStopped(args.threadId, "exceptionInfo")) return respond(std::move(*running));
-    (*backend)->exceptionInfo(args.threadId, [respond](Result<backends::ExceptionDetails> r) {
+    (*backend)->exceptionInfo(args.threadId, [respond](Result<backends::ExceptionInfo> r) {
       if (!r) return respond(r.takeError());
-      protocol::ExceptionInfoResponseBody out;
-      out.exceptionId = r->exceptionId;
-      if (!r->description.empty()) out.description = r->description;
-      out.breakMode = r->breakMode.empty() ? "always" : r->breakMode;
-      protocol::ExceptionDetails d;
-      if (!r->message.empty()) d.message = r->message;
-      if (!r->typeName.empty()) d.typeName = r->typeName;
-      if (!r->fullTypeName.empty()) d.fullTypeName = r->fullTypeName;
-      if (!r->stackTrace.empty()) d.stackTrace = r->stackTrace;
-      out.details = std::move(d);
-      respond(body(out));
+      respond(body(toProtocol(*r)));
     });
   }
 };

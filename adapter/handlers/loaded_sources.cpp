@@ -15,7 +15,7 @@ class LoadedSourcesHandler final : public Handler {
     owner->loadedSources([self, owner, respond](Result<std::vector<backends::SourceInfo>> r) {
       if (!r) return respond(r.takeError());
       json::array list;
-      for (const auto& s : *r) list.push_back(json::value_from(self->toProtocol(owner, s)));
+      for (const auto& s : *r) list.push_back(json::value_from(toProtocol(*self, owner, s)));
       respond(json::value(json::object{{"sources", std::move(list)}}));
     });
   }

@@ -21,12 +21,7 @@ class ModulesHandler final : public TypedHandler<protocol::ModulesArguments> {
       // Compared, not added: a client may send both near INT64_MAX.
       std::int64_t end = count > 0 && count < total - start ? start + count : total;
       for (std::int64_t i = start; i < end; ++i) {
-        const auto& m = (*r)[static_cast<std::size_t>(i)];
-        json::object o{{"id", m.id}, {"name", m.name}};
-        if (!m.path.empty()) o["path"] = m.path;
-        if (!m.symbolStatus.empty()) o["symbolStatus"] = m.symbolStatus;
-        if (!m.addressRange.empty()) o["addressRange"] = m.addressRange;
-        list.push_back(std::move(o));
+        list.push_back(toJson((*r)[static_cast<std::size_t>(i)]));
       }
       respond(json::value(json::object{{"modules", std::move(list)}, {"totalModules", total}}));
     });

@@ -1,6 +1,5 @@
 // readMemory: bytes of the debuggee's memory, base64; bytes past the readable part are counted
 // in unreadableBytes.
-#include "adapter/handlers/base64.hpp"
 #include "adapter/handlers/common.hpp"
 
 namespace strata::adapter {
@@ -19,10 +18,7 @@ class ReadMemoryHandler final : public TypedHandler<protocol::ReadMemoryArgument
     (*backend)->readMemory(args.memoryReference, args.offset.value_or(0), args.count,
                            [respond](Result<backends::MemoryContents> r) {
                              if (!r) return respond(r.takeError());
-                             json::object out{{"address", r->address}};
-                             if (r->unreadableBytes > 0) out["unreadableBytes"] = r->unreadableBytes;
-                             out["data"] = base64Encode(r->data);
-                             respond(json::value(std::move(out)));
+                             respond(toJson(*r));
                            });
   }
 };

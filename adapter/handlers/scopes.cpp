@@ -19,18 +19,7 @@ class ScopesHandler final : public TypedHandler<protocol::ScopesArguments> {
     owner->scopes(frame->local, [self, owner, since, respond](Result<std::vector<backends::ScopeInfo>> r) {
       if (!r) return respond(r.takeError());
       if (self->resumes() != since) return respond(ranAgain("the scopes"));
-      protocol::ScopesBody out;
-      for (const auto& s : *r) {
-        protocol::Scope p;
-        p.name = s.name;
-        if (!s.presentationHint.empty()) p.presentationHint = s.presentationHint;
-        p.variablesReference = globalRef(*self, owner, s.variablesReference, since);
-        p.namedVariables = s.namedVariables;
-        p.indexedVariables = s.indexedVariables;
-        p.expensive = s.expensive;
-        out.scopes.push_back(std::move(p));
-      }
-      respond(body(out));
+      respond(body(toProtocol(*self, owner, *r)));
     });
   }
 };

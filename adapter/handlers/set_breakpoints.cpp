@@ -10,13 +10,7 @@ class SetBreakpointsHandler final : public TypedHandler<protocol::SetBreakpoints
 
  protected:
   void run(Session& session, const protocol::SetBreakpointsArguments& args, Responder respond) override {
-    std::vector<backends::SourceBreakpointSpec> specs;
-    if (args.breakpoints) {
-      for (const auto& b : *args.breakpoints)
-        specs.push_back({b.line, b.column, b.condition, b.hitCondition, b.logMessage});
-    } else if (args.lines) {
-      for (auto line : *args.lines) specs.push_back({line, {}, {}, {}, {}});
-    }
+    auto specs = toSpecs(args);
     if (!args.source.path)
       return respond(Error{errors::kBadArguments,
                            "invalid 'setBreakpoints' request: arguments.source.path: required field "
@@ -25,11 +19,11 @@ class SetBreakpointsHandler final : public TypedHandler<protocol::SetBreakpoints
     auto source = args.source;
     auto self = session.shared_from_this();
     auto* owner = session.backend();
-    auto reply = [self, owner, respond, source](Result<std::vector<backends::BreakpointState>> r) {
+    auto reply = [self, owner, respond, source](Result<std::vector<backends::BreakpointReport>> r) {
       if (!r) return respond(r.takeError());
       protocol::BreakpointsBody out;
       for (const auto& s : *r) {
-        protocol::Breakpoint b = self->toProtocol(owner, s);
+        protocol::Breakpoint b = toProtocol(*self, owner, s);
         b.source = source;
         out.breakpoints.push_back(std::move(b));
       }

@@ -10,9 +10,7 @@ class SetDataBreakpointsHandler final : public TypedHandler<protocol::SetDataBre
 
  protected:
   void run(Session& session, const protocol::SetDataBreakpointsArguments& args, Responder respond) override {
-    std::vector<backends::DataBreakpointSpec> specs;
-    for (const auto& b : args.breakpoints)
-      specs.push_back({b.dataId, b.accessType.value_or("write"), b.condition, b.hitCondition});
+    auto specs = toSpecs(args);
     if (!session.backend() || session.debuggeeEnded()) return respond(body(notYetLaunched(specs.size())));
     session.backend()->setDataBreakpoints(specs, breakpointsReply(session, session.backend(), respond));
   }

@@ -14,10 +14,7 @@ class SetExceptionBreakpointsHandler final
  protected:
   void run(Session& session, const protocol::SetExceptionBreakpointsArguments& args,
            Responder respond) override {
-    std::vector<backends::ExceptionFilterSpec> specs;
-    for (const auto& f : args.filters) specs.push_back({f, std::nullopt});
-    if (args.filterOptions)
-      for (const auto& o : *args.filterOptions) specs.push_back({o.filterId, o.condition});
+    auto specs = toSpecs(args);
     // Filters belong to the backend that raises them: before launch any backend's are kept
     // (the backend then reports those it lacks), afterwards only the chosen backend's.
     std::vector<std::string> known;

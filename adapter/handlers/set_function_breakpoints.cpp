@@ -12,8 +12,7 @@ class SetFunctionBreakpointsHandler final
  protected:
   void run(Session& session, const protocol::SetFunctionBreakpointsArguments& args,
            Responder respond) override {
-    std::vector<backends::FunctionBreakpointSpec> specs;
-    for (const auto& b : args.breakpoints) specs.push_back({b.name, b.condition, b.hitCondition});
+    auto specs = toSpecs(args);
     if (!session.backend()) return respond(body(notYetLaunched(session.keepEarlyFunctionBreakpoints(specs))));
     if (session.debuggeeEnded()) return respond(body(notYetLaunched(specs.size())));
     session.backend()->setFunctionBreakpoints(specs, breakpointsReply(session, session.backend(), respond));

@@ -10,9 +10,7 @@ class SetInstructionBreakpointsHandler final : public TypedHandler<protocol::Set
 
  protected:
   void run(Session& session, const protocol::SetInstructionBreakpointsArguments& args, Responder respond) override {
-    std::vector<backends::InstructionBreakpointSpec> specs;
-    for (const auto& b : args.breakpoints)
-      specs.push_back({b.instructionReference, b.offset.value_or(0), b.condition, b.hitCondition});
+    auto specs = toSpecs(args);
     if (!session.backend() || session.debuggeeEnded()) return respond(body(notYetLaunched(specs.size())));
     session.backend()->setInstructionBreakpoints(specs, breakpointsReply(session, session.backend(), respond));
   }

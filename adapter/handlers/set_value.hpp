@@ -12,10 +12,7 @@ inline backends::Reply<backends::ValueInfo> setValueReply(Session& session, back
   std::uint64_t since = session.resumes();
   return [self, owner, since, respond](Result<backends::ValueInfo> r) {
     if (!r) return respond(r.takeError());
-    protocol::SetValueResponseBody out;
-    out.value = r->value;
-    describeValue(*self, owner, *r, since, out);
-    respond(body(out));
+    respond(body(toSetValueBody(*self, owner, *r, since)));
   };
 }
 

@@ -17,10 +17,7 @@ class SourceHandler final : public TypedHandler<protocol::SourceArguments> {
     if (!ref) return respond(ref.takeError());
     ref->owner->source(ref->local, [respond](Result<backends::SourceContent> r) {
       if (!r) return respond(r.takeError());
-      protocol::SourceResponseBody out;
-      out.content = r->content;
-      if (!r->mimeType.empty()) out.mimeType = r->mimeType;
-      respond(body(out));
+      respond(body(toProtocol(*r)));
     });
   }
 };

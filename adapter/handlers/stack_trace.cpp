@@ -21,27 +21,11 @@ class StackTraceHandler final : public TypedHandler<protocol::StackTraceArgument
     backends::Backend* owner = *backend;
     auto self = session.shared_from_this();
     std::uint64_t since = session.resumes();
-    owner->stackTrace(args.threadId, start, levels,
-                      [self, owner, since, respond](Result<backends::StackPage> r) {
-                        if (!r) return respond(r.takeError());
-                        if (self->resumes() != since) return respond(ranAgain("the stack trace"));
-                        protocol::StackTraceBody out;
-                        for (const auto& f : r->frames) {
-                          protocol::StackFrame p;
-                          p.id = self->frames().add(owner, f.id);
-                          p.name = f.name;
-                          if (f.source) p.source = self->toProtocol(owner, *f.source);
-                          p.line = f.line;
-                          p.column = f.column;
-                          if (!f.presentationHint.empty()) p.presentationHint = f.presentationHint;
-                          if (!f.instructionPointerReference.empty())
-                            p.instructionPointerReference = f.instructionPointerReference;
-                          if (!f.moduleId.empty()) p.moduleId = f.moduleId;
-                          out.stackFrames.push_back(std::move(p));
-                        }
-                        out.totalFrames = r->totalFrames;
-                        respond(body(out));
-                      });
+    owner->stackTrace(args.threadId, start, levels, [self, owner, since, respond](Result<backends::StackPage> r) {
+      if (!r) return respond(r.takeError());
+      if (self->resumes() != since) return respond(ranAgain("the stack trace"));
+      respond(body(toProtocol(*self, owner, *r)));
+    });
   }
 };
 

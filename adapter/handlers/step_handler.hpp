@@ -17,9 +17,7 @@ class StepHandler final : public TypedHandler<protocol::StepArguments> {
     o.singleThread = args.singleThread.value_or(false);
     o.targetId = args.targetId;
     std::string g = args.granularity.value_or("statement");
-    if (g == "statement") o.granularity = backends::Granularity::Statement;
-    else if (g == "line") o.granularity = backends::Granularity::Line;
-    else if (g == "instruction") o.granularity = backends::Granularity::Instruction;
+    if (auto granularity = toGranularity(g)) o.granularity = *granularity;
     else
       return respond(Error{errors::kBadArguments,
                            "invalid '" + std::string(command_) + "' request: arguments.granularity: "

@@ -15,13 +15,7 @@ class StepInTargetsHandler final : public TypedHandler<protocol::StepInTargetsAr
     if (!frame) return respond(frame.takeError());
     frame->owner->stepInTargets(frame->local, [respond](Result<std::vector<backends::StepInTargetInfo>> r) {
       if (!r) return respond(r.takeError());
-      json::array list;
-      for (const auto& t : *r) {
-        json::object o{{"id", t.id}, {"label", t.label}};
-        if (t.line) o["line"] = *t.line;
-        list.push_back(std::move(o));
-      }
-      respond(json::value(json::object{{"targets", std::move(list)}}));
+      respond(toJson(*r));
     });
   }
 };

@@ -1,5 +1,5 @@
 // threads: the debuggee's threads (none before launch or after exit).
-#include "adapter/session.hpp"
+#include "adapter/convert.hpp"
 
 namespace strata::adapter {
 namespace {
@@ -12,9 +12,7 @@ class ThreadsHandler final : public Handler {
       return respond(body(protocol::ThreadsBody{}));
     session.backend()->threads([respond](Result<std::vector<backends::ThreadInfo>> r) {
       if (!r) return respond(r.takeError());
-      protocol::ThreadsBody out;
-      for (const auto& t : *r) out.threads.push_back(protocol::Thread{t.id, t.name});
-      respond(body(out));
+      respond(body(toProtocol(*r)));
     });
   }
 };

@@ -31,21 +31,7 @@ class VariablesHandler final : public TypedHandler<protocol::VariablesArguments>
     owner->variables(q, [self, owner, since, respond](Result<std::vector<backends::ValueInfo>> r) {
       if (!r) return respond(r.takeError());
       if (self->resumes() != since) return respond(ranAgain("the variables"));
-      protocol::VariablesBody out;
-      for (const auto& v : *r) {
-        protocol::Variable p;
-        p.name = v.name;
-        p.value = v.value;
-        if (!v.type.empty()) p.type = v.type;
-        if (!v.evaluateName.empty()) p.evaluateName = v.evaluateName;
-        if (v.hint) p.presentationHint = toProtocol(*v.hint);
-        p.variablesReference = globalRef(*self, owner, v.variablesReference, since);
-        p.namedVariables = v.namedVariables;
-        p.indexedVariables = v.indexedVariables;
-        if (!v.memoryReference.empty()) p.memoryReference = v.memoryReference;
-        out.variables.push_back(std::move(p));
-      }
-      respond(body(out));
+      respond(body(toProtocol(*self, owner, *r)));
     });
   }
 };

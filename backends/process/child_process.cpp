@@ -43,12 +43,12 @@ void reapInBackground(asio::io_context& io, pid_t pid) { watchAndReap(io, pid); 
 Result<std::shared_ptr<ChildProcess>> ChildProcess::spawn(asio::io_context& io,
                                                           const SpawnOptions& options) {
   int outPipe[2], errPipe[2];
-  if (::pipe2(outPipe, O_CLOEXEC) != 0) return errnoError("pipe");
+  if (::pipe2(outPipe, O_CLOEXEC) != 0) return errnoError(errors::kSystemCallFailed, "pipe");
   if (::pipe2(errPipe, O_CLOEXEC) != 0) {
     int e = errno;
     ::close(outPipe[0]);
     ::close(outPipe[1]);
-    return errnoError("pipe", e);
+    return errnoError(errors::kSystemCallFailed, "pipe", e);
   }
   posix_spawn_file_actions_t actions;
   posix_spawnattr_t attr;
@@ -84,7 +84,7 @@ Result<std::shared_ptr<ChildProcess>> ChildProcess::spawn(asio::io_context& io,
   if (rc != 0) {
     ::close(outPipe[0]);
     ::close(errPipe[0]);
-    return errnoError("cannot start '" + options.argv[0] + "'", rc);
+    return errnoError(errors::kLaunchFailed, "cannot start '" + options.argv[0] + "'", rc);
   }
   std::shared_ptr<ChildProcess> child(new ChildProcess(io));
   child->pid_ = pid;
@@ -96,7 +96,7 @@ Result<std::shared_ptr<ChildProcess>> ChildProcess::spawn(asio::io_context& io,
     ::waitpid(pid, nullptr, 0);
     ::close(outPipe[0]);
     ::close(errPipe[0]);
-    return errnoError("pidfd_open", e);
+    return errnoError(errors::kSystemCallFailed, "pidfd_open", e);
   }
   child->exitWait_.assign(child->pidfd_);
   child->out_.pipe = std::make_unique<asio::posix::stream_descriptor>(io, outPipe[0]);

@@ -97,11 +97,11 @@ pid_t ProcessBackend::pid() const {
 
 void ProcessBackend::setSourceBreakpoints(const std::string& path,
                                           const std::vector<SourceBreakpointSpec>& breakpoints,
-                                          Reply<std::vector<BreakpointState>> reply) {
+                                          Reply<std::vector<BreakpointReport>> reply) {
   (void)path;
-  std::vector<BreakpointState> out;
+  std::vector<BreakpointReport> out;
   for (const auto& b : breakpoints)
-    out.push_back(BreakpointState{false, b.line, "the program runs without debugging (noDebug)"});
+    out.push_back(BreakpointReport{false, b.line, "the program runs without debugging (noDebug)"});
   reply(std::move(out));
 }
 

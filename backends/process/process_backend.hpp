@@ -22,7 +22,7 @@ class ProcessBackend final : public Backend {
   void configurationDone(Reply<void> reply) override { reply({}); }
   void setSourceBreakpoints(const std::string& path,
                             const std::vector<SourceBreakpointSpec>& breakpoints,
-                            Reply<std::vector<BreakpointState>> reply) override;
+                            Reply<std::vector<BreakpointReport>> reply) override;
   void threads(Reply<std::vector<ThreadInfo>> reply) override;
   void terminate(bool force, Reply<void> reply) override;
   void detach(Reply<void> reply) override;

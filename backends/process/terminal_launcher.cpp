@@ -19,7 +19,7 @@ Result<std::shared_ptr<TerminalSession>> TerminalSession::open(asio::io_context&
   std::string base = std::filesystem::temp_directory_path().string() + "/strata-XXXXXX";
   std::vector<char> tmpl(base.begin(), base.end());
   tmpl.push_back('\0');
-  if (!::mkdtemp(tmpl.data())) return errnoError("mkdtemp " + base);
+  if (!::mkdtemp(tmpl.data())) return errnoError(errors::kSystemCallFailed, "mkdtemp " + base);
   std::shared_ptr<TerminalSession> s(new TerminalSession(io));
   s->dir_ = tmpl.data();
   s->path_ = s->dir_ + "/launcher.sock";
@@ -28,7 +28,7 @@ Result<std::shared_ptr<TerminalSession>> TerminalSession::open(asio::io_context&
   s->acceptor_.open(ep.protocol(), ec);
   if (!ec) s->acceptor_.bind(ep, ec);
   if (!ec) s->acceptor_.listen(1, ec);
-  if (ec) return Error{1, "cannot listen on " + s->path_ + ": " + ec.message(), true};
+  if (ec) return Error{errors::kListenFailed, "cannot listen on " + s->path_ + ": " + ec.message(), true};
   return s;
 }
 
@@ -64,7 +64,7 @@ void TerminalSession::fail(const std::string& why) {
   if (pid_ == 0 && callbacks_.started) {
     auto cb = std::move(callbacks_.started);
     callbacks_ = {};
-    cb(Error{1, why, true});
+    cb(Error{errors::kTerminalFailed, why, true});
   }
 }
 

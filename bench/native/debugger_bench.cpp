@@ -26,6 +26,7 @@
 #include "strata/native/debugger/debugger.hpp"
 
 using namespace strata::native::debugger;
+using strata::native::engine::ExitEvent;
 using Clock = std::chrono::steady_clock;
 
 namespace {
@@ -67,11 +68,11 @@ int lineOf(const std::string& source, const std::string& marker) {
 }
 
 struct Stopped {
-  StopInfo info;
+  DebuggerStop info;
   Clock::time_point at;
   std::chrono::system_clock::time_point wall;  // the debuggee stamps CLOCK_REALTIME
 };
-using Event = std::variant<Stopped, ExitInfo>;
+using Event = std::variant<Stopped, ExitEvent>;
 
 class Session {
   std::mutex m_;
@@ -101,8 +102,8 @@ class Session {
  private:
   Callbacks callbacks() {
     Callbacks cb;
-    cb.stopped = [this](const StopInfo& s) { push(Stopped{s, Clock::now(), std::chrono::system_clock::now()}); };
-    cb.exited = [this](const ExitInfo& e) { push(e); };
+    cb.stopped = [this](const DebuggerStop& s) { push(Stopped{s, Clock::now(), std::chrono::system_clock::now()}); };
+    cb.exited = [this](const ExitEvent& e) { push(e); };
     return cb;
   }
   void push(Event e) {
@@ -208,7 +209,7 @@ int main(int argc, char** argv) {
       must(s.debugger.launch({.program = target, .args = args}), "launch");
       must(s.debugger.setSourceBreakpoints(source, {{.line = lineOf(source, "hot"), .condition = "i < 0"}}), "break");
       must(s.debugger.configurationDone(false), "configurationDone");
-      if (!std::holds_alternative<ExitInfo>(s.next())) return 1;
+      if (!std::holds_alternative<ExitEvent>(s.next())) return 1;
       rate.values.push_back(hits / (loopSeconds(file) - plain));
     }
     unlink(file);

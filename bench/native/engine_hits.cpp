@@ -17,8 +17,8 @@ class Sink : public EventSink {
   std::promise<ExitEvent> exited;
   std::promise<void> entry;
   std::uint64_t bias = 0;
-  void onStopped(const StopEvent& e) override {
-    if (e.reason == StopReason::Entry) entry.set_value();
+  void onStopped(const EngineStop& e) override {
+    if (e.reason == EngineStopReason::Entry) entry.set_value();
   }
   void onExited(const ExitEvent& e) override { exited.set_value(e); }
   void onLibraries(const LibraryEvent& e) override {

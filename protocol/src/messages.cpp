@@ -36,12 +36,12 @@ std::variant<Message, ParseFailure> parseMessage(std::string_view body) {
   json::parse_options opts;
   opts.max_depth = 128;
   json::value v = json::parse(body, ec, {}, opts);
-  if (ec) return ParseFailure{Error{2, "malformed JSON: " + ec.message(), false}, {}, {}};
+  if (ec) return ParseFailure{Error{errors::kMalformedMessage, "malformed JSON: " + ec.message(), false}, {}, {}};
   if (!v.is_object())
-    return ParseFailure{Error{2, std::string("a message must be a JSON object, got ") + kindName(v), false}, {}, {}};
+    return ParseFailure{Error{errors::kMalformedMessage, std::string("a message must be a JSON object, got ") + kindName(v), false}, {}, {}};
   const auto& o = v.as_object();
 
-  ParseFailure salvage{Error{2, "", false}, {}, {}};
+  ParseFailure salvage{Error{errors::kMalformedMessage, "", false}, {}, {}};
   if (auto it = o.find("seq"); it != o.end() && it->value().is_int64() && it->value().get_int64() > 0)
     salvage.seq = it->value().get_int64();
   if (auto it = o.find("command"); it != o.end() && it->value().is_string())
@@ -144,7 +144,7 @@ json::value toJson(const Message& m) {
 
 json::value errorBody(const Error& e) {
   json::object err;
-  err["id"] = e.id;
+  err["id"] = toInt(e.id);
   err["format"] = e.message;
   err["showUser"] = e.showUser;
   return json::object{{"error", std::move(err)}};

@@ -190,7 +190,7 @@ Result<HostPort> parseHostPort(const std::string& text) {
   if (!text.empty() && text.front() == '[') {
     auto close = text.find(']');
     if (close == std::string::npos || close + 1 >= text.size() || text[close + 1] != ':')
-      return Error{1, "invalid address '" + text + "': expected [IPv6]:PORT", true};
+      return Error{errors::kBadAddress, "invalid address '" + text + "': expected [IPv6]:PORT", true};
     hp.host = text.substr(1, close - 1);
     portText = text.substr(close + 2);
   } else if (auto colon = text.rfind(':'); colon != std::string::npos) {
@@ -203,7 +203,7 @@ Result<HostPort> parseHostPort(const std::string& text) {
   unsigned port = 0;
   auto [ptr, ec] = std::from_chars(portText.data(), portText.data() + portText.size(), port);
   if (portText.empty() || ec != std::errc() || ptr != portText.data() + portText.size() || port > 65535)
-    return Error{1, "invalid port in '" + text + "': expected a number from 0 to 65535", true};
+    return Error{errors::kBadAddress, "invalid port in '" + text + "': expected a number from 0 to 65535", true};
   hp.port = static_cast<std::uint16_t>(port);
   return hp;
 }
@@ -223,7 +223,7 @@ Result<std::unique_ptr<Listener>> Listener::open(
   auto results = resolver.resolve(where.host, std::to_string(where.port),
                                   asio::ip::tcp::resolver::passive, ec);
   if (ec || results.empty())
-    return Error{1, "cannot resolve '" + where.host + "': " + ec.message(), true};
+    return Error{errors::kHostUnresolved, "cannot resolve '" + where.host + "': " + ec.message(), true};
   auto endpoint = results.begin()->endpoint();
   std::unique_ptr<Listener> l(new Listener(io, std::move(onAccept)));
   l->acceptor_.open(endpoint.protocol(), ec);
@@ -231,7 +231,7 @@ Result<std::unique_ptr<Listener>> Listener::open(
   if (!ec) l->acceptor_.bind(endpoint, ec);
   if (!ec) l->acceptor_.listen(asio::socket_base::max_listen_connections, ec);
   if (ec)
-    return Error{1, "cannot listen on " + endpoint.address().to_string() + ":" +
+    return Error{errors::kListenFailed, "cannot listen on " + endpoint.address().to_string() + ":" +
                         std::to_string(endpoint.port()) + ": " + ec.message(), true};
   fcntl(l->acceptor_.native_handle(), F_SETFD, FD_CLOEXEC);
   l->acceptNext();
@@ -259,11 +259,11 @@ Result<asio::ip::tcp::socket> dial(asio::io_context& io, const HostPort& where) 
   boost::system::error_code ec;
   asio::ip::tcp::resolver resolver(io);
   auto results = resolver.resolve(where.host, std::to_string(where.port), ec);
-  if (ec) return Error{1, "cannot resolve '" + where.host + "': " + ec.message(), true};
+  if (ec) return Error{errors::kHostUnresolved, "cannot resolve '" + where.host + "': " + ec.message(), true};
   asio::ip::tcp::socket socket(io);
   asio::connect(socket, results, ec);
   if (ec)
-    return Error{1, "cannot connect to " + where.host + ":" + std::to_string(where.port) + ": " +
+    return Error{errors::kConnectFailed, "cannot connect to " + where.host + ":" + std::to_string(where.port) + ": " +
                         ec.message(), true};
   socket.set_option(asio::ip::tcp::no_delay(true), ec);
   return socket;

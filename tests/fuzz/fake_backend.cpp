@@ -2,6 +2,7 @@
 #include "fake_backend.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <cstdio>
 
 namespace strata::fuzz {
@@ -84,8 +85,13 @@ void FakeBackend::answer(std::string_view method, std::string_view key, Result<T
   auto frame = attribute();
   unsigned mode = r & 15;
   if (mode == 10 || mode == 11)
-    value = Error{kNotSupportedErrorId + static_cast<int>(r >> 60),
+  {
+    static constexpr ErrorId refusals[] = {errors::kUnsupportedRequest, errors::kBadArguments,
+                                           errors::kNotStopped,         errors::kUnknownFrame,
+                                           errors::kUnknownReference,   errors::kAgentRefused};
+    value = Error{refusals[(r >> 60) % std::size(refusals)],
                   "the fake backend refused " + std::string(method), (r & 16) != 0};
+  }
   if (!value.ok()) after = nullptr;
   auto deliver = [reply = std::move(reply), value = std::move(value), after = std::move(after)]() mutable {
     reply(std::move(value));
@@ -136,7 +142,7 @@ void FakeBackend::started(bool launched) {
 
 void FakeBackend::stop(const std::string& reason, std::int64_t threadId, std::uint64_t r) {
   if (gone_) return;
-  StopInfo s;
+  StopReport s;
   s.reason = reason;
   s.threadId = threadId;
   if (r & 1) s.description = "Paused on " + reason;
@@ -159,11 +165,11 @@ void FakeBackend::finish(std::uint64_t r) {
   host_.exited(status);
 }
 
-std::vector<BreakpointState> FakeBackend::placed(std::string_view method, const std::vector<std::int64_t>& lines,
+std::vector<BreakpointReport> FakeBackend::placed(std::string_view method, const std::vector<std::int64_t>& lines,
                                                  std::uint64_t r) {
-  std::vector<BreakpointState> out;
+  std::vector<BreakpointReport> out;
   for (std::size_t i = 0; i < lines.size(); ++i) {
-    BreakpointState s;
+    BreakpointReport s;
     std::uint64_t b = mix(r + i);
     s.verified = (b & 3) != 0;
     if (b & 4) s.id = next_++, breakpoints_.insert(*s.id);
@@ -260,7 +266,7 @@ void FakeBackend::launch(const LaunchSpec& spec, Reply<void> reply) {
     host_.runInTerminal(t, [this, alive, ledger, frame, reply](Result<TerminalProcess> p) {
       if (frame) --ledger->waiting[*frame];
       if (!alive.lock()) return;
-      if (!p) return reply(Error{1, "the client could not run the program: " + p.error().message, true});
+      if (!p) return reply(Error{errors::kTerminalFailed, "the client could not run the program: " + p.error().message, true});
       reply({});
       started(true);
     });
@@ -283,19 +289,19 @@ void FakeBackend::configurationDone(Reply<void> reply) {
 }
 
 void FakeBackend::setSourceBreakpoints(const std::string& path, const std::vector<SourceBreakpointSpec>& breakpoints,
-                                       Reply<std::vector<BreakpointState>> reply) {
+                                       Reply<std::vector<BreakpointReport>> reply) {
   std::vector<std::int64_t> lines;
   std::string key = path;
   for (const auto& b : breakpoints) lines.push_back(b.line), key += "," + std::to_string(b.line);
   std::uint64_t r = roll("placed", key);
   auto states = placed("setBreakpoints", lines, r);
-  std::optional<BreakpointState> moved;
+  std::optional<BreakpointReport> moved;
   for (const auto& s : states)
     if (s.id && !s.verified) moved = s;
-  answer<std::vector<BreakpointState>>("setBreakpoints", key, states, std::move(reply), [this, moved, path] {
+  answer<std::vector<BreakpointReport>>("setBreakpoints", key, states, std::move(reply), [this, moved, path] {
     if (!moved || gone_) return;
     // Verified later, as when the code for it loads.
-    BreakpointState s = *moved;
+    BreakpointReport s = *moved;
     s.verified = true;
     s.pending = false;
     s.path = path;
@@ -304,38 +310,38 @@ void FakeBackend::setSourceBreakpoints(const std::string& path, const std::vecto
 }
 
 void FakeBackend::setFunctionBreakpoints(const std::vector<FunctionBreakpointSpec>& breakpoints,
-                                         Reply<std::vector<BreakpointState>> reply) {
+                                         Reply<std::vector<BreakpointReport>> reply) {
   std::string key;
   for (const auto& b : breakpoints) key += b.name + ",";
   std::vector<std::int64_t> lines(breakpoints.size(), 0);
-  answer<std::vector<BreakpointState>>("setFunctionBreakpoints", key, placed("function", lines, roll("placed", key)),
+  answer<std::vector<BreakpointReport>>("setFunctionBreakpoints", key, placed("function", lines, roll("placed", key)),
                                        std::move(reply));
 }
 
 void FakeBackend::setExceptionBreakpoints(const std::vector<ExceptionFilterSpec>& filters,
-                                          Reply<std::vector<BreakpointState>> reply) {
+                                          Reply<std::vector<BreakpointReport>> reply) {
   std::string key;
   for (const auto& f : filters) key += f.filterId + ":" + f.condition.value_or("") + ",";
   std::vector<std::int64_t> lines(filters.size(), 0);
-  answer<std::vector<BreakpointState>>("setExceptionBreakpoints", key, placed("exception", lines, roll("placed", key)),
+  answer<std::vector<BreakpointReport>>("setExceptionBreakpoints", key, placed("exception", lines, roll("placed", key)),
                                        std::move(reply));
 }
 
 void FakeBackend::setInstructionBreakpoints(const std::vector<InstructionBreakpointSpec>& breakpoints,
-                                            Reply<std::vector<BreakpointState>> reply) {
+                                            Reply<std::vector<BreakpointReport>> reply) {
   std::string key;
   for (const auto& b : breakpoints) key += b.instructionReference + "+" + std::to_string(b.offset) + ",";
   std::vector<std::int64_t> lines(breakpoints.size(), 0);
-  answer<std::vector<BreakpointState>>("setInstructionBreakpoints", key,
+  answer<std::vector<BreakpointReport>>("setInstructionBreakpoints", key,
                                        placed("instruction", lines, roll("placed", key)), std::move(reply));
 }
 
 void FakeBackend::setDataBreakpoints(const std::vector<DataBreakpointSpec>& breakpoints,
-                                     Reply<std::vector<BreakpointState>> reply) {
+                                     Reply<std::vector<BreakpointReport>> reply) {
   std::string key;
   for (const auto& b : breakpoints) key += b.dataId + "/" + b.accessType + ",";
   std::vector<std::int64_t> lines(breakpoints.size(), 0);
-  answer<std::vector<BreakpointState>>("setDataBreakpoints", key, placed("data", lines, roll("placed", key)),
+  answer<std::vector<BreakpointReport>>("setDataBreakpoints", key, placed("data", lines, roll("placed", key)),
                                        std::move(reply));
 }
 
@@ -491,11 +497,11 @@ void FakeBackend::completions(const CompletionsQuery& query, Reply<std::vector<C
   answer<std::vector<CompletionEntry>>("completions", key, list, std::move(reply));
 }
 
-void FakeBackend::exceptionInfo(std::int64_t threadId, Reply<ExceptionDetails> reply) {
+void FakeBackend::exceptionInfo(std::int64_t threadId, Reply<ExceptionInfo> reply) {
   std::uint64_t r = roll("exceptionInfo.value", keyOf({threadId}));
-  ExceptionDetails d{"ValueError", r & 1 ? "bad value" : "", r & 2 ? "" : "unhandled", "ValueError",
+  ExceptionInfo d{"ValueError", r & 1 ? "bad value" : "", r & 2 ? "" : "unhandled", "ValueError",
                      "builtins.ValueError", "bad value \xf0\x9f\x90\x8d", r & 4 ? "Traceback...\n" : ""};
-  answer<ExceptionDetails>("exceptionInfo", keyOf({threadId}), d, std::move(reply));
+  answer<ExceptionInfo>("exceptionInfo", keyOf({threadId}), d, std::move(reply));
 }
 
 void FakeBackend::source(std::int64_t sourceReference, Reply<SourceContent> reply) {

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "backends/backend.hpp"
+#include "strata/error_ids.hpp"
 
 namespace strata::fuzz {
 
@@ -62,15 +63,15 @@ class FakeBackend final : public Backend {
   void attach(const AttachSpec& spec, Reply<void> reply) override;
   void configurationDone(Reply<void> reply) override;
   void setSourceBreakpoints(const std::string& path, const std::vector<SourceBreakpointSpec>& breakpoints,
-                            Reply<std::vector<BreakpointState>> reply) override;
+                            Reply<std::vector<BreakpointReport>> reply) override;
   void setFunctionBreakpoints(const std::vector<FunctionBreakpointSpec>& breakpoints,
-                              Reply<std::vector<BreakpointState>> reply) override;
+                              Reply<std::vector<BreakpointReport>> reply) override;
   void setExceptionBreakpoints(const std::vector<ExceptionFilterSpec>& filters,
-                               Reply<std::vector<BreakpointState>> reply) override;
+                               Reply<std::vector<BreakpointReport>> reply) override;
   void setInstructionBreakpoints(const std::vector<InstructionBreakpointSpec>& breakpoints,
-                                 Reply<std::vector<BreakpointState>> reply) override;
+                                 Reply<std::vector<BreakpointReport>> reply) override;
   void setDataBreakpoints(const std::vector<DataBreakpointSpec>& breakpoints,
-                          Reply<std::vector<BreakpointState>> reply) override;
+                          Reply<std::vector<BreakpointReport>> reply) override;
   void dataBreakpointInfo(const DataBreakpointQuery& query, Reply<DataBreakpointTarget> reply) override;
   void threads(Reply<std::vector<ThreadInfo>> reply) override;
   void terminate(bool force, Reply<void> reply) override;
@@ -88,7 +89,7 @@ class FakeBackend final : public Backend {
   void setExpression(const std::string& expression, const std::string& value,
                      std::optional<std::int64_t> frameId, Reply<ValueInfo> reply) override;
   void completions(const CompletionsQuery& query, Reply<std::vector<CompletionEntry>> reply) override;
-  void exceptionInfo(std::int64_t threadId, Reply<ExceptionDetails> reply) override;
+  void exceptionInfo(std::int64_t threadId, Reply<ExceptionInfo> reply) override;
   void source(std::int64_t sourceReference, Reply<SourceContent> reply) override;
   void readMemory(const std::string& memoryReference, std::int64_t offset, std::int64_t count,
                   Reply<MemoryContents> reply) override;
@@ -121,7 +122,7 @@ class FakeBackend final : public Backend {
   void started(bool launched);
   void stop(const std::string& reason, std::int64_t threadId, std::uint64_t r);
   void finish(std::uint64_t r);
-  std::vector<BreakpointState> placed(std::string_view method, const std::vector<std::int64_t>& lines,
+  std::vector<BreakpointReport> placed(std::string_view method, const std::vector<std::int64_t>& lines,
                                       std::uint64_t r);
 
   // Ids this backend gives out, and their checks.

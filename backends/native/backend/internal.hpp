@@ -1,21 +1,9 @@
-// Pieces the native backend's source files share: its error id, a path helper, onSession().
+// What the native backend's source files share: onSession(), the hop to the session's thread.
 #pragma once
 
 #include <memory>
-#include <string>
 
 #include "backends/native/backend/native_backend.hpp"
-
-namespace strata::backends::native_detail {
-
-inline constexpr int kNativeError = 1300;
-
-inline std::string baseName(const std::string& path) {
-  auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-}  // namespace strata::backends::native_detail
 
 namespace strata::backends {
 

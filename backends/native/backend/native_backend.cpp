@@ -1,6 +1,8 @@
-// The native backend: translates between the neutral backend interface and NativeDebugger, whose
-// futures and callbacks live on the engine thread; everything reaches the session by a post.
+// The native backend: lifecycle, execution control and breakpoints over NativeDebugger, whose
+// answers and callbacks come on the engine thread; everything reaches the session by a post.
+// What each type becomes on the way is convert.cpp's.
 #include "backends/native/backend/native_backend.hpp"
+#include "backends/native/backend/convert.hpp"
 #include "backends/native/backend/internal.hpp"
 
 #include <fcntl.h>
@@ -18,13 +20,11 @@
 #include <thread>
 
 #include "strata/protocol/json.hpp"
-#include "strata/hex.hpp"
 
 namespace strata::backends {
 
 namespace dbg = strata::native::debugger;
-using native_detail::baseName;
-using native_detail::kNativeError;
+namespace convert = native_convert;
 
 namespace {
 
@@ -145,31 +145,17 @@ NativeBackend::NativeBackend(asio::io_context& io, BackendHost& host) : io_(io),
     });
   };
   dbg::Callbacks cb;
-  cb.stopped = [this, post](const dbg::StopInfo& stop) { post([this, stop] { onStopped(stop); }); };
-  cb.exited = [this, post](const dbg::ExitInfo& exit) { post([this, exit] { onExited(exit); }); };
-  cb.breakpointChanged = [this, post](const dbg::BreakpointState& b) {
-    BreakpointState state;
-    state.verified = b.verified;
-    state.line = b.line;
-    state.message = b.message;
-    state.id = b.id;
-    if (!b.file.empty()) state.path = b.file;
-    post([this, state] { host_.breakpointChanged(state); });
+  cb.stopped = [this, post](const dbg::DebuggerStop& stop) { post([this, stop] { onStopped(stop); }); };
+  cb.exited = [this, post](const native::engine::ExitEvent& exit) { post([this, exit] { onExited(exit); }); };
+  cb.breakpointChanged = [this, post](const dbg::BreakpointPlacement& b) {
+    post([this, state = convert::toChangedReport(b)] { host_.breakpointChanged(state); });
   };
   cb.output = [this, post](const std::string& text) {
     post([this, text] { host_.output(OutputCategory::Console, text); });
   };
   cb.thread = [this, post](pid_t tid, bool started) { post([this, tid, started] { host_.threadChanged(tid, started); }); };
   cb.module = [this, post](const dbg::ModuleEntry& m, bool loaded) {
-    ModuleInfo info;
-    info.id = m.path;
-    info.path = m.path;
-    info.name = m.name.empty() ? baseName(m.path) : m.name;
-    if (loaded) {
-      info.symbolStatus = m.hasDebugInfo ? "Symbols loaded." : "No debug information.";
-      info.addressRange = hexAddress(m.low) + "-" + hexAddress(m.high);
-    }
-    post([this, info, loaded] {
+    post([this, info = convert::toModuleInfo(m, loaded), loaded] {
       if (loaded) modules_[info.path] = info;
       else modules_.erase(info.path);
       host_.moduleChanged(info, loaded ? "new" : "removed");
@@ -200,27 +186,21 @@ BackendFeatures NativeBackend::staticFeatures() {
   f.clipboardContext = f.steppingGranularity = true;
   f.dataBreakpoints = f.instructionBreakpoints = f.readMemory = f.writeMemory = f.disassemble = true;
   f.modules = f.stepInTargets = f.loadedSources = true;
-  const char* text[][3] = {
-      {"SIGSEGV", "Segmentation fault (SIGSEGV)", "Stop when the program reads or writes memory it may not"},
-      {"SIGBUS", "Bus error (SIGBUS)", "Stop on a misaligned or nonexistent physical address"},
-      {"SIGFPE", "Arithmetic exception (SIGFPE)", "Stop on an integer division by zero or a trapping FP operation"},
-      {"SIGILL", "Illegal instruction (SIGILL)", "Stop on an instruction the CPU cannot execute"},
-      {"SIGABRT", "Abort (SIGABRT)", "Stop when the program aborts (abort(), a failed assert, std::terminate)"}};
-  for (auto& t : text) f.exceptionFilters.push_back({t[0], t[1], t[2], true, false, ""});
+  f.exceptionFilters = convert::exceptionFilters();
   return f;
 }
 
 // ---- launch, attach, lifecycle --------------------------------------------------------------
 
 void NativeBackend::launch(const LaunchSpec& spec, Reply<void> reply) {
-  if (spec.argv.empty()) return reply(Error{kNativeError, "no program to launch", true});
+  if (spec.argv.empty()) return reply(Error{errors::kNoProgram, "no program to launch", true});
   const std::string& program = spec.argv[0];
   {
     std::ifstream in(program, std::ios::binary);
     char magic[4] = {};
     in.read(magic, 4);
     if (!in || std::memcmp(magic, "\x7f" "ELF", 4) != 0)
-      return reply(Error{kNativeError,
+      return reply(Error{errors::kNotElf,
                          "'" + program + "' is not an ELF executable; Strata debugs native programs (ELF) "
                          "and Python scripts (.py). To run it without debugging, set \"noDebug\": true",
                          true});
@@ -232,10 +212,10 @@ void NativeBackend::launch(const LaunchSpec& spec, Reply<void> reply) {
                                                                                       : "externalTerminal") +
                      "' is available only with \"noDebug\": true.\n");
   int out[2], err[2];
-  if (::pipe2(out, O_CLOEXEC) != 0) return reply(Error{kNativeError, std::string("pipe: ") + std::strerror(errno), true});
+  if (::pipe2(out, O_CLOEXEC) != 0) return reply(Error{errors::kSystemCallFailed, std::string("pipe: ") + std::strerror(errno), true});
   if (::pipe2(err, O_CLOEXEC) != 0) {
     ::close(out[0]), ::close(out[1]);
-    return reply(Error{kNativeError, std::string("pipe: ") + std::strerror(errno), true});
+    return reply(Error{errors::kSystemCallFailed, std::string("pipe: ") + std::strerror(errno), true});
   }
   native::engine::LaunchOptions o;
   o.program = program;
@@ -268,18 +248,18 @@ void NativeBackend::launch(const LaunchSpec& spec, Reply<void> reply) {
 }
 
 void NativeBackend::attach(const AttachSpec& spec, Reply<void> reply) {
-  if (!spec.processId) return reply(Error{kNativeError, "no processId to attach to", true});
+  if (!spec.processId) return reply(Error{errors::kBadProcessId, "no processId to attach to", true});
   std::int64_t id = *spec.processId;
   if (id <= 0 || id > 4194304)
-    return reply(Error{kNativeError, "processId " + std::to_string(id) + " is not a process id", true});
+    return reply(Error{errors::kBadProcessId, "processId " + std::to_string(id) + " is not a process id", true});
   pid_t pid = static_cast<pid_t>(id);
   std::string proc = "/proc/" + std::to_string(pid);
   if (::access(proc.c_str(), F_OK) != 0)
-    return reply(Error{kNativeError, "no process with id " + std::to_string(pid) +
+    return reply(Error{errors::kNoSuchProcess, "no process with id " + std::to_string(pid) +
                                          " exists (it may have exited); find the id with `pgrep NAME` or `ps -e`",
                        true});
   if (pid == ::getpid())
-    return reply(Error{kNativeError, "process " + std::to_string(pid) + " is strata-dap itself", true});
+    return reply(Error{errors::kAttachToSelf, "process " + std::to_string(pid) + " is strata-dap itself", true});
   launched_ = false;
   stopOnEntry_ = spec.stopOnEntry;
   std::string name = readFirstLine(proc + "/comm");
@@ -289,7 +269,7 @@ void NativeBackend::attach(const AttachSpec& spec, Reply<void> reply) {
       // which the attach handler's "cannot attach: " already says.
       std::string text = r.error().message;
       if (text.rfind("attach to ", 0) == 0) text.erase(0, 10);
-      return reply(Error{kNativeError, text, true});
+      return reply(Error{r.error().id, text, true});
     }
     pid_ = pid;
     reply({});
@@ -309,7 +289,7 @@ void NativeBackend::terminate(bool force, Reply<void> reply) {
   }
   // A polite SIGTERM reaches the program once it runs: stopped at a breakpoint, it runs on.
   if (::kill(pid_, SIGTERM) != 0)
-    return reply(Error{kNativeError, std::string("SIGTERM: ") + std::strerror(errno), true});
+    return reply(Error{errors::kSignalFailed, std::string("SIGTERM: ") + std::strerror(errno), true});
   debugger_->resume(onSession([reply](Result<void>) { reply({}); }));
 }
 
@@ -322,12 +302,9 @@ void NativeBackend::detach(Reply<void> reply) {
   }));
 }
 
-void NativeBackend::onExited(const dbg::ExitInfo& exit) {
+void NativeBackend::onExited(const native::engine::ExitEvent& exit) {
   if (ended_ || detached_) return;
-  ExitStatus st;
-  st.exitCode = exit.signaled ? 128 + exit.signal : exit.exitCode;
-  if (exit.signaled) st.signal = exit.signal;
-  pendingExit_ = st;
+  pendingExit_ = convert::toExitStatus(exit);
   exceptions_.clear();
   // The last output may still be in the pipes: report the exit after it, or after a short wait
   // (a child of the program may hold the pipes open).
@@ -352,36 +329,11 @@ void NativeBackend::maybeReportExit() {
 
 // ---- stops and execution control ------------------------------------------------------------------
 
-void NativeBackend::onStopped(const dbg::StopInfo& stop) {
+void NativeBackend::onStopped(const dbg::DebuggerStop& stop) {
   if (ended_ || detached_) return;
   indexedCounts_.clear();
-  StopInfo info;
-  info.threadId = stop.tid;
-  info.allThreadsStopped = true;
-  for (int id : stop.hitBreakpointIds) info.hitBreakpointIds.push_back(id);
-  switch (stop.reason) {
-    case dbg::StopReason::Entry: info.reason = "entry"; break;
-    case dbg::StopReason::Attach:
-      info.reason = "entry";
-      info.description = "attached to process " + std::to_string(pid_);
-      break;
-    case dbg::StopReason::Step: info.reason = "step"; break;
-    case dbg::StopReason::Pause: info.reason = "pause"; break;
-    case dbg::StopReason::DataBreakpoint: info.reason = "data breakpoint"; break;
-    case dbg::StopReason::Exception:
-      info.reason = "exception";
-      info.text = stop.description.substr(0, stop.description.find(':'));
-      exceptions_[stop.tid] = stop;
-      break;
-    case dbg::StopReason::Breakpoint: {
-      info.reason = "breakpoint";
-      for (int id : stop.hitBreakpointIds)
-        if (auto k = breakpointKinds_.find(id); k != breakpointKinds_.end()) info.reason = k->second;
-      break;
-    }
-  }
-  if (!stop.description.empty()) info.description = stop.description;
-  host_.stopped(info);
+  if (stop.reason == dbg::DebuggerStopReason::Exception) exceptions_[stop.tid] = stop;
+  host_.stopped(convert::toReport(stop, pid_, breakpointKinds_));
 }
 
 void NativeBackend::resume(std::int64_t threadId, bool singleThread, Reply<bool> reply) {
@@ -395,7 +347,7 @@ void NativeBackend::resume(std::int64_t threadId, bool singleThread, Reply<bool>
 }
 
 void NativeBackend::step(StepKind kind, const StepOptions& options, Reply<void> reply) {
-  auto g = options.granularity == Granularity::Instruction ? dbg::Granularity::Instruction : dbg::Granularity::Line;
+  auto g = convert::toDebugger(options.granularity);
   pid_t tid = static_cast<pid_t>(options.threadId);
   exceptions_.clear();
   auto started = onSession([this, tid, reply](Result<void> r) {
@@ -416,96 +368,67 @@ void NativeBackend::pause(std::int64_t threadId, Reply<void> reply) {
 
 void NativeBackend::threads(Reply<std::vector<ThreadInfo>> reply) {
   if (ended_ || detached_ || pid_ <= 0) return reply(std::vector<ThreadInfo>{});
-  debugger_->threads(onSession([this, reply](Result<std::vector<dbg::ThreadEntry>> r) {
+  debugger_->threads(onSession([this, reply](Result<std::vector<native::engine::ThreadEntry>> r) {
     // Gone while its last output is read: no threads, not an error.
     if (!r && pendingExit_) return reply(std::vector<ThreadInfo>{});
     if (!r) return reply(r.takeError());
     std::vector<ThreadInfo> out;
-    for (const auto& t : *r) out.push_back(ThreadInfo{t.id, t.name});
+    for (const auto& t : *r) out.push_back(convert::toThreadInfo(t));
     reply(std::move(out));
   }));
 }
 
 // ---- breakpoints ----------------------------------------------------------------------------------
 
-namespace {
-std::vector<BreakpointState> toStates(const std::vector<dbg::BreakpointState>& list, bool withPath) {
-  std::vector<BreakpointState> out;
-  for (const auto& b : list) {
-    BreakpointState s;
-    s.verified = b.verified;
-    if (b.line > 0) s.line = b.line;
-    s.message = b.message;
-    if (b.id > 0) s.id = b.id;
-    s.pending = !b.verified && b.id > 0 && b.message.rfind("pending", 0) == 0;
-    if (withPath && !b.file.empty()) s.path = b.file;
-    out.push_back(std::move(s));
-  }
-  return out;
-}
-}  // namespace
-
 void NativeBackend::setSourceBreakpoints(const std::string& path, const std::vector<SourceBreakpointSpec>& breakpoints,
-                                         Reply<std::vector<BreakpointState>> reply) {
+                                         Reply<std::vector<BreakpointReport>> reply) {
   std::vector<dbg::SourceBreakpoint> list;
-  for (const auto& b : breakpoints)
-    list.push_back(dbg::SourceBreakpoint{static_cast<int>(b.line), b.condition.value_or(""), b.hitCondition.value_or(""),
-                                         b.logMessage.value_or("")});
-  debugger_->setSourceBreakpoints(path, std::move(list), onSession([reply](Result<std::vector<dbg::BreakpointState>> r) {
+  for (const auto& b : breakpoints) list.push_back(convert::toDebugger(b));
+  debugger_->setSourceBreakpoints(path, std::move(list), onSession([reply](Result<std::vector<dbg::BreakpointPlacement>> r) {
     if (!r) return reply(r.takeError());
-    reply(toStates(*r, false));
+    std::vector<BreakpointReport> out;
+    for (const auto& b : *r) out.push_back(convert::toReport(b, false));
+    reply(std::move(out));
   }));
 }
 
 void NativeBackend::setFunctionBreakpoints(const std::vector<FunctionBreakpointSpec>& breakpoints,
-                                           Reply<std::vector<BreakpointState>> reply) {
+                                           Reply<std::vector<BreakpointReport>> reply) {
   std::vector<dbg::FunctionBreakpoint> list;
-  for (const auto& b : breakpoints)
-    list.push_back(dbg::FunctionBreakpoint{b.name, b.condition.value_or(""), b.hitCondition.value_or("")});
-  debugger_->setFunctionBreakpoints(std::move(list), onSession([this, reply](Result<std::vector<dbg::BreakpointState>> r) {
+  for (const auto& b : breakpoints) list.push_back(convert::toDebugger(b));
+  debugger_->setFunctionBreakpoints(std::move(list), onSession([this, reply](Result<std::vector<dbg::BreakpointPlacement>> r) {
     if (!r) return reply(r.takeError());
-    for (const auto& b : *r)
+    std::vector<BreakpointReport> out;
+    for (const auto& b : *r) {
       if (b.id > 0) breakpointKinds_[b.id] = "function breakpoint";
-    reply(toStates(*r, true));
+      out.push_back(convert::toReport(b, true));
+    }
+    reply(std::move(out));
   }));
 }
 
-Result<std::uint64_t> NativeBackend::parseReference(const std::string& reference, std::int64_t offset) const {
-  const char* text = reference.c_str();
-  char* end = nullptr;
-  errno = 0;
-  unsigned long long v = std::strtoull(text, &end, 0);
-  if (reference.empty() || errno != 0 || *end != '\0' || reference[0] == '-')
-    return Error{1, "'" + reference + "' is not a memory reference (an address such as 0x401136)", false};
-  return static_cast<std::uint64_t>(v) + static_cast<std::uint64_t>(offset);
-}
-
 void NativeBackend::setInstructionBreakpoints(const std::vector<InstructionBreakpointSpec>& breakpoints,
-                                              Reply<std::vector<BreakpointState>> reply) {
-  std::vector<dbg::InstructionBreakpoint> list;
-  std::vector<std::string> errors;
-  for (const auto& b : breakpoints) {
-    auto address = parseReference(b.instructionReference, b.offset);
-    errors.push_back(address ? "" : address.error().message);
-    list.push_back(dbg::InstructionBreakpoint{address ? *address : 0, b.condition.value_or(""), b.hitCondition.value_or("")});
-  }
+                                              Reply<std::vector<BreakpointReport>> reply) {
   // Addresses that could not be read are not sent; their places keep the error.
   std::vector<dbg::InstructionBreakpoint> valid;
-  for (std::size_t i = 0; i < list.size(); ++i)
-    if (errors[i].empty()) valid.push_back(list[i]);
-  debugger_->setInstructionBreakpoints(std::move(valid), onSession([this, reply, errors](Result<std::vector<dbg::BreakpointState>> r) {
+  std::vector<std::string> errors;
+  for (const auto& b : breakpoints) {
+    auto address = convert::parseMemoryReference(b.instructionReference, b.offset);
+    errors.push_back(address ? "" : address.error().message);
+    if (address) valid.push_back(convert::toDebugger(b, *address));
+  }
+  debugger_->setInstructionBreakpoints(std::move(valid), onSession([this, reply, errors](Result<std::vector<dbg::BreakpointPlacement>> r) {
           if (!r) return reply(r.takeError());
-          auto states = toStates(*r, true);
-          std::vector<BreakpointState> out;
+          std::vector<BreakpointReport> out;
           std::size_t next = 0;
           for (const auto& e : errors) {
             if (!e.empty()) {
-              BreakpointState bad;
+              BreakpointReport bad;
               bad.message = e;
               out.push_back(bad);
               continue;
             }
-            BreakpointState s = next < states.size() ? states[next] : BreakpointState{};
+            BreakpointReport s = next < r->size() ? convert::toReport((*r)[next], true) : BreakpointReport{};
             if (next < r->size() && (*r)[next].id > 0) breakpointKinds_[(*r)[next].id] = "instruction breakpoint";
             ++next;
             out.push_back(std::move(s));
@@ -515,17 +438,12 @@ void NativeBackend::setInstructionBreakpoints(const std::vector<InstructionBreak
 }
 
 void NativeBackend::setExceptionBreakpoints(const std::vector<ExceptionFilterSpec>& filters,
-                                            Reply<std::vector<BreakpointState>> reply) {
+                                            Reply<std::vector<BreakpointReport>> reply) {
   std::vector<int> signals;
-  std::vector<BreakpointState> out;
+  std::vector<BreakpointReport> out;
   for (const auto& f : filters) {
-    int signo = f.filterId == "SIGSEGV" ? SIGSEGV
-                : f.filterId == "SIGBUS" ? SIGBUS
-                : f.filterId == "SIGFPE" ? SIGFPE
-                : f.filterId == "SIGILL" ? SIGILL
-                : f.filterId == "SIGABRT" ? SIGABRT
-                                          : 0;
-    BreakpointState s;
+    int signo = convert::signalOfFilter(f.filterId);
+    BreakpointReport s;
     if (signo == 0) {
       s.message = "unknown exception filter '" + f.filterId + "'";
     } else if (f.condition && !f.condition->empty()) {
@@ -543,20 +461,10 @@ void NativeBackend::setExceptionBreakpoints(const std::vector<ExceptionFilterSpe
 }
 
 void NativeBackend::dataBreakpointInfo(const DataBreakpointQuery& query, Reply<DataBreakpointTarget> reply) {
-  auto answer = [reply](Result<dbg::DataTarget> r) {
-    DataBreakpointTarget t;
-    if (!r) {
-      t.description = r.error().message;
-      return reply(t);
-    }
-    t.dataId = hexAddress(r->address) + "/" + std::to_string(r->size) + "/" + r->name;
-    t.description = r->name + " (" + std::to_string(r->size) + " bytes at " + hexAddress(r->address) + ")";
-    t.accessTypes = {"write", "readWrite"};
-    reply(t);
-  };
+  auto answer = [reply](Result<dbg::DataTarget> r) { reply(convert::toDataBreakpointTarget(r)); };
   if (query.asAddress) {
-    auto address = parseReference(query.name, 0);
-    if (!address) return reply(DataBreakpointTarget{std::nullopt, address.error().message, {}});
+    auto address = convert::parseMemoryReference(query.name, 0);
+    if (!address) return answer(address.takeError());
     dbg::DataTarget t;
     t.address = *address;
     t.size = static_cast<std::uint32_t>(query.bytes.value_or(8));
@@ -571,47 +479,27 @@ void NativeBackend::dataBreakpointInfo(const DataBreakpointQuery& query, Reply<D
 }
 
 void NativeBackend::setDataBreakpoints(const std::vector<DataBreakpointSpec>& breakpoints,
-                                       Reply<std::vector<BreakpointState>> reply) {
+                                       Reply<std::vector<BreakpointReport>> reply) {
+  // Requests that cannot be watchpoints are not sent; their places keep the reason.
   std::vector<dbg::DataBreakpoint> list;
   std::vector<std::string> errors;
   for (const auto& b : breakpoints) {
-    dbg::DataBreakpoint d;
-    std::string error;
-    auto first = b.dataId.find('/');
-    auto second = first == std::string::npos ? std::string::npos : b.dataId.find('/', first + 1);
-    auto address = parseReference(b.dataId.substr(0, first), 0);
-    if (second == std::string::npos || !address) {
-      error = "'" + b.dataId + "' is not a data breakpoint id from dataBreakpointInfo";
-    } else {
-      d.address = *address;
-      d.size = static_cast<std::uint32_t>(std::atoi(b.dataId.c_str() + first + 1));
-      d.description = b.dataId.substr(second + 1);
-      d.readWrite = b.accessType == "readWrite" || b.accessType == "read";
-      d.hitCondition = b.hitCondition.value_or("");
-      if (b.accessType == "read")
-        error = "x86-64 debug registers cannot watch reads alone; use readWrite";
-      else if (b.condition && !b.condition->empty())
-        error = "conditions on data breakpoints are not supported; use a hit condition";
-    }
-    errors.push_back(error);
-    if (error.empty()) list.push_back(d);
+    auto d = convert::toDebugger(b);
+    errors.push_back(d ? "" : d.error().message);
+    if (d) list.push_back(*d);
   }
-  debugger_->setDataBreakpoints(std::move(list), onSession([this, reply, errors](Result<std::vector<dbg::BreakpointState>> r) {
+  debugger_->setDataBreakpoints(std::move(list), onSession([this, reply, errors](Result<std::vector<dbg::BreakpointPlacement>> r) {
     if (!r) return reply(r.takeError());
-    std::vector<BreakpointState> out;
+    std::vector<BreakpointReport> out;
     std::size_t next = 0;
     for (const auto& e : errors) {
-      BreakpointState s;
+      BreakpointReport s;
       if (!e.empty()) {
         s.message = e;
       } else if (next < r->size()) {
         const auto& b = (*r)[next++];
-        s.verified = b.verified;
-        s.message = b.message;
-        if (b.id > 0) {
-          s.id = b.id;
-          breakpointKinds_[b.id] = "data breakpoint";
-        }
+        s = convert::toReport(b, false);
+        if (b.id > 0) breakpointKinds_[b.id] = "data breakpoint";
       }
       out.push_back(std::move(s));
     }

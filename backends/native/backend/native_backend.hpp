@@ -27,16 +27,16 @@ class NativeBackend final : public Backend {
   void attach(const AttachSpec& spec, Reply<void> reply) override;
   void configurationDone(Reply<void> reply) override;
   void setSourceBreakpoints(const std::string& path, const std::vector<SourceBreakpointSpec>& breakpoints,
-                            Reply<std::vector<BreakpointState>> reply) override;
+                            Reply<std::vector<BreakpointReport>> reply) override;
   void setFunctionBreakpoints(const std::vector<FunctionBreakpointSpec>& breakpoints,
-                              Reply<std::vector<BreakpointState>> reply) override;
+                              Reply<std::vector<BreakpointReport>> reply) override;
   void setInstructionBreakpoints(const std::vector<InstructionBreakpointSpec>& breakpoints,
-                                 Reply<std::vector<BreakpointState>> reply) override;
+                                 Reply<std::vector<BreakpointReport>> reply) override;
   void setExceptionBreakpoints(const std::vector<ExceptionFilterSpec>& filters,
-                               Reply<std::vector<BreakpointState>> reply) override;
+                               Reply<std::vector<BreakpointReport>> reply) override;
   void dataBreakpointInfo(const DataBreakpointQuery& query, Reply<DataBreakpointTarget> reply) override;
   void setDataBreakpoints(const std::vector<DataBreakpointSpec>& breakpoints,
-                          Reply<std::vector<BreakpointState>> reply) override;
+                          Reply<std::vector<BreakpointReport>> reply) override;
   void threads(Reply<std::vector<ThreadInfo>> reply) override;
   void terminate(bool force, Reply<void> reply) override;
   void detach(Reply<void> reply) override;
@@ -50,7 +50,7 @@ class NativeBackend final : public Backend {
   void evaluate(const EvaluateQuery& query, Reply<ValueInfo> reply) override;
   void setVariable(std::int64_t variablesReference, const std::string& name, const std::string& value,
                    Reply<ValueInfo> reply) override;
-  void exceptionInfo(std::int64_t threadId, Reply<ExceptionDetails> reply) override;
+  void exceptionInfo(std::int64_t threadId, Reply<ExceptionInfo> reply) override;
   void readMemory(const std::string& memoryReference, std::int64_t offset, std::int64_t count,
                   Reply<MemoryContents> reply) override;
   void writeMemory(const std::string& memoryReference, std::int64_t offset, std::vector<std::uint8_t> data,
@@ -72,13 +72,13 @@ class NativeBackend final : public Backend {
   // A facade completion that runs `done` on the session thread (internal.hpp).
   template <class F>
   auto onSession(F done);
-  void onStopped(const native::debugger::StopInfo& stop);
-  void onExited(const native::debugger::ExitInfo& exit);
+  void onStopped(const native::debugger::DebuggerStop& stop);
+  void onExited(const native::engine::ExitEvent& exit);
   void onModule(const std::string& path, bool loaded);
   void readPipe(const std::shared_ptr<Pipe>& pipe);
   void maybeReportExit();
+  // A variable as the model has it; its indexed children are counted for unpaged requests.
   ValueInfo toValue(const native::debugger::Variable& v);
-  Result<std::uint64_t> parseReference(const std::string& reference, std::int64_t offset) const;
 
   asio::io_context& io_;
   BackendHost& host_;
@@ -91,7 +91,7 @@ class NativeBackend final : public Backend {
   std::vector<std::shared_ptr<Pipe>> pipes_;
   std::unique_ptr<asio::steady_timer> exitTimer_;
   std::map<int, std::string> breakpointKinds_;  // facade id -> stop reason for its hits
-  std::map<std::int64_t, native::debugger::StopInfo> exceptions_;  // by thread
+  std::map<std::int64_t, native::debugger::DebuggerStop> exceptions_;  // by thread
   std::map<std::int64_t, std::uint64_t> indexedCounts_;            // variables ref -> indexed children
   std::map<std::string, ModuleInfo> modules_;                      // by path, as announced
   std::map<std::string, bool> sourceHere_;                         // source path -> exists here

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <filesystem>
 
+#include "convert.hpp"
 #include "internal.hpp"
 
 namespace strata::native::debugger {
@@ -19,7 +20,7 @@ Result<std::function<bool(std::uint64_t)>> parseHitCondition(const std::string& 
   bool numeric = !digits.empty();
   for (char c : digits) numeric &= std::isdigit(static_cast<unsigned char>(c)) != 0;
   auto bad = [&] {
-    return Error{1, "hit condition '" + text + "': expected N, >=N, >N, %N or ==N with N a whole number", true};
+    return Error{errors::kBadHitCondition, "hit condition '" + text + "': expected N, >=N, >N, %N or ==N with N a whole number", true};
   };
   if (!numeric || digits.size() > 18) return bad();
   std::uint64_t n = std::stoull(digits);
@@ -44,7 +45,7 @@ Result<std::shared_ptr<UserBreakpoint>> State::makeBreakpoint(UserBreakpoint::Ki
   bp->kind = kind;
   if (!condition.empty()) {
     auto parsed = sym::Expression::parse(condition);
-    if (!parsed) return Error{1, "condition '" + condition + "': " + parsed.error().message, true};
+    if (!parsed) return Error{parsed.error().id, "condition '" + condition + "': " + parsed.error().message, true};
     bp->condition = std::move(parsed).value();
   }
   if (!hitCondition.empty()) {
@@ -54,7 +55,7 @@ Result<std::shared_ptr<UserBreakpoint>> State::makeBreakpoint(UserBreakpoint::Ki
   }
   if (!logMessage.empty()) {
     auto parsed = sym::LogMessage::parse(logMessage);
-    if (!parsed) return Error{1, "log message '" + logMessage + "': " + parsed.error().message, true};
+    if (!parsed) return Error{parsed.error().id, "log message '" + logMessage + "': " + parsed.error().message, true};
     bp->log = std::move(parsed).value();
   }
   bp->state.id = nextBreakpointId++;
@@ -100,7 +101,7 @@ Result<void> State::addSite(const std::shared_ptr<UserBreakpoint>& bp, std::uint
                                   return strong && shouldStop(*strong, hit);
                                 })
                 .get();
-  if (!id) return Error{1, "breakpoint at 0x" + std::to_string(address) + ": " + id.error().message, true};
+  if (!id) return Error{id.error().id, "breakpoint at 0x" + std::to_string(address) + ": " + id.error().message, true};
   bp->sites.push_back(*id);
   bp->addresses.insert(address);
   siteOwner[*id] = bp->state.id;
@@ -170,16 +171,16 @@ void State::removeBreakpoint(UserBreakpoint& bp) {
   breakpoints.erase(bp.state.id);
 }
 
-std::vector<BreakpointState> State::replace(std::vector<int>& owned, std::vector<std::shared_ptr<UserBreakpoint>> fresh) {
+std::vector<BreakpointPlacement> State::replace(std::vector<int>& owned, std::vector<std::shared_ptr<UserBreakpoint>> fresh) {
   for (int id : owned) {
     auto it = breakpoints.find(id);
     if (it != breakpoints.end()) removeBreakpoint(*it->second);
   }
   owned.clear();
-  std::vector<BreakpointState> out;
+  std::vector<BreakpointPlacement> out;
   for (auto& bp : fresh) {
     if (!bp) {
-      out.push_back(BreakpointState{});
+      out.push_back(BreakpointPlacement{});
       continue;
     }
     breakpoints[bp->state.id] = bp;
@@ -207,7 +208,7 @@ void State::onLibraries(const engine::LibraryEvent& event) {
     auto added = modules.add(object);
     if (!added) continue;  // an object we cannot read has no symbols; its code still runs
     const sym::Module module = **added;
-    if (callbacks.module) emit([this, entry = entryOf(module)] { callbacks.module(entry, true); });
+    if (callbacks.module) emit([this, entry = toModuleEntry(module)] { callbacks.module(entry, true); });
     // Before the library's code runs: the engine holds every thread during this callback.
     for (auto& [id, bp] : std::map<int, std::shared_ptr<UserBreakpoint>>(breakpoints)) {
       bool was = bp->state.verified;
@@ -219,11 +220,11 @@ void State::onLibraries(const engine::LibraryEvent& event) {
   if (unwinder && !event.added.empty()) unwinder->flushCaches();
 }
 
-std::future<Result<std::vector<BreakpointState>>> NativeDebugger::setSourceBreakpoints(
-    std::string file, std::vector<SourceBreakpoint> requested, Done<std::vector<BreakpointState>> done) {
+std::future<Result<std::vector<BreakpointPlacement>>> NativeDebugger::setSourceBreakpoints(
+    std::string file, std::vector<SourceBreakpoint> requested, Done<std::vector<BreakpointPlacement>> done) {
   State* s = state_.get();
-  return s->onEngine<std::vector<BreakpointState>>(
-      [s, file, requested]() -> Result<std::vector<BreakpointState>> {
+  return s->onEngine<std::vector<BreakpointPlacement>>(
+      [s, file, requested]() -> Result<std::vector<BreakpointPlacement>> {
         std::vector<std::shared_ptr<UserBreakpoint>> fresh;
         std::vector<std::optional<Error>> errors;
         for (const auto& r : requested) {
@@ -251,10 +252,10 @@ std::future<Result<std::vector<BreakpointState>>> NativeDebugger::setSourceBreak
       }, std::move(done));
 }
 
-std::future<Result<std::vector<BreakpointState>>> NativeDebugger::setFunctionBreakpoints(
-    std::vector<FunctionBreakpoint> requested, Done<std::vector<BreakpointState>> done) {
+std::future<Result<std::vector<BreakpointPlacement>>> NativeDebugger::setFunctionBreakpoints(
+    std::vector<FunctionBreakpoint> requested, Done<std::vector<BreakpointPlacement>> done) {
   State* s = state_.get();
-  return s->onEngine<std::vector<BreakpointState>>([s, requested]() -> Result<std::vector<BreakpointState>> {
+  return s->onEngine<std::vector<BreakpointPlacement>>([s, requested]() -> Result<std::vector<BreakpointPlacement>> {
     std::vector<std::shared_ptr<UserBreakpoint>> fresh;
     std::vector<std::string> errors;
     for (const auto& r : requested) {
@@ -270,10 +271,10 @@ std::future<Result<std::vector<BreakpointState>>> NativeDebugger::setFunctionBre
   }, std::move(done));
 }
 
-std::future<Result<std::vector<BreakpointState>>> NativeDebugger::setInstructionBreakpoints(
-    std::vector<InstructionBreakpoint> requested, Done<std::vector<BreakpointState>> done) {
+std::future<Result<std::vector<BreakpointPlacement>>> NativeDebugger::setInstructionBreakpoints(
+    std::vector<InstructionBreakpoint> requested, Done<std::vector<BreakpointPlacement>> done) {
   State* s = state_.get();
-  return s->onEngine<std::vector<BreakpointState>>([s, requested]() -> Result<std::vector<BreakpointState>> {
+  return s->onEngine<std::vector<BreakpointPlacement>>([s, requested]() -> Result<std::vector<BreakpointPlacement>> {
     std::vector<std::shared_ptr<UserBreakpoint>> fresh;
     std::vector<std::string> errors;
     for (const auto& r : requested) {

@@ -5,15 +5,15 @@
 
 namespace strata::native::debugger {
 
-const char* stopReasonName(StopReason reason) {
+const char* stopReasonName(DebuggerStopReason reason) {
   switch (reason) {
-    case StopReason::Entry: return "entry";
-    case StopReason::Breakpoint: return "breakpoint";
-    case StopReason::Step: return "step";
-    case StopReason::Pause: return "pause";
-    case StopReason::Exception: return "exception";
-    case StopReason::Attach: return "attach";
-    case StopReason::DataBreakpoint: return "data breakpoint";
+    case DebuggerStopReason::Entry: return "entry";
+    case DebuggerStopReason::Breakpoint: return "breakpoint";
+    case DebuggerStopReason::Step: return "step";
+    case DebuggerStopReason::Pause: return "pause";
+    case DebuggerStopReason::Exception: return "exception";
+    case DebuggerStopReason::Attach: return "attach";
+    case DebuggerStopReason::DataBreakpoint: return "data breakpoint";
   }
   return "unknown";
 }
@@ -28,28 +28,28 @@ NativeDebugger::State::~State() {
   engine.reset();
 }
 
-void NativeDebugger::State::report(StopInfo info) {
+void NativeDebugger::State::report(DebuggerStop info) {
   lastTid = info.tid;
   if (callbacks.stopped) emit([this, info] { callbacks.stopped(info); });
 }
 
-void NativeDebugger::State::onStopped(const engine::StopEvent& event) {
+void NativeDebugger::State::onStopped(const engine::EngineStop& event) {
   forgetStop();
-  if (holding && (event.reason == engine::StopReason::Entry || event.reason == engine::StopReason::Attach)) {
+  if (holding && (event.reason == engine::EngineStopReason::Entry || event.reason == engine::EngineStopReason::Attach)) {
     lastTid = event.tid;
     return;
   }
-  StopInfo info;
+  DebuggerStop info;
   info.tid = event.tid;
   info.pc = event.pc;
   switch (event.reason) {
-    case engine::StopReason::Step:
-    case engine::StopReason::StepOut:
+    case engine::EngineStopReason::Step:
+    case engine::EngineStopReason::StepOut:
       if (step && continueStep(event)) return;
-      info.reason = StopReason::Step;
+      info.reason = DebuggerStopReason::Step;
       break;
-    case engine::StopReason::Breakpoint:
-      info.reason = StopReason::Breakpoint;
+    case engine::EngineStopReason::Breakpoint:
+      info.reason = DebuggerStopReason::Breakpoint;
       for (auto site : event.breakpoints) {
         auto owner = siteOwner.find(site);
         if (owner == siteOwner.end()) continue;
@@ -58,20 +58,20 @@ void NativeDebugger::State::onStopped(const engine::StopEvent& event) {
         if (!seen) info.hitBreakpointIds.push_back(owner->second);
       }
       break;
-    case engine::StopReason::Exception:
+    case engine::EngineStopReason::Exception:
       if (stopSignalsSet && !stopSignals.count(event.signal.signo)) {
         // Not a signal the user stops on: the program meets it as it would without us.
         step.reset();
         (void)engine->resume().get();
         return;
       }
-      info.reason = StopReason::Exception;
+      info.reason = DebuggerStopReason::Exception;
       info.signal = event.signal.signo;
       info.signalCode = event.signal.code;
       info.faultAddress = event.signal.faultAddress;
       info.description = event.signal.description;
       break;
-    case engine::StopReason::Watchpoint:
+    case engine::EngineStopReason::Watchpoint:
       if (!describeWatchHit(event, info)) {
         // A hit condition says not yet; a step in progress goes on as if nothing happened.
         if (step && continueStep(event)) return;
@@ -80,13 +80,13 @@ void NativeDebugger::State::onStopped(const engine::StopEvent& event) {
         return;
       }
       break;
-    case engine::StopReason::Entry: info.reason = StopReason::Entry; break;
-    case engine::StopReason::Attach: info.reason = StopReason::Attach; break;
-    case engine::StopReason::Exec:
-      info.reason = StopReason::Pause;
+    case engine::EngineStopReason::Entry: info.reason = DebuggerStopReason::Entry; break;
+    case engine::EngineStopReason::Attach: info.reason = DebuggerStopReason::Attach; break;
+    case engine::EngineStopReason::Exec:
+      info.reason = DebuggerStopReason::Pause;
       info.description = "the program called execve";
       break;
-    case engine::StopReason::Pause: info.reason = StopReason::Pause; break;
+    case engine::EngineStopReason::Pause: info.reason = DebuggerStopReason::Pause; break;
   }
   step.reset();
   report(std::move(info));
@@ -99,9 +99,7 @@ void NativeDebugger::State::onExited(const engine::ExitEvent& event) {
   siteOwner.clear();
   for (const auto& m : std::vector<sym::Module>(modules.modules())) modules.remove(m.object.path);
   if (callbacks.exited)
-    emit([this, info = ExitInfo{event.signaled, event.exitCode, event.signal, event.description}] {
-      callbacks.exited(info);
-    });
+    emit([this, event] { callbacks.exited(event); });
 }
 
 void NativeDebugger::State::onThreadStarted(pid_t, pid_t tid) {
@@ -140,14 +138,14 @@ std::future<Result<void>> NativeDebugger::attach(pid_t pid, Done<void> done) {
 std::future<Result<void>> NativeDebugger::configurationDone(bool stopOnEntry, Done<void> done) {
   State* s = state_.get();
   return s->onEngine<void>([s, stopOnEntry]() -> Result<void> {
-    if (!s->holding) return Error{1, "configurationDone: no launch or attach is waiting for it", true};
+    if (!s->holding) return Error{errors::kNothingToConfigure, "configurationDone: no launch or attach is waiting for it", true};
     s->holding = false;
-    if (s->engine->pid() == 0) return Error{1, "configurationDone: the process is gone", true};
+    if (s->engine->pid() == 0) return Error{errors::kNoProcess, "configurationDone: the process is gone", true};
     if (stopOnEntry) {
       // A launched process stops before any of its code ran; an attached one where it was.
-      StopInfo info;
+      DebuggerStop info;
       info.tid = s->lastTid;
-      info.reason = s->attached ? StopReason::Attach : StopReason::Entry;
+      info.reason = s->attached ? DebuggerStopReason::Attach : DebuggerStopReason::Entry;
       s->report(info);
       return {};
     }
@@ -186,17 +184,17 @@ std::future<Result<void>> NativeDebugger::pause(Done<void> done) {
   return s->onEngine<void>([s]() { return s->engine->pause().get(); }, std::move(done));
 }
 
-std::future<Result<void>> NativeDebugger::next(pid_t tid, Granularity granularity, Done<void> done) {
+std::future<Result<void>> NativeDebugger::next(pid_t tid, StepGranularity granularity, Done<void> done) {
   State* s = state_.get();
   return s->onEngine<void>([s, tid, granularity]() {
-    return s->startStep(tid, granularity == Granularity::Instruction ? StepKind::InstructionOver : StepKind::Over);
+    return s->startStep(tid, granularity == StepGranularity::Instruction ? StepKind::InstructionOver : StepKind::Over);
   }, std::move(done));
 }
 
-std::future<Result<void>> NativeDebugger::stepIn(pid_t tid, Granularity granularity, Done<void> done) {
+std::future<Result<void>> NativeDebugger::stepIn(pid_t tid, StepGranularity granularity, Done<void> done) {
   State* s = state_.get();
   return s->onEngine<void>([s, tid, granularity]() {
-    return s->startStep(tid, granularity == Granularity::Instruction ? StepKind::Instruction : StepKind::In);
+    return s->startStep(tid, granularity == StepGranularity::Instruction ? StepKind::Instruction : StepKind::In);
   }, std::move(done));
 }
 
@@ -205,27 +203,21 @@ std::future<Result<void>> NativeDebugger::stepOut(pid_t tid, Done<void> done) {
   return s->onEngine<void>([s, tid]() { return s->startStep(tid, StepKind::Out); }, std::move(done));
 }
 
-std::future<Result<std::vector<ThreadEntry>>> NativeDebugger::threads(Done<std::vector<ThreadEntry>> done) {
+std::future<Result<std::vector<engine::ThreadEntry>>> NativeDebugger::threads(Done<std::vector<engine::ThreadEntry>> done) {
   State* s = state_.get();
-  return s->onEngine<std::vector<ThreadEntry>>([s]() -> Result<std::vector<ThreadEntry>> {
-    auto list = s->engine->threads().get();
-    if (!list) return list.takeError();
-    std::vector<ThreadEntry> out;
-    for (auto& t : *list) out.push_back(ThreadEntry{t.tid, t.name});
-    return out;
-  }, std::move(done));
+  return s->onEngine<std::vector<engine::ThreadEntry>>([s] { return s->engine->threads().get(); }, std::move(done));
 }
 
-std::future<Result<StackPage>> NativeDebugger::stackTrace(pid_t tid, std::size_t startFrame, std::size_t levels, Done<StackPage> done) {
+std::future<Result<FramePage>> NativeDebugger::stackTrace(pid_t tid, std::size_t startFrame, std::size_t levels, Done<FramePage> done) {
   State* s = state_.get();
-  return s->onEngine<StackPage>([s, tid, startFrame, levels]() { return s->stackPage(tid, startFrame, levels); }, std::move(done));
+  return s->onEngine<FramePage>([s, tid, startFrame, levels]() { return s->stackPage(tid, startFrame, levels); }, std::move(done));
 }
 
 std::future<Result<std::vector<Scope>>> NativeDebugger::scopes(int frameId, Done<std::vector<Scope>> done) {
   State* s = state_.get();
   return s->onEngine<std::vector<Scope>>([s, frameId]() -> Result<std::vector<Scope>> {
     if (!s->frames.count(frameId))
-      return Error{1, "scopes: frame " + std::to_string(frameId) + " is unknown or from an earlier stop", true};
+      return Error{errors::kUnknownFrame, "scopes: frame " + std::to_string(frameId) + " is unknown or from an earlier stop", true};
     std::vector<Scope> out;
     const char* names[] = {"Locals", "Globals", "Registers"};
     VariableHandle::Kind kinds[] = {VariableHandle::Kind::Locals, VariableHandle::Kind::Globals,

@@ -2,6 +2,7 @@
 // setVariable and disassembly.
 #include <cstdio>
 
+#include "convert.hpp"
 #include "internal.hpp"
 
 namespace strata::native::debugger {
@@ -16,7 +17,7 @@ void State::forgetStop() {
   stepTargets.clear();
 }
 
-Result<StackPage> State::stackPage(pid_t tid, std::size_t start, std::size_t levels) {
+Result<FramePage> State::stackPage(pid_t tid, std::size_t start, std::size_t levels) {
   auto it = stacks.find(tid);
   if (it == stacks.end()) {
     if (!unwinder) {
@@ -25,11 +26,11 @@ Result<StackPage> State::stackPage(pid_t tid, std::size_t start, std::size_t lev
       unwinder = std::move(created).value();
     }
     auto raw = unwinder->unwind(tid, modules);
-    if (!raw) return Error{1, "stack of thread " + std::to_string(tid) + ": " + raw.error().message, true};
+    if (!raw) return Error{raw.error().id, "stack of thread " + std::to_string(tid) + ": " + raw.error().message, true};
     it = stacks.emplace(tid, std::make_unique<sym::StackView>(std::move(raw).value(), modules)).first;
   }
   sym::StackView& view = *it->second;
-  StackPage page;
+  FramePage page;
   page.totalFrames = view.totalFrames();
   if (levels == 0) levels = page.totalFrames;
   auto list = view.frames(start, levels);
@@ -42,20 +43,7 @@ Result<StackPage> State::stackPage(pid_t tid, std::size_t start, std::size_t lev
       frameIds[key] = id;
       frames[id] = FrameRef{tid, f, nullptr};
     }
-    StackFrame out;
-    out.id = id;
-    out.name = f.function;
-    out.pc = f.pc;
-    out.hasDebugInfo = f.hasDebugInfo;
-    out.inlined = f.inlined;
-    out.module = f.moduleName;
-    out.moduleOffset = f.pc - f.loadBias;
-    if (f.location) {
-      out.file = f.location->file;
-      out.line = f.location->line;
-      out.column = f.location->column;
-    }
-    page.frames.push_back(std::move(out));
+    page.frames.push_back(toFrameEntry(f, id));
   }
   return page;
 }
@@ -63,11 +51,11 @@ Result<StackPage> State::stackPage(pid_t tid, std::size_t start, std::size_t lev
 Result<std::shared_ptr<const sym::FrameContext>> State::frameContext(int frameId) {
   auto it = frames.find(frameId);
   if (it == frames.end())
-    return Error{1, "frame " + std::to_string(frameId) + " is unknown or from an earlier stop", true};
+    return Error{errors::kUnknownFrame, "frame " + std::to_string(frameId) + " is unknown or from an earlier stop", true};
   FrameRef& ref = it->second;
   if (!ref.context) {
     auto stack = stacks.find(ref.tid);
-    if (stack == stacks.end()) return Error{1, "frame " + std::to_string(frameId) + ": its stack is gone", true};
+    if (stack == stacks.end()) return Error{errors::kUnknownFrame, "frame " + std::to_string(frameId) + ": its stack is gone", true};
     auto made = sym::makeFrameContext(*stack->second, ref.frame, engine->memory());
     if (!made) return made.takeError();
     ref.context = std::move(made).value();
@@ -76,24 +64,8 @@ Result<std::shared_ptr<const sym::FrameContext>> State::frameContext(int frameId
 }
 
 Variable State::describe(const sym::Value& value, int frameId) {
-  auto shown = sym::present(value);
-  Variable v;
-  v.name = value.name;
-  v.value = shown.value;
-  v.type = shown.type;
-  v.evaluateName = value.expression;
-  v.namedChildren = shown.namedChildren;
-  v.indexedChildren = shown.indexedChildren;
-  v.memoryReference = shown.memoryReference;
-  if (value.type.hasDie && value.location.kind != sym::ValueLocation::Kind::OptimizedOut) {
-    // A pointer's memory is what it points to (what a memory view opened on it should show).
-    Dwarf_Die type = sym::stripCvTypedefs(value.type.die);
-    if (dwarf_tag(&type) == DW_TAG_pointer_type) {
-      auto target = sym::readPointer(value);
-      v.memoryReference = target ? std::optional<std::uint64_t>(*target) : std::nullopt;
-    }
-  }
-  if (shown.expandable()) {
+  Variable v = toVariable(value);
+  if (v.namedChildren + v.indexedChildren > 0) {
     v.variablesReference = nextHandle++;
     handles[v.variablesReference] = VariableHandle{VariableHandle::Kind::Children, frameId, value};
   }
@@ -104,7 +76,7 @@ Result<std::vector<Variable>> State::variablesOf(int ref, VariableFilter filter,
                                                  std::uint64_t count) {
   auto it = handles.find(ref);
   if (it == handles.end())
-    return Error{1, "variables: reference " + std::to_string(ref) + " is unknown or from an earlier stop", true};
+    return Error{errors::kUnknownReference, "variables: reference " + std::to_string(ref) + " is unknown or from an earlier stop", true};
   VariableHandle handle = it->second;
   std::vector<Variable> out;
   if (handle.kind == VariableHandle::Kind::Children) {
@@ -129,7 +101,7 @@ Result<std::vector<Variable>> State::variablesOf(int ref, VariableFilter filter,
     } else {
       regs = sym::registersOf(**frame);
     }
-    for (auto& [name, value] : regs) out.push_back(Variable{name, value, "", "$" + name, 0, 0, 0, {}});
+    for (auto& [name, value] : regs) out.push_back(registerVariable(name, value));
     return out;
   }
   auto list = handle.kind == VariableHandle::Kind::Locals ? sym::localsOf(*frame) : sym::globalsOf(*frame);
@@ -142,7 +114,7 @@ Result<std::vector<Variable>> State::variablesOf(int ref, VariableFilter filter,
 Result<Variable> State::setVariableIn(int ref, const std::string& name, const std::string& text) {
   auto it = handles.find(ref);
   if (it == handles.end())
-    return Error{1, "setVariable: reference " + std::to_string(ref) + " is unknown or from an earlier stop", true};
+    return Error{errors::kUnknownReference, "setVariable: reference " + std::to_string(ref) + " is unknown or from an earlier stop", true};
   VariableHandle handle = it->second;
   std::vector<sym::Value> candidates;
   if (handle.kind == VariableHandle::Kind::Children) {
@@ -154,7 +126,7 @@ Result<Variable> State::setVariableIn(int ref, const std::string& name, const st
     if (!list) return list.takeError();
     candidates = std::move(list).value();
   } else if (handle.kind == VariableHandle::Kind::Registers) {
-    return Error{1, "setVariable: registers cannot be set here", true};
+    return Error{errors::kNotAssignable, "setVariable: registers cannot be set here", true};
   } else {
     auto frame = frameContext(handle.frameId);
     if (!frame) return frame.takeError();
@@ -165,20 +137,20 @@ Result<Variable> State::setVariableIn(int ref, const std::string& name, const st
   for (auto& v : candidates) {
     if (v.name != name) continue;
     auto shown = sym::setValue(v, text);
-    if (!shown) return Error{1, "setVariable " + name + ": " + shown.error().message, true};
+    if (!shown) return Error{shown.error().id, "setVariable " + name + ": " + shown.error().message, true};
     return describe(v, handle.frameId);
   }
-  return Error{1, "setVariable: no variable named '" + name + "' here", true};
+  return Error{errors::kUnknownName, "setVariable: no variable named '" + name + "' here", true};
 }
 
 Result<Variable> State::evaluateIn(const std::string& text, int frameId) {
   std::shared_ptr<const sym::FrameContext> frame;
   if (frameId == 0) {
-    if (lastTid == 0) return Error{1, "evaluate: the program is not stopped", true};
+    if (lastTid == 0) return Error{errors::kNotStopped, "evaluate: the program is not stopped", true};
     auto regs = engine->registers(lastTid).get();
-    if (!regs) return Error{1, "evaluate: " + regs.error().message, true};
+    if (!regs) return Error{regs.error().id, "evaluate: " + regs.error().message, true};
     auto made = sym::makeTopFrameContext(modules, *regs, engine->memory());
-    if (!made) return Error{1, "evaluate: " + made.error().message, true};
+    if (!made) return Error{made.error().id, "evaluate: " + made.error().message, true};
     frame = std::move(made).value();
   } else {
     auto made = frameContext(frameId);
@@ -186,9 +158,9 @@ Result<Variable> State::evaluateIn(const std::string& text, int frameId) {
     frame = std::move(made).value();
   }
   auto parsed = sym::Expression::parse(text);
-  if (!parsed) return Error{1, "evaluate '" + text + "': " + parsed.error().message, true};
+  if (!parsed) return Error{parsed.error().id, "evaluate '" + text + "': " + parsed.error().message, true};
   auto value = parsed->evaluate(frame);
-  if (!value) return Error{1, "evaluate '" + text + "': " + value.error().message, true};
+  if (!value) return Error{value.error().id, "evaluate '" + text + "': " + value.error().message, true};
   if (value->name.empty()) value->name = text;
   if (value->expression.empty()) value->expression = text;
   return describe(*value, frameId);
@@ -203,23 +175,7 @@ Result<std::vector<DisassembledInstruction>> State::disassembleAt(std::uint64_t 
   auto list = disassembler->disassemble(engine->memory(), modules, address, count);
   if (!list) return list.takeError();
   std::vector<DisassembledInstruction> out;
-  for (auto& ins : *list) {
-    DisassembledInstruction d;
-    d.address = ins.address;
-    char hex[4];
-    for (std::size_t i = 0; i < ins.bytes.size(); ++i) {
-      std::snprintf(hex, sizeof hex, "%02x", ins.bytes[i]);
-      if (i) d.bytes += ' ';
-      d.bytes += hex;
-    }
-    d.instruction = ins.operands.empty() ? ins.mnemonic : ins.mnemonic + " " + ins.operands;
-    d.symbol = ins.symbol;
-    if (ins.location) {
-      d.file = ins.location->file;
-      d.line = ins.location->line;
-    }
-    out.push_back(std::move(d));
-  }
+  for (auto& ins : *list) out.push_back(toDisassembled(ins));
   return out;
 }
 
@@ -238,7 +194,7 @@ std::future<Result<std::vector<DisassembledInstruction>>> NativeDebugger::disass
   return s->onEngine<std::vector<DisassembledInstruction>>(
       [s, address, instructionOffset, count]() -> Result<std::vector<DisassembledInstruction>> {
         constexpr std::size_t kMax = 10000;
-        if (count > kMax) return Error{1, "disassemble: at most " + std::to_string(kMax) + " instructions at once", true};
+        if (count > kMax) return Error{errors::kRequestTooLarge, "disassemble: at most " + std::to_string(kMax) + " instructions at once", true};
         std::vector<DisassembledInstruction> out;
         if (count == 0) return out;
         std::uint64_t start = address;

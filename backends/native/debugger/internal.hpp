@@ -33,7 +33,7 @@ struct PromiseBox {
     promise.set_value(std::move(r));
   }
   ~PromiseBox() {
-    if (!set_) set(Error{1, "the native debugger stopped before the request ran", true});
+    if (!set_) set(Error{errors::kEngineStopped, "the native debugger stopped before the request ran", true});
   }
 };
 
@@ -46,7 +46,7 @@ struct UserBreakpoint {
   std::function<bool(std::uint64_t)> hitCondition;
   std::optional<sym::LogMessage> log;
   std::uint64_t hits = 0;
-  BreakpointState state;
+  BreakpointPlacement state;
   std::vector<engine::BreakpointId> sites;
   std::set<std::uint64_t> addresses;  // runtime addresses with a site
 };
@@ -87,9 +87,6 @@ struct DataWatch {
   std::vector<std::uint8_t> last;  // the bytes at the last stop, for "old -> new"
 };
 
-// A loaded object as the adapter lists it.
-ModuleEntry entryOf(const sym::Module& module);
-
 struct NativeDebugger::State : engine::EventSink {
   explicit State(Callbacks cb);
   ~State() override;
@@ -123,7 +120,7 @@ struct NativeDebugger::State : engine::EventSink {
   }
 
   // EventSink (engine thread).
-  void onStopped(const engine::StopEvent& event) override;
+  void onStopped(const engine::EngineStop& event) override;
   void onExited(const engine::ExitEvent& event) override;
   void onThreadStarted(pid_t pid, pid_t tid) override;
   void onThreadExited(pid_t pid, pid_t tid) override;
@@ -137,17 +134,17 @@ struct NativeDebugger::State : engine::EventSink {
   Result<void> addSite(const std::shared_ptr<UserBreakpoint>& bp, std::uint64_t address);
   void removeBreakpoint(UserBreakpoint& bp);
   bool shouldStop(UserBreakpoint& bp, const engine::HitContext& hit);
-  std::vector<BreakpointState> replace(std::vector<int>& owned, std::vector<std::shared_ptr<UserBreakpoint>> fresh);
+  std::vector<BreakpointPlacement> replace(std::vector<int>& owned, std::vector<std::shared_ptr<UserBreakpoint>> fresh);
 
   // stepping.cpp
   Result<void> startStep(pid_t tid, StepKind kind);
-  bool continueStep(const engine::StopEvent& event);  // true: keeps stepping, no stop reported
+  bool continueStep(const engine::EngineStop& event);  // true: keeps stepping, no stop reported
   std::uint64_t frameCfa(const ThreadRegisters& regs);
   Result<engine::ReturnTarget> returnTarget(pid_t tid);
   std::optional<std::uint64_t> pltTarget(const sym::Module& module, std::uint64_t pc);
 
   // inspect.cpp
-  Result<StackPage> stackPage(pid_t tid, std::size_t start, std::size_t levels);
+  Result<FramePage> stackPage(pid_t tid, std::size_t start, std::size_t levels);
   Result<std::shared_ptr<const sym::FrameContext>> frameContext(int frameId);
   Result<std::vector<Variable>> variablesOf(int ref, VariableFilter filter, std::uint64_t start, std::uint64_t count);
   Variable describe(const sym::Value& value, int frameId);
@@ -156,9 +153,9 @@ struct NativeDebugger::State : engine::EventSink {
   Result<std::vector<DisassembledInstruction>> disassembleAt(std::uint64_t address, std::size_t count);
   void forgetStop();  // frame ids and variable references end at a resume
 
-  void report(StopInfo info);
+  void report(DebuggerStop info);
   // watchpoints.cpp: true when the stop is reported (a hit condition may say run on).
-  bool describeWatchHit(const engine::StopEvent& event, StopInfo& info);
+  bool describeWatchHit(const engine::EngineStop& event, DebuggerStop& info);
   Result<DataTarget> dataTargetIn(const std::shared_ptr<const sym::FrameContext>& frame, const std::string& text);
   Result<void> enterTarget(StepOperation& op, std::uint64_t pc);
 

@@ -28,9 +28,9 @@ Result<engine::ReturnTarget> State::returnTarget(pid_t tid) {
     unwinder = std::move(created).value();
   }
   auto raw = unwinder->unwind(tid, 2);
-  if (!raw) return Error{1, "step out: " + raw.error().message, true};
+  if (!raw) return Error{raw.error().id, "step out: " + raw.error().message, true};
   if (raw->size() < 2 || !(*raw)[0].cfaKnown)
-    return Error{1, "step out: the outermost frame has no caller to return to", true};
+    return Error{errors::kNoCaller, "step out: the outermost frame has no caller to return to", true};
   return engine::ReturnTarget{(*raw)[1].pc, (*raw)[0].cfa};
 }
 
@@ -73,7 +73,7 @@ Result<void> State::startStep(pid_t tid, StepKind kind) {
     if (kind == StepKind::InstructionOver) {
       // next by instruction on a call: after the step into the callee, run on to the return.
       auto regs = engine->registers(tid).get();
-      if (!regs) return Error{1, "step: " + regs.error().message, true};
+      if (!regs) return Error{regs.error().id, "step: " + regs.error().message, true};
       std::uint64_t pc = regs->gpr.rip;
       auto ins = disassembleAt(pc, 1);
       if (ins && !ins->empty() && ins->front().instruction.rfind("call", 0) == 0)
@@ -90,7 +90,7 @@ Result<void> State::startStep(pid_t tid, StepKind kind) {
     return engine->stepOut(tid, *target).get();
   }
   auto regs = engine->registers(tid).get();
-  if (!regs) return Error{1, "step: " + regs.error().message, true};
+  if (!regs) return Error{regs.error().id, "step: " + regs.error().message, true};
   std::uint64_t pc = regs->gpr.rip;
   const sym::Module* module = modules.moduleFor(pc);
   std::optional<sym::LineRange> range;
@@ -115,7 +115,7 @@ Result<void> State::startStep(pid_t tid, StepKind kind) {
   return engine->stepRange(tid, range->low + bias, range->high + bias, kind == StepKind::Over).get();
 }
 
-bool State::continueStep(const engine::StopEvent& event) {
+bool State::continueStep(const engine::EngineStop& event) {
   StepOperation& op = *step;
   if (op.kind == StepKind::IntoTarget) {
     if (event.tid != op.tid) return false;
@@ -194,19 +194,19 @@ bool State::continueStep(const engine::StopEvent& event) {
 // callee's first instruction, run its prologue. An error (or leaving the line another way) ends it.
 Result<void> State::enterTarget(StepOperation& op, std::uint64_t pc) {
   if (!op.atCall) {
-    if (pc != op.callAddress) return Error{1, "the line was left before the call", false};
+    if (pc != op.callAddress) return Error{errors::kStepTargetMissed, "the line was left before the call", false};
     op.atCall = true;
     return engine->stepInstruction(op.tid).get();
   }
   op.kind = StepKind::In;
   op.atCall = false;
   const sym::Module* module = modules.moduleFor(pc);
-  if (!module || !module->symbols) return Error{1, "no symbols at the callee", false};
+  if (!module || !module->symbols) return Error{errors::kStepTargetMissed, "no symbols at the callee", false};
   std::uint64_t bias = module->object.loadBias;
   auto fn = module->symbols->functionAt(pc - bias);
-  if (!fn || !fn->hasDebugInfo || pc - bias != fn->entry) return Error{1, "no prologue to run", false};
+  if (!fn || !fn->hasDebugInfo || pc - bias != fn->entry) return Error{errors::kStepTargetMissed, "no prologue to run", false};
   std::uint64_t body = module->symbols->afterPrologue(*fn);
-  if (body <= fn->entry) return Error{1, "no prologue to run", false};
+  if (body <= fn->entry) return Error{errors::kStepTargetMissed, "no prologue to run", false};
   op.inPrologue = true;
   return engine->stepRange(op.tid, pc, body + bias, true).get();
 }
@@ -216,10 +216,10 @@ std::future<Result<std::vector<StepInTarget>>> NativeDebugger::stepInTargets(int
   return s->onEngine<std::vector<StepInTarget>>([s, frameId]() -> Result<std::vector<StepInTarget>> {
     auto it = s->frames.find(frameId);
     if (it == s->frames.end())
-      return Error{1, "stepInTargets: frame " + std::to_string(frameId) + " is unknown or from an earlier stop", true};
+      return Error{errors::kUnknownFrame, "stepInTargets: frame " + std::to_string(frameId) + " is unknown or from an earlier stop", true};
     const FrameRef ref = it->second;
     if (ref.frame.physicalIndex != 0 || ref.frame.inlined)
-      return Error{1, "stepInTargets: only the innermost frame of a thread can step in", true};
+      return Error{errors::kNotInnermostFrame, "stepInTargets: only the innermost frame of a thread can step in", true};
     std::uint64_t pc = ref.frame.pc;
     const sym::Module* module = s->modules.moduleFor(pc);
     if (!module || !module->symbols || !module->symbols->hasDebugInfo()) return std::vector<StepInTarget>{};
@@ -270,9 +270,9 @@ std::future<Result<void>> NativeDebugger::stepInto(pid_t tid, int targetId, Done
   return s->onEngine<void>([s, tid, targetId]() -> Result<void> {
     auto it = s->stepTargets.find(targetId);
     if (it == s->stepTargets.end())
-      return Error{1, "stepIn: target " + std::to_string(targetId) + " is unknown or from an earlier stop", true};
+      return Error{errors::kUnknownStepTarget, "stepIn: target " + std::to_string(targetId) + " is unknown or from an earlier stop", true};
     if (it->second.first != tid)
-      return Error{1, "stepIn: target " + std::to_string(targetId) + " belongs to thread " +
+      return Error{errors::kUnknownStepTarget, "stepIn: target " + std::to_string(targetId) + " belongs to thread " +
                           std::to_string(it->second.first), true};
     std::uint64_t callAddress = it->second.second.callAddress;
     auto regs = s->engine->registers(tid).get();

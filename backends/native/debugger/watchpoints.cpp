@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "convert.hpp"
 #include "internal.hpp"
 
 namespace strata::native::debugger {
@@ -30,8 +31,8 @@ std::string integerText(const std::vector<std::uint8_t>& bytes) {
 
 }  // namespace
 
-bool State::describeWatchHit(const engine::StopEvent& event, StopInfo& info) {
-  info.reason = StopReason::DataBreakpoint;
+bool State::describeWatchHit(const engine::EngineStop& event, DebuggerStop& info) {
+  info.reason = DebuggerStopReason::DataBreakpoint;
   DataWatch* hit = nullptr;
   for (auto& w : watches)
     if (w.slot == event.watchpointSlot) hit = &w;
@@ -54,16 +55,16 @@ bool State::describeWatchHit(const engine::StopEvent& event, StopInfo& info) {
   return true;
 }
 
-std::future<Result<std::vector<BreakpointState>>> NativeDebugger::setDataBreakpoints(
-    std::vector<DataBreakpoint> requested, Done<std::vector<BreakpointState>> done) {
+std::future<Result<std::vector<BreakpointPlacement>>> NativeDebugger::setDataBreakpoints(
+    std::vector<DataBreakpoint> requested, Done<std::vector<BreakpointPlacement>> done) {
   State* s = state_.get();
-  return s->onEngine<std::vector<BreakpointState>>([s, requested]() -> Result<std::vector<BreakpointState>> {
+  return s->onEngine<std::vector<BreakpointPlacement>>([s, requested]() -> Result<std::vector<BreakpointPlacement>> {
     for (auto& w : s->watches)
       if (w.slot >= 0) (void)s->engine->removeWatchpoint(w.slot).get();
     s->watches.clear();
-    std::vector<BreakpointState> out;
+    std::vector<BreakpointPlacement> out;
     for (const auto& r : requested) {
-      BreakpointState state;
+      BreakpointPlacement state;
       state.id = s->nextBreakpointId++;
       state.address = r.address;
       DataWatch w;
@@ -109,7 +110,7 @@ std::future<Result<std::vector<BreakpointState>>> NativeDebugger::setDataBreakpo
 
 Result<DataTarget> State::dataTargetIn(const std::shared_ptr<const sym::FrameContext>& frame, const std::string& text) {
   auto info = sym::dataBreakpointInfo(text, frame);
-  if (!info) return Error{1, "no data breakpoint on '" + text + "': " + info.error().message, true};
+  if (!info) return Error{info.error().id, "no data breakpoint on '" + text + "': " + info.error().message, true};
   DataTarget t;
   t.address = info->address;
   t.size = info->size;
@@ -123,7 +124,7 @@ std::future<Result<DataTarget>> NativeDebugger::dataTarget(std::string expressio
   return s->onEngine<DataTarget>([s, expression, frameId]() -> Result<DataTarget> {
     std::shared_ptr<const sym::FrameContext> frame;
     if (frameId == 0) {
-      if (s->lastTid == 0) return Error{1, "the program is not stopped", true};
+      if (s->lastTid == 0) return Error{errors::kNotStopped, "the program is not stopped", true};
       auto regs = s->engine->registers(s->lastTid).get();
       if (!regs) return regs.takeError();
       auto made = sym::makeTopFrameContext(s->modules, *regs, s->engine->memory());
@@ -143,10 +144,10 @@ std::future<Result<DataTarget>> NativeDebugger::dataTargetOfVariable(int ref, st
   return s->onEngine<DataTarget>([s, ref, name]() -> Result<DataTarget> {
     auto it = s->handles.find(ref);
     if (it == s->handles.end())
-      return Error{1, "variables reference " + std::to_string(ref) + " is unknown or from an earlier stop", true};
+      return Error{errors::kUnknownReference, "variables reference " + std::to_string(ref) + " is unknown or from an earlier stop", true};
     VariableHandle handle = it->second;
     if (handle.kind == VariableHandle::Kind::Registers)
-      return Error{1, "registers cannot be watched; watch a variable in memory", true};
+      return Error{errors::kBadWatchpoint, "registers cannot be watched; watch a variable in memory", true};
     auto frame = s->frameContext(handle.frameId);
     if (!frame) return frame.takeError();
     std::vector<sym::Value> candidates;
@@ -169,10 +170,10 @@ std::future<Result<DataTarget>> NativeDebugger::dataTargetOfVariable(int ref, st
         }
       }
       if (v.location.kind != sym::ValueLocation::Kind::Memory)
-        return Error{1, "'" + name + "' is not in memory (a register or optimized out); it cannot be watched", true};
+        return Error{errors::kBadWatchpoint, "'" + name + "' is not in memory (a register or optimized out); it cannot be watched", true};
       auto size = sym::typeSize(v.type);
       if (!size || (*size != 1 && *size != 2 && *size != 4 && *size != 8))
-        return Error{1, "'" + name + "' is not 1, 2, 4 or 8 bytes long; watch one of its members", true};
+        return Error{errors::kBadWatchpoint, "'" + name + "' is not 1, 2, 4 or 8 bytes long; watch one of its members", true};
       DataTarget t;
       t.address = v.location.address;
       t.size = static_cast<std::uint32_t>(*size);
@@ -180,7 +181,7 @@ std::future<Result<DataTarget>> NativeDebugger::dataTargetOfVariable(int ref, st
       t.description = t.name;
       return t;
     }
-    return Error{1, "no variable named '" + name + "' here", true};
+    return Error{errors::kUnknownName, "no variable named '" + name + "' here", true};
   }, std::move(done));
 }
 
@@ -193,21 +194,11 @@ std::future<Result<void>> NativeDebugger::setStopSignals(std::vector<int> signal
   }, std::move(done));
 }
 
-ModuleEntry entryOf(const sym::Module& m) {
-  ModuleEntry e;
-  e.path = m.object.path;
-  e.name = m.name();
-  e.low = m.low;
-  e.high = m.high;
-  e.hasDebugInfo = m.symbols && m.symbols->hasDebugInfo();
-  return e;
-}
-
 std::future<Result<std::vector<ModuleEntry>>> NativeDebugger::modules(Done<std::vector<ModuleEntry>> done) {
   State* s = state_.get();
   return s->onEngine<std::vector<ModuleEntry>>([s]() -> Result<std::vector<ModuleEntry>> {
     std::vector<ModuleEntry> out;
-    for (const auto& m : s->modules.modules()) out.push_back(entryOf(m));
+    for (const auto& m : s->modules.modules()) out.push_back(toModuleEntry(m));
     return out;
   }, std::move(done));
 }

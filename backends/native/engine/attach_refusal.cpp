@@ -125,15 +125,15 @@ std::string credentialsText(pid_t pid) {
 
 Error attachError(pid_t pid, int err) {
   std::string what = "attach to process " + std::to_string(pid);
-  if (err == ESRCH) return Error{1, what + ": no such process", true};
-  if (err != EPERM) return errnoError(what, err);
+  if (err == ESRCH) return Error{errors::kNoSuchProcess, what + ": no such process", true};
+  if (err != EPERM) return errnoError(errors::kAttachRefused, what, err);
   what += ": Operation not permitted: ";
-  if (std::string t = tracerText(pid); !t.empty()) return Error{1, what + t, true};
+  if (std::string t = tracerText(pid); !t.empty()) return Error{errors::kAttachRefused, what + t, true};
   bool capable = weHaveCapSysPtrace();
-  if (std::string t = yamaText(capable); !t.empty()) return Error{1, what + t, true};
+  if (std::string t = yamaText(capable); !t.empty()) return Error{errors::kAttachRefused, what + t, true};
   if (!capable)
-    if (std::string t = credentialsText(pid); !t.empty()) return Error{1, what + t, true};
-  return Error{1, what + "the ids and capabilities allow it, so a security module (SELinux, AppArmor) or a "
+    if (std::string t = credentialsText(pid); !t.empty()) return Error{errors::kAttachRefused, what + t, true};
+  return Error{errors::kAttachRefused, what + "the ids and capabilities allow it, so a security module (SELinux, AppArmor) or a "
                          "seccomp filter forbids ptrace here",
                true};
 }

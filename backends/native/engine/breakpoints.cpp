@@ -22,7 +22,7 @@ Result<BreakpointSite*> Engine::Impl::acquireSite(std::uint64_t address) {
   if (it != proc->sites.end()) return &it->second;
   std::uint8_t original = 0;
   if (auto r = readRaw(address, &original, 1); !r)
-    return Error{1, "breakpoint at " + hexAddress(address) + ": " + r.error().message, true};
+    return Error{r.error().id, "breakpoint at " + hexAddress(address) + ": " + r.error().message, true};
   BreakpointSite& site = proc->sites[address];
   site.address = address;
   site.original = original;
@@ -35,11 +35,11 @@ Result<void> Engine::Impl::syncSite(std::uint64_t address) {
   BreakpointSite& site = it->second;
   if (site.wanted() && !site.inserted) {
     if (auto r = writeRaw(address, &kInt3, 1); !r)
-      return Error{1, "insert breakpoint at " + hexAddress(address) + ": " + r.error().message, true};
+      return Error{r.error().id, "insert breakpoint at " + hexAddress(address) + ": " + r.error().message, true};
     site.inserted = true;
   } else if (!site.wanted() && site.inserted) {
     if (auto r = writeRaw(address, &site.original, 1); !r)
-      return Error{1, "remove breakpoint at " + hexAddress(address) + ": " + r.error().message, true};
+      return Error{r.error().id, "remove breakpoint at " + hexAddress(address) + ": " + r.error().message, true};
     site.inserted = false;
   }
   if (!site.wanted()) proc->sites.erase(it);
@@ -74,7 +74,7 @@ Result<BreakpointId> Engine::Impl::doAddBreakpoint(std::uint64_t address, const 
 Result<void> Engine::Impl::doRemoveBreakpoint(BreakpointId id) {
   return withStopped([&]() -> Result<void> {
     auto it = proc->breakpoints.find(id);
-    if (it == proc->breakpoints.end()) return Error{1, "no breakpoint " + std::to_string(id), true};
+    if (it == proc->breakpoints.end()) return Error{errors::kNoSuchBreakpoint, "no breakpoint " + std::to_string(id), true};
     std::uint64_t address = it->second.address;
     proc->breakpoints.erase(it);
     if (auto site = proc->sites.find(address); site != proc->sites.end()) std::erase(site->second.users, id);
@@ -85,7 +85,7 @@ Result<void> Engine::Impl::doRemoveBreakpoint(BreakpointId id) {
 Result<void> Engine::Impl::doEnableBreakpoint(BreakpointId id, bool enabled) {
   return withStopped([&]() -> Result<void> {
     auto it = proc->breakpoints.find(id);
-    if (it == proc->breakpoints.end()) return Error{1, "no breakpoint " + std::to_string(id), true};
+    if (it == proc->breakpoints.end()) return Error{errors::kNoSuchBreakpoint, "no breakpoint " + std::to_string(id), true};
     UserBreakpoint& bp = it->second;
     if (bp.enabled == enabled) return {};
     auto site = acquireSite(bp.address);
@@ -106,7 +106,7 @@ Outcome Engine::Impl::onTrap(Thread& thread) {
   if (it == proc->sites.end() || !it->second.inserted) {
     // An int3 the program itself contains: stop as gdb does, but deliver nothing (SIGTRAP
     // would kill it).
-    StopEvent ev = stopOf(StopReason::Exception);
+    EngineStop ev = stopOf(EngineStopReason::Exception);
     ev.signal.signo = SIGTRAP;
     ev.signal.code = SI_KERNEL;
     ev.signal.description = "SIGTRAP: breakpoint instruction in the program at " + hexAddress(pc);
@@ -121,7 +121,7 @@ Outcome Engine::Impl::onTrap(Thread& thread) {
     proc->rendezvousTid = thread.tid;
   }
 
-  StopEvent ev = stopOf(StopReason::Breakpoint);
+  EngineStop ev = stopOf(EngineStopReason::Breakpoint);
   if (!site.users.empty()) {
     ThreadRegisters snapshot;
     snapshot.tid = thread.tid;
@@ -153,7 +153,7 @@ Outcome Engine::Impl::onTrap(Thread& thread) {
       proc->rangeResume = true;  // a call stepped over by stepRange is back: step on
       return Outcome::StepOver;
     }
-    ev.reason = StopReason::StepOut;
+    ev.reason = EngineStopReason::StepOut;
   } else if (ev.breakpoints.empty()) {
     return Outcome::StepOver;
   }
@@ -292,7 +292,7 @@ void Engine::Impl::cancelStepOut() {
 Result<void> Engine::Impl::doStepOut(pid_t tid, std::optional<ReturnTarget> target) {
   if (auto r = requireStopped(); !r) return r;
   Thread* t = findThread(tid);
-  if (!t) return Error{1, "step out: no thread " + std::to_string(tid), true};
+  if (!t) return Error{errors::kNoSuchThread, "step out: no thread " + std::to_string(tid), true};
   auto rr = regs(*t);
   if (!rr) return rr.takeError();
   const user_regs_struct g = **rr;

@@ -8,17 +8,17 @@
 
 namespace strata::native::engine {
 
-const char* reasonName(StopReason reason) {
+const char* reasonName(EngineStopReason reason) {
   switch (reason) {
-    case StopReason::Entry: return "entry";
-    case StopReason::Attach: return "attach";
-    case StopReason::Breakpoint: return "breakpoint";
-    case StopReason::Step: return "step";
-    case StopReason::StepOut: return "step out";
-    case StopReason::Watchpoint: return "watchpoint";
-    case StopReason::Exception: return "exception";
-    case StopReason::Pause: return "pause";
-    case StopReason::Exec: return "exec";
+    case EngineStopReason::Entry: return "entry";
+    case EngineStopReason::Attach: return "attach";
+    case EngineStopReason::Breakpoint: return "breakpoint";
+    case EngineStopReason::Step: return "step";
+    case EngineStopReason::StepOut: return "step out";
+    case EngineStopReason::Watchpoint: return "watchpoint";
+    case EngineStopReason::Exception: return "exception";
+    case EngineStopReason::Pause: return "pause";
+    case EngineStopReason::Exec: return "exec";
   }
   return "unknown";
 }
@@ -29,7 +29,7 @@ const char* reasonName(StopReason reason) {
 // queued in the kernel until reaped).
 static Result<pid_t> forkWaker() {
   pid_t child = fork();
-  if (child < 0) return errnoError("fork the engine's wake-up process");
+  if (child < 0) return errnoError(errors::kSystemCallFailed, "fork the engine's wake-up process");
   if (child == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);  // dies with the engine thread
     close_range(3, ~0u, 0);            // holds no pipe of the adapter open
@@ -117,7 +117,7 @@ void Engine::stop() {
   impl_->worker.join();
   // The wake-up child died with the engine thread; its pid may be anyone's now.
   impl_->waker = -1;
-  impl_->startError = Error{1, "the native engine has stopped", true};
+  impl_->startError = Error{errors::kEngineStopped, "the native engine has stopped", true};
   impl_->started = false;
 }
 
@@ -201,13 +201,13 @@ std::future<Result<void>> Engine::setRegisters(const ThreadRegisters& registers)
   return impl_->call<void>([this, registers]() { return impl_->doSetRegisters(registers); });
 }
 
-std::future<Result<std::vector<ThreadInfo>>> Engine::threads() {
-  return impl_->call<std::vector<ThreadInfo>>([this]() { return impl_->doThreads(); });
+std::future<Result<std::vector<ThreadEntry>>> Engine::threads() {
+  return impl_->call<std::vector<ThreadEntry>>([this]() { return impl_->doThreads(); });
 }
 
 std::future<Result<std::vector<LoadedObject>>> Engine::loadedObjects() {
   return impl_->call<std::vector<LoadedObject>>([this]() -> Result<std::vector<LoadedObject>> {
-    if (!impl_->proc) return Error{1, "no process is being debugged", true};
+    if (!impl_->proc) return Error{errors::kNoProcess, "no process is being debugged", true};
     return impl_->proc->objects;
   });
 }

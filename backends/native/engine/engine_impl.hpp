@@ -52,7 +52,7 @@ struct Thread {
   bool exiting = false;            // in PTRACE_EVENT_EXIT stop
   int injectSignal = 0;            // delivered on the next resume
   std::uint64_t atSite = 0;        // pc rewound onto this site by a hit: step over it first
-  std::optional<StopEvent> pending;  // a stop not reported yet
+  std::optional<EngineStop> pending;  // a stop not reported yet
   std::uint64_t pendingSeq = 0;
   bool regsValid = false;
   bool regsDirty = false;  // cache changed by the engine, not yet written to the thread
@@ -135,7 +135,7 @@ struct Engine::Impl {
   std::set<pid_t> detachedChildren;  // launched then detached: still ours to reap
   std::set<pid_t> forkedChildren;    // fork children stopped before their parent's event
   BreakpointId nextBreakpointId = 1;
-  Error startError;
+  Error startError{errors::kEngineStopped, "the native engine has not started", true};
   std::atomic<bool> started{false};
 
   bool onEngineThread() const { return std::this_thread::get_id() == workerId; }
@@ -174,7 +174,7 @@ struct Engine::Impl {
   Result<void> doStepInstruction(pid_t tid);
   Result<ThreadRegisters> doGetRegisters(pid_t tid);
   Result<void> doSetRegisters(const ThreadRegisters& registers);
-  Result<std::vector<ThreadInfo>> doThreads();
+  Result<std::vector<ThreadEntry>> doThreads();
   Result<void> requireStopped() const;
   void dispatch(pid_t tid, int status);
   bool isOurThread(pid_t pid, pid_t tid);
@@ -188,7 +188,7 @@ struct Engine::Impl {
   Result<void> continueThread(Thread& thread, int signal);
   Result<Outcome> singleStep(Thread& thread);
   Thread* findThread(pid_t tid);
-  void queueStop(Thread& thread, StopEvent event);
+  void queueStop(Thread& thread, EngineStop event);
   template <class F>
   Result<void> withStopped(F&& body);
   Result<user_regs_struct*> regs(Thread& thread);
@@ -234,8 +234,8 @@ struct Engine::Impl {
   Result<void> onRendezvous();
 };
 
-inline StopEvent stopOf(StopReason reason) {
-  StopEvent ev;
+inline EngineStop stopOf(EngineStopReason reason) {
+  EngineStop ev;
   ev.reason = reason;
   return ev;
 }
@@ -251,7 +251,7 @@ Error attachError(pid_t pid, int err);
 
 template <class F>
 Result<void> Engine::Impl::withStopped(F&& body) {
-  if (!proc) return Error{1, "no process is being debugged", true};
+  if (!proc) return Error{errors::kNoProcess, "no process is being debugged", true};
   bool wasRunning = proc->running && quiesced == 0;
   if (wasRunning) {
     if (auto r = stopAll(); !r) return r;

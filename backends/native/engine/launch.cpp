@@ -25,9 +25,10 @@ constexpr long kAttachOptions =
 constexpr long kLaunchOptions = kAttachOptions | PTRACE_O_EXITKILL;
 
 Result<std::string> resolveProgram(const std::string& program) {
-  if (program.empty()) return Error{1, "launch: no program given", true};
+  if (program.empty()) return Error{errors::kProgramNotFound, "launch: no program given", true};
   if (program.find('/') != std::string::npos) {
-    if (access(program.c_str(), X_OK) != 0) return errnoError("launch " + program);
+    if (access(program.c_str(), X_OK) != 0)
+      return errnoError(errno == ENOENT ? errors::kProgramNotFound : errors::kProgramNotExecutable, "launch " + program);
     return program;
   }
   const char* path = std::getenv("PATH");
@@ -37,7 +38,7 @@ Result<std::string> resolveProgram(const std::string& program) {
     std::string candidate = (dir.empty() ? "." : dir) + "/" + program;
     if (access(candidate.c_str(), X_OK) == 0) return candidate;
   }
-  return Error{1, "launch " + program + ": not found in PATH", true};
+  return Error{errors::kProgramNotFound, "launch " + program + ": not found in PATH", true};
 }
 
 std::vector<pid_t> listTasks(pid_t pid) {
@@ -55,7 +56,7 @@ std::vector<pid_t> listTasks(pid_t pid) {
 }  // namespace
 
 Result<pid_t> Engine::Impl::doLaunch(const LaunchOptions& options) {
-  if (proc) return Error{1, "launch: a process is already being debugged", true};
+  if (proc) return Error{errors::kAlreadyDebugging, "launch: a process is already being debugged", true};
   auto path = resolveProgram(options.program);
   if (!path) return path.takeError();
 
@@ -76,19 +77,19 @@ Result<pid_t> Engine::Impl::doLaunch(const LaunchOptions& options) {
 
   int handshake[2];
   int failure[2];
-  if (pipe2(handshake, O_CLOEXEC) != 0) return errnoError("launch: pipe");
+  if (pipe2(handshake, O_CLOEXEC) != 0) return errnoError(errors::kSystemCallFailed, "launch: pipe");
   if (pipe2(failure, O_CLOEXEC) != 0) {
     int err = errno;
     close(handshake[0]);
     close(handshake[1]);
-    return errnoError("launch: pipe", err);
+    return errnoError(errors::kSystemCallFailed, "launch: pipe", err);
   }
 
   pid_t child = fork();
   if (child < 0) {
     int err = errno;
     for (int fd : {handshake[0], handshake[1], failure[0], failure[1]}) close(fd);
-    return errnoError("launch: fork", err);
+    return errnoError(errors::kSystemCallFailed, "launch: fork", err);
   }
   if (child == 0) {
     auto fail = [&](int stage) {
@@ -138,8 +139,8 @@ Result<pid_t> Engine::Impl::doLaunch(const LaunchOptions& options) {
     return error;
   };
   if (ptrace(PTRACE_SEIZE, child, nullptr, kLaunchOptions) != 0)
-    return abandon(errnoError("launch " + *path + ": PTRACE_SEIZE"));
-  if (write(go, "g", 1) != 1) return abandon(errnoError("launch " + *path + ": handshake"));
+    return abandon(errnoError(errors::kPtraceFailed, "launch " + *path + ": PTRACE_SEIZE"));
+  if (write(go, "g", 1) != 1) return abandon(errnoError(errors::kSystemCallFailed, "launch " + *path + ": handshake"));
   closeOnce(go);
 
   for (;;) {
@@ -147,7 +148,7 @@ Result<pid_t> Engine::Impl::doLaunch(const LaunchOptions& options) {
     pid_t p = waitpid(child, &status, __WALL);
     if (p < 0) {
       if (errno == EINTR) continue;
-      return abandon(errnoError("launch " + *path + ": waitpid"));
+      return abandon(errnoError(errors::kPtraceFailed, "launch " + *path + ": waitpid"));
     }
     if (WIFSTOPPED(status) && (status >> 16) == PTRACE_EVENT_EXEC) break;
     if (WIFEXITED(status) || WIFSIGNALED(status)) {
@@ -159,14 +160,14 @@ Result<pid_t> Engine::Impl::doLaunch(const LaunchOptions& options) {
                             : report[0] == 2 ? "redirect output"
                             : report[0] == 3 ? "chdir to " + options.cwd
                                              : "execve";
-        return errnoError("launch " + *path + ": " + stage, report[1]);
+        return errnoError(errors::kStartFailed, "launch " + *path + ": " + stage, report[1]);
       }
-      return Error{1, "launch " + *path + ": the process ended before it started", true};
+      return Error{errors::kStartFailed, "launch " + *path + ": the process ended before it started", true};
     }
     // Exit stops of a failed exec, stray stops: let it go on towards exec or exit.
     int sig = (WIFSTOPPED(status) && (status >> 16) == 0 && WSTOPSIG(status) != SIGSTOP) ? WSTOPSIG(status) : 0;
     if (ptrace(PTRACE_CONT, child, nullptr, sig) != 0 && errno != ESRCH)
-      return abandon(errnoError("launch " + *path + ": PTRACE_CONT"));
+      return abandon(errnoError(errors::kPtraceFailed, "launch " + *path + ": PTRACE_CONT"));
   }
   closeOnce(failed);
 
@@ -185,8 +186,8 @@ Result<pid_t> Engine::Impl::doLaunch(const LaunchOptions& options) {
     (void)doKill();
     return r.takeError();
   }
-  if (!proc) return Error{1, "launch " + *path + ": the process ended during start-up", true};
-  queueStop(proc->threads[child], stopOf(StopReason::Entry));
+  if (!proc) return Error{errors::kStartFailed, "launch " + *path + ": the process ended during start-up", true};
+  queueStop(proc->threads[child], stopOf(EngineStopReason::Entry));
   reportStop(proc->threads[child]);
   return child;
 }
@@ -217,9 +218,9 @@ Result<void> Engine::Impl::seizeAll(pid_t pid) {
 }
 
 Result<void> Engine::Impl::doAttach(pid_t pid) {
-  if (proc) return Error{1, "attach: a process is already being debugged", true};
-  if (pid <= 0) return Error{1, "attach: invalid process id " + std::to_string(pid), true};
-  if (pid == getpid()) return Error{1, "attach: cannot debug the debugger itself", true};
+  if (proc) return Error{errors::kAlreadyDebugging, "attach: a process is already being debugged", true};
+  if (pid <= 0) return Error{errors::kBadProcessId, "attach: invalid process id " + std::to_string(pid), true};
+  if (pid == getpid()) return Error{errors::kAttachToSelf, "attach: cannot debug the debugger itself", true};
   struct stat st;
   if (stat(("/proc/" + std::to_string(pid)).c_str(), &st) != 0) return attachError(pid, ESRCH);
 
@@ -235,7 +236,7 @@ Result<void> Engine::Impl::doAttach(pid_t pid) {
     (void)doDetach();
     return r;
   }
-  if (!proc) return Error{1, "attach to process " + std::to_string(pid) + ": it exited during attach", true};
+  if (!proc) return Error{errors::kNoSuchProcess, "attach to process " + std::to_string(pid) + ": it exited during attach", true};
   if (auto r = openMemory(); !r) {
     (void)doDetach();
     return r;
@@ -244,10 +245,10 @@ Result<void> Engine::Impl::doAttach(pid_t pid) {
     (void)doDetach();
     return r;
   }
-  if (!proc) return Error{1, "attach to process " + std::to_string(pid) + ": it exited during attach", true};
+  if (!proc) return Error{errors::kNoSuchProcess, "attach to process " + std::to_string(pid) + ": it exited during attach", true};
   Thread* leader = findThread(pid);
   if (!leader) leader = &proc->threads.begin()->second;
-  queueStop(*leader, stopOf(StopReason::Attach));
+  queueStop(*leader, stopOf(EngineStopReason::Attach));
   reportStop(*leader);
   return {};
 }

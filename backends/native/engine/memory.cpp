@@ -23,13 +23,13 @@ std::string where(std::uint64_t address, std::size_t size) {
 Result<void> Engine::Impl::openMemory() {
   std::string path = "/proc/" + std::to_string(proc->pid) + "/mem";
   int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
-  if (fd < 0) return errnoError("open " + path);
+  if (fd < 0) return errnoError(errors::kMemoryUnreadable, "open " + path);
   proc->memFd = fd;
   return {};
 }
 
 Result<void> Engine::Impl::readRaw(std::uint64_t address, void* buffer, std::size_t size) {
-  if (!proc) return Error{1, "read memory: no process is being debugged", true};
+  if (!proc) return Error{errors::kNoProcess, "read memory: no process is being debugged", true};
   if (size == 0) return {};
   iovec local{buffer, size};
   iovec remote{reinterpret_cast<void*>(address), size};
@@ -42,23 +42,23 @@ Result<void> Engine::Impl::readRaw(std::uint64_t address, void* buffer, std::siz
   while (done < size) {
     ssize_t m = pread(proc->memFd, out + done, size - done, static_cast<off_t>(address + done));
     if (m < 0 && errno == EINTR) continue;
-    if (m < 0) return errnoError("read memory, " + where(address + done, size - done));
-    if (m == 0) return Error{1, "read memory, " + where(address + done, size - done) + ": not mapped", true};
+    if (m < 0) return errnoError(errors::kMemoryUnreadable, "read memory, " + where(address + done, size - done));
+    if (m == 0) return Error{errors::kMemoryUnreadable, "read memory, " + where(address + done, size - done) + ": not mapped", true};
     done += static_cast<std::size_t>(m);
   }
   return {};
 }
 
 Result<void> Engine::Impl::writeRaw(std::uint64_t address, const void* buffer, std::size_t size) {
-  if (!proc) return Error{1, "write memory: no process is being debugged", true};
+  if (!proc) return Error{errors::kNoProcess, "write memory: no process is being debugged", true};
   const auto* in = static_cast<const char*>(buffer);
   std::size_t done = 0;
   // /proc/PID/mem writes even read-only text (as ptrace does), in one call.
   while (done < size) {
     ssize_t m = pwrite(proc->memFd, in + done, size - done, static_cast<off_t>(address + done));
     if (m < 0 && errno == EINTR) continue;
-    if (m < 0) return errnoError("write memory, " + where(address + done, size - done));
-    if (m == 0) return Error{1, "write memory, " + where(address + done, size - done) + ": not mapped", true};
+    if (m < 0) return errnoError(errors::kMemoryUnwritable, "write memory, " + where(address + done, size - done));
+    if (m == 0) return Error{errors::kMemoryUnwritable, "write memory, " + where(address + done, size - done) + ": not mapped", true};
     done += static_cast<std::size_t>(m);
   }
   return {};
@@ -73,7 +73,7 @@ Result<void> Engine::Impl::readMemory(std::uint64_t address, void* buffer, std::
 }
 
 Result<void> Engine::Impl::writeMemory(std::uint64_t address, const void* buffer, std::size_t size) {
-  if (!proc) return Error{1, "write memory: no process is being debugged", true};
+  if (!proc) return Error{errors::kNoProcess, "write memory: no process is being debugged", true};
   auto first = proc->sites.lower_bound(address);
   if (first == proc->sites.end() || first->first >= address + size) return writeRaw(address, buffer, size);
   // A write over a breakpoint changes what the breakpoint restores, and keeps the int3.

@@ -39,15 +39,15 @@ Thread* Engine::Impl::findThread(pid_t tid) {
 }
 
 Result<void> Engine::Impl::requireStopped() const {
-  if (!proc) return Error{1, "no process is being debugged", true};
-  if (proc->running && quiesced == 0) return Error{1, "the process is running; pause it first", true};
+  if (!proc) return Error{errors::kNoProcess, "no process is being debugged", true};
+  if (proc->running && quiesced == 0) return Error{errors::kProcessRunning, "the process is running; pause it first", true};
   return {};
 }
 
 Result<user_regs_struct*> Engine::Impl::regs(Thread& thread) {
   if (!thread.regsValid) {
     if (ptrace(PTRACE_GETREGS, thread.tid, nullptr, &thread.regs) != 0)
-      return errnoError("PTRACE_GETREGS thread " + std::to_string(thread.tid));
+      return errnoError(errors::kPtraceFailed, "PTRACE_GETREGS thread " + std::to_string(thread.tid));
     thread.regsValid = true;
   }
   return &thread.regs;
@@ -69,7 +69,7 @@ Result<void> Engine::Impl::flushRegs(Thread& thread) {
   thread.regsDirty = false;
   if (ptrace(PTRACE_SETREGS, thread.tid, nullptr, &thread.regs) != 0) {
     thread.regsValid = false;
-    return errnoError("PTRACE_SETREGS thread " + std::to_string(thread.tid));
+    return errnoError(errors::kPtraceFailed, "PTRACE_SETREGS thread " + std::to_string(thread.tid));
   }
   return {};
 }
@@ -79,7 +79,7 @@ void Engine::Impl::flushAllRegs() {
   for (auto& [tid, t] : proc->threads) (void)flushRegs(t);
 }
 
-void Engine::Impl::queueStop(Thread& thread, StopEvent event) {
+void Engine::Impl::queueStop(Thread& thread, EngineStop event) {
   event.tid = thread.tid;
   thread.pending = std::move(event);
   thread.pendingSeq = ++proc->stopSeq;
@@ -95,7 +95,7 @@ Result<void> Engine::Impl::continueThread(Thread& thread, int signal) {
       thread.stopped = false;
       return {};
     }
-    return errnoError("PTRACE_CONT thread " + std::to_string(thread.tid));
+    return errnoError(errors::kPtraceFailed, "PTRACE_CONT thread " + std::to_string(thread.tid));
   }
   thread.stopped = false;
   return {};
@@ -199,7 +199,7 @@ Outcome Engine::Impl::processEvent(pid_t tid, int status) {
       (void)openMemory();
       (void)initRendezvousAtExec();
       if (!proc) return Outcome::Gone;
-      queueStop(proc->threads[pid], stopOf(StopReason::Exec));
+      queueStop(proc->threads[pid], stopOf(EngineStopReason::Exec));
       return Outcome::Report;
     }
     default:
@@ -221,7 +221,7 @@ Outcome Engine::Impl::processEvent(pid_t tid, int status) {
   if (sig == SIGSTOP) return Outcome::Handled;  // never ours to deliver
   if (isFaultSignal(sig)) {
     siginfo_t info{};
-    StopEvent ev = stopOf(StopReason::Exception);
+    EngineStop ev = stopOf(EngineStopReason::Exception);
     ev.signal.signo = sig;
     if (ptrace(PTRACE_GETSIGINFO, tid, nullptr, &info) == 0) {
       ev.signal.code = info.si_code;
@@ -306,7 +306,7 @@ Result<void> Engine::Impl::stopAll() {
     if (t.stopped || t.awaitingFirstStop || t.interruptPending || t.exiting) continue;
     if (ptrace(PTRACE_INTERRUPT, tid, nullptr, nullptr) != 0) {
       if (errno == ESRCH) continue;  // exiting; its report will come
-      return errnoError("PTRACE_INTERRUPT thread " + std::to_string(tid));
+      return errnoError(errors::kPtraceFailed, "PTRACE_INTERRUPT thread " + std::to_string(tid));
     }
     t.interruptPending = true;
   }
@@ -323,7 +323,7 @@ Result<void> Engine::Impl::stopAll() {
     pid_t p = waitpid(-1, &status, __WALL | WUNTRACED | __WNOTHREAD);
     if (p < 0) {
       if (errno == EINTR) continue;
-      return errnoError("waitpid while stopping every thread");
+      return errnoError(errors::kPtraceFailed, "waitpid while stopping every thread");
     }
     if (p == waker) {
       if (WIFSTOPPED(status)) ::kill(waker, SIGCONT);
@@ -335,7 +335,7 @@ Result<void> Engine::Impl::stopAll() {
 }
 
 void Engine::Impl::reportStop(Thread& thread) {
-  StopEvent ev = std::move(*thread.pending);
+  EngineStop ev = std::move(*thread.pending);
   thread.pending.reset();
   proc->running = false;
   cancelStepOut();  // any stop ends a step-out or a range step, as in every debugger
@@ -355,7 +355,7 @@ void Engine::Impl::reportStop(Thread& thread) {
 }
 
 Result<void> Engine::Impl::resumeAll() {
-  if (!proc) return Error{1, "no process is being debugged", true};
+  if (!proc) return Error{errors::kNoProcess, "no process is being debugged", true};
   if (proc->rendezvousPending) {
     // Libraries are reported while everything is stopped, before any of their code runs.
     proc->rendezvousPending = false;
@@ -367,7 +367,7 @@ Result<void> Engine::Impl::resumeAll() {
     proc->pauseRequested = false;
     Thread* at = findThread(proc->rendezvousTid);
     if (!at) at = &proc->threads.begin()->second;
-    if (!at->pending) queueStop(*at, stopOf(StopReason::Pause));
+    if (!at->pending) queueStop(*at, stopOf(EngineStopReason::Pause));
   }
   if (proc->rangeResume) {
     proc->rangeResume = false;
@@ -382,7 +382,7 @@ Result<void> Engine::Impl::resumeAll() {
     for (auto& [tid, t] : proc->threads)
       if (t.stopped && t.pending && (!first || t.pendingSeq < first->pendingSeq)) first = &t;
     if (!first) break;
-    if (first->pending->reason == StopReason::Breakpoint) {
+    if (first->pending->reason == EngineStopReason::Breakpoint) {
       auto& ids = first->pending->breakpoints;
       std::erase_if(ids, [this](BreakpointId id) {
         auto it = proc->breakpoints.find(id);
@@ -438,14 +438,14 @@ Result<Outcome> Engine::Impl::singleStep(Thread& thread) {
     // with the breakpoint byte lifted.
     if (ptrace(PTRACE_SINGLESTEP, tid, nullptr, 0) != 0) {
       if (errno == ESRCH) return Outcome::Gone;
-      return errnoError("PTRACE_SINGLESTEP thread " + std::to_string(tid));
+      return errnoError(errors::kPtraceFailed, "PTRACE_SINGLESTEP thread " + std::to_string(tid));
     }
     t->stopped = false;
     int status = 0;
     pid_t p;
     while ((p = waitpid(tid, &status, __WALL)) < 0 && errno == EINTR) {
     }
-    if (p < 0) return errnoError("waitpid thread " + std::to_string(tid));
+    if (p < 0) return errnoError(errors::kPtraceFailed, "waitpid thread " + std::to_string(tid));
     int held = t->injectSignal;
     Outcome outcome = handleWait(tid, status);
     if (!proc) return Outcome::Gone;
@@ -463,7 +463,7 @@ Result<Outcome> Engine::Impl::singleStep(Thread& thread) {
 Result<void> Engine::Impl::doStepInstruction(pid_t tid) {
   if (auto r = requireStopped(); !r) return r;
   Thread* t = findThread(tid);
-  if (!t) return Error{1, "step: no thread " + std::to_string(tid), true};
+  if (!t) return Error{errors::kNoSuchThread, "step: no thread " + std::to_string(tid), true};
   auto pc = regs(*t);
   if (!pc) return pc.takeError();
   auto site = proc->sites.find((*pc)->rip);
@@ -472,13 +472,13 @@ Result<void> Engine::Impl::doStepInstruction(pid_t tid) {
   if (!proc) return {};
   t = findThread(tid);
   if (!t) return {};
-  if (*outcome != Outcome::Report) queueStop(*t, stopOf(StopReason::Step));
+  if (*outcome != Outcome::Report) queueStop(*t, stopOf(EngineStopReason::Step));
   reportStop(*t);
   return {};
 }
 
 Result<void> Engine::Impl::doPause() {
-  if (!proc) return Error{1, "pause: no process is being debugged", true};
+  if (!proc) return Error{errors::kNoProcess, "pause: no process is being debugged", true};
   if (quiesced > 0) {
     proc->pauseRequested = true;
     return {};
@@ -499,7 +499,7 @@ Result<void> Engine::Impl::doPause() {
           break;
         }
     if (!at) at = &proc->threads.begin()->second;
-    queueStop(*at, stopOf(StopReason::Pause));
+    queueStop(*at, stopOf(EngineStopReason::Pause));
   }
   if (proc->rendezvousPending) {
     proc->rendezvousPending = false;
@@ -512,7 +512,7 @@ Result<void> Engine::Impl::doPause() {
 }
 
 Result<void> Engine::Impl::doDetach() {
-  if (!proc) return Error{1, "detach: no process is being debugged", true};
+  if (!proc) return Error{errors::kNoProcess, "detach: no process is being debugged", true};
   if (proc->running) {
     if (auto r = stopAll(); !r) return r;
     if (!proc) return {};
@@ -524,7 +524,7 @@ Result<void> Engine::Impl::doDetach() {
   for (auto& [tid, t] : proc->threads) {
     // Signals the program was about to receive still reach it.
     if (ptrace(PTRACE_DETACH, tid, nullptr, t.injectSignal) != 0 && errno != ESRCH && result)
-      result = errnoError("PTRACE_DETACH thread " + std::to_string(tid));
+      result = errnoError(errors::kPtraceFailed, "PTRACE_DETACH thread " + std::to_string(tid));
   }
   if (proc->launched) detachedChildren.insert(proc->pid);
   if (proc->memFd >= 0) close(proc->memFd);
@@ -534,11 +534,11 @@ Result<void> Engine::Impl::doDetach() {
 }
 
 Result<void> Engine::Impl::doKill() {
-  if (!proc) return Error{1, "kill: no process is being debugged", true};
+  if (!proc) return Error{errors::kNoProcess, "kill: no process is being debugged", true};
   pid_t pid = proc->pid;
   proc->killing = true;
   // ESRCH: already dead, only its reports are left to collect.
-  if (::kill(pid, SIGKILL) != 0 && errno != ESRCH) return errnoError("kill process " + std::to_string(pid));
+  if (::kill(pid, SIGKILL) != 0 && errno != ESRCH) return errnoError(errors::kSignalFailed, "kill process " + std::to_string(pid));
   for (auto& [tid, t] : proc->threads)
     if (t.stopped) (void)continueThread(t, 0);
   while (proc && proc->pid == pid) {
@@ -546,7 +546,7 @@ Result<void> Engine::Impl::doKill() {
     pid_t p = waitpid(-1, &status, __WALL | WUNTRACED | __WNOTHREAD);
     if (p < 0) {
       if (errno == EINTR) continue;
-      return errnoError("waitpid for killed process " + std::to_string(pid));
+      return errnoError(errors::kPtraceFailed, "waitpid for killed process " + std::to_string(pid));
     }
     if (p == waker) {
       if (WIFSTOPPED(status)) ::kill(waker, SIGCONT);
@@ -560,25 +560,25 @@ Result<void> Engine::Impl::doKill() {
 Result<ThreadRegisters> Engine::Impl::doGetRegisters(pid_t tid) {
   if (auto r = requireStopped(); !r) return r.takeError();
   Thread* t = findThread(tid);
-  if (!t || !t->stopped) return Error{1, "registers: no stopped thread " + std::to_string(tid), true};
+  if (!t || !t->stopped) return Error{errors::kNoSuchThread, "registers: no stopped thread " + std::to_string(tid), true};
   auto gpr = regs(*t);
   if (!gpr) return gpr.takeError();
   ThreadRegisters out;
   out.tid = tid;
   out.gpr = **gpr;
   if (ptrace(PTRACE_GETFPREGS, tid, nullptr, &out.fpr) == 0) out.hasFpr = true;
-  else return errnoError("PTRACE_GETFPREGS thread " + std::to_string(tid));
+  else return errnoError(errors::kPtraceFailed, "PTRACE_GETFPREGS thread " + std::to_string(tid));
   return out;
 }
 
 Result<void> Engine::Impl::doSetRegisters(const ThreadRegisters& registers) {
   if (auto r = requireStopped(); !r) return r;
   Thread* t = findThread(registers.tid);
-  if (!t || !t->stopped) return Error{1, "registers: no stopped thread " + std::to_string(registers.tid), true};
+  if (!t || !t->stopped) return Error{errors::kNoSuchThread, "registers: no stopped thread " + std::to_string(registers.tid), true};
   user_regs_struct gpr = registers.gpr;
   if (ptrace(PTRACE_SETREGS, t->tid, nullptr, &gpr) != 0) {
     t->regsValid = false;
-    return errnoError("PTRACE_SETREGS thread " + std::to_string(t->tid));
+    return errnoError(errors::kPtraceFailed, "PTRACE_SETREGS thread " + std::to_string(t->tid));
   }
   t->regs = gpr;
   t->regsValid = true;
@@ -588,17 +588,17 @@ Result<void> Engine::Impl::doSetRegisters(const ThreadRegisters& registers) {
   if (registers.hasFpr) {
     user_fpregs_struct fpr = registers.fpr;
     if (ptrace(PTRACE_SETFPREGS, t->tid, nullptr, &fpr) != 0)
-      return errnoError("PTRACE_SETFPREGS thread " + std::to_string(t->tid));
+      return errnoError(errors::kPtraceFailed, "PTRACE_SETFPREGS thread " + std::to_string(t->tid));
   }
   return {};
 }
 
-Result<std::vector<ThreadInfo>> Engine::Impl::doThreads() {
-  if (!proc) return Error{1, "threads: no process is being debugged", true};
-  std::vector<ThreadInfo> out;
+Result<std::vector<ThreadEntry>> Engine::Impl::doThreads() {
+  if (!proc) return Error{errors::kNoProcess, "threads: no process is being debugged", true};
+  std::vector<ThreadEntry> out;
   for (auto& [tid, t] : proc->threads) {
     if (t.exiting && !t.stopped) continue;  // past its exit stop: only its death is left to report
-    ThreadInfo info{tid, {}};
+    ThreadEntry info{tid, {}};
     std::ifstream comm("/proc/" + std::to_string(proc->pid) + "/task/" + std::to_string(tid) + "/comm");
     std::getline(comm, info.name);
     out.push_back(std::move(info));

@@ -22,7 +22,7 @@ struct Auxv {
 Result<Auxv> readAuxv(pid_t pid) {
   std::string path = "/proc/" + std::to_string(pid) + "/auxv";
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errnoError("open " + path);
+  if (fd < 0) return errnoError(errors::kSystemCallFailed, "open " + path);
   Auxv aux;
   std::uint64_t pair[2];
   for (;;) {
@@ -35,7 +35,7 @@ Result<Auxv> readAuxv(pid_t pid) {
     if (pair[0] == AT_ENTRY) aux.entry = pair[1];
   }
   close(fd);
-  if (!aux.phdr) return Error{1, "read " + path + ": no AT_PHDR entry", true};
+  if (!aux.phdr) return Error{errors::kObjectUnreadable, "read " + path + ": no AT_PHDR entry", true};
   return aux;
 }
 
@@ -46,13 +46,13 @@ struct InterpFacts {
 };
 
 Result<InterpFacts> readInterp(const std::string& path) {
-  if (elf_version(EV_CURRENT) == EV_NONE) return Error{1, "libelf: version mismatch", true};
+  if (elf_version(EV_CURRENT) == EV_NONE) return Error{errors::kObjectUnreadable, "libelf: version mismatch", true};
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errnoError("open " + path);
+  if (fd < 0) return errnoError(errors::kObjectUnreadable, "open " + path);
   Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
   if (!elf) {
     close(fd);
-    return Error{1, "read " + path + ": " + elf_errmsg(-1), true};
+    return Error{errors::kObjectUnreadable, "read " + path + ": " + elf_errmsg(-1), true};
   }
   InterpFacts facts;
   std::size_t phnum = 0;

@@ -5,8 +5,8 @@ namespace strata::native::engine {
 
 Result<void> Engine::Impl::doStepRange(pid_t tid, std::uint64_t low, std::uint64_t high, bool overCalls) {
   if (auto r = requireStopped(); !r) return r;
-  if (!findThread(tid)) return Error{1, "step: no thread " + std::to_string(tid), true};
-  if (low >= high) return Error{1, "step: empty address range", true};
+  if (!findThread(tid)) return Error{errors::kNoSuchThread, "step: no thread " + std::to_string(tid), true};
+  if (low >= high) return Error{errors::kInternal, "step: empty address range", true};
   proc->range = RangePlan{tid, low, high, overCalls};
   return continueRange();
 }
@@ -68,7 +68,7 @@ Result<void> Engine::Impl::continueRange() {
         return resumeAll();
       }
     }
-    queueStop(*t, stopOf(StopReason::Step));
+    queueStop(*t, stopOf(EngineStopReason::Step));
     reportStop(*t);
     return {};
   }

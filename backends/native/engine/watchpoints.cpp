@@ -19,7 +19,7 @@ constexpr std::size_t debugRegOffset(int index) {
 
 Result<void> poke(pid_t tid, int index, std::uint64_t value) {
   if (ptrace(PTRACE_POKEUSER, tid, reinterpret_cast<void*>(debugRegOffset(index)), reinterpret_cast<void*>(value)) != 0)
-    return errnoError("PTRACE_POKEUSER DR" + std::to_string(index) + " thread " + std::to_string(tid));
+    return errnoError(errors::kPtraceFailed, "PTRACE_POKEUSER DR" + std::to_string(index) + " thread " + std::to_string(tid));
   return {};
 }
 
@@ -60,14 +60,14 @@ Result<void> Engine::Impl::clearDebugRegisters(pid_t tid) {
 
 Result<int> Engine::Impl::doAddWatchpoint(std::uint64_t address, int size, WatchKind kind) {
   if (size != 1 && size != 2 && size != 4 && size != 8)
-    return Error{1, "watchpoint: size must be 1, 2, 4 or 8 bytes, not " + std::to_string(size), true};
+    return Error{errors::kBadWatchpoint, "watchpoint: size must be 1, 2, 4 or 8 bytes, not " + std::to_string(size), true};
   if (address % static_cast<std::uint64_t>(size) != 0)
-    return Error{1, "watchpoint: the address must be aligned to its size (" + std::to_string(size) + " bytes)", true};
+    return Error{errors::kBadWatchpoint, "watchpoint: the address must be aligned to its size (" + std::to_string(size) + " bytes)", true};
   int slot = -1;
   auto r = withStopped([&]() -> Result<void> {
     for (int i = 0; i < 4 && slot < 0; ++i)
       if (!proc->watch[i].used) slot = i;
-    if (slot < 0) return Error{1, "watchpoint: all four hardware debug registers are in use", true};
+    if (slot < 0) return Error{errors::kNoFreeDebugRegister, "watchpoint: all four hardware debug registers are in use", true};
     proc->watch[slot] = Watchpoint{true, address, size, kind};
     for (auto& [tid, t] : proc->threads) {
       if (!t.stopped || t.exiting) continue;
@@ -85,9 +85,9 @@ Result<int> Engine::Impl::doAddWatchpoint(std::uint64_t address, int size, Watch
 }
 
 Result<void> Engine::Impl::doRemoveWatchpoint(int slot) {
-  if (slot < 0 || slot > 3) return Error{1, "watchpoint: no slot " + std::to_string(slot), true};
+  if (slot < 0 || slot > 3) return Error{errors::kBadWatchpoint, "watchpoint: no slot " + std::to_string(slot), true};
   return withStopped([&]() -> Result<void> {
-    if (!proc->watch[slot].used) return Error{1, "watchpoint: slot " + std::to_string(slot) + " is not in use", true};
+    if (!proc->watch[slot].used) return Error{errors::kBadWatchpoint, "watchpoint: slot " + std::to_string(slot) + " is not in use", true};
     proc->watch[slot] = Watchpoint{};
     Result<void> result;
     for (auto& [tid, t] : proc->threads)
@@ -104,7 +104,7 @@ Result<bool> hardwareWatchpointsWork() {
   if (cached) return *cached;
   static volatile long probe = 0;
   pid_t child = fork();
-  if (child < 0) return errnoError("watchpoint probe: fork");
+  if (child < 0) return errnoError(errors::kSystemCallFailed, "watchpoint probe: fork");
   if (child == 0) {
     if (ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) != 0) _exit(2);
     raise(SIGSTOP);
@@ -119,7 +119,7 @@ Result<bool> hardwareWatchpointsWork() {
     return st;
   };
   int status = reap(0);
-  if (!WIFSTOPPED(status)) return Error{1, "watchpoint probe: the child did not stop", true};
+  if (!WIFSTOPPED(status)) return Error{errors::kPtraceFailed, "watchpoint probe: the child did not stop", true};
   Watchpoint watch[4];
   watch[0] = Watchpoint{true, reinterpret_cast<std::uint64_t>(&probe), 8, WatchKind::Write};
   if (auto r = poke(child, 0, watch[0].address); !r) {
@@ -133,7 +133,7 @@ Result<bool> hardwareWatchpointsWork() {
   if (ptrace(PTRACE_CONT, child, nullptr, 0) != 0) {
     int err = errno;
     reap(SIGKILL);
-    return errnoError("watchpoint probe: PTRACE_CONT", err);
+    return errnoError(errors::kPtraceFailed, "watchpoint probe: PTRACE_CONT", err);
   }
   status = reap(0);
   bool trapped = WIFSTOPPED(status) && WSTOPSIG(status) == SIGTRAP;
@@ -152,7 +152,7 @@ bool Engine::Impl::onWatchTrap(Thread& thread) {
   (void)poke(thread.tid, 6, 0);  // DR6 bits are sticky
   for (int i = 0; i < 4; ++i) {
     if (!(dr6 & (1l << i)) || !proc->watch[i].used) continue;
-    StopEvent ev = stopOf(StopReason::Watchpoint);
+    EngineStop ev = stopOf(EngineStopReason::Watchpoint);
     ev.watchpointSlot = i;
     ev.watchAddress = proc->watch[i].address;
     queueStop(thread, std::move(ev));

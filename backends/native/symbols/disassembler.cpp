@@ -11,7 +11,7 @@ Result<std::unique_ptr<Disassembler>> Disassembler::create() {
   std::unique_ptr<Disassembler> self(new Disassembler());
   csh handle = 0;
   cs_err err = cs_open(CS_ARCH_X86, CS_MODE_64, &handle);
-  if (err != CS_ERR_OK) return Error{1, std::string("cs_open: ") + cs_strerror(err), true};
+  if (err != CS_ERR_OK) return Error{errors::kDisassemblerFailed, std::string("cs_open: ") + cs_strerror(err), true};
   self->handle_ = handle;
   return self;
 }
@@ -57,7 +57,7 @@ Result<std::vector<Instruction>> Disassembler::disassemble(MemoryAccess& memory,
                                                            std::uint64_t address, std::size_t count) {
   std::vector<Instruction> out;
   std::vector<std::uint8_t> code = readAvailable(memory, address, count * 15);  // 15: longest x86 instruction
-  if (code.empty()) return Error{1, "cannot read memory at " + detail::hexAddress(address), true};
+  if (code.empty()) return Error{errors::kMemoryUnreadable, "cannot read memory at " + detail::hexAddress(address), true};
   std::size_t offset = 0;
   while (out.size() < count && offset < code.size()) {
     cs_insn* insn = nullptr;

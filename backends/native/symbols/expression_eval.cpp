@@ -37,7 +37,7 @@ Result<Value> decay(Value v) {
   auto address = readPointer(v);
   if (!address) return address.takeError();
   Dwarf_Die referent;
-  if (!pointeeType(v.type, &referent)) return Error{1, "reference to an unknown type", true};
+  if (!pointeeType(v.type, &referent)) return Error{errors::kBadDebugInfo, "reference to an unknown type", true};
   Value r = memoryValue(v.frame, v.name, TypeRef::of(referent), *address);
   r.expression = v.expression;
   return r;
@@ -52,7 +52,7 @@ struct Number {
 };
 
 Result<Number> numberOf(const Value& v, const std::string& op) {
-  if (!isScalar(v.type)) return Error{1, "cannot apply '" + op + "' to " + typeName(v.type), true};
+  if (!isScalar(v.type)) return Error{errors::kBadOperation, "cannot apply '" + op + "' to " + typeName(v.type), true};
   Number n;
   n.bytes = static_cast<int>(typeSize(v.type).value_or(8));
   if (isFloating(v.type)) {
@@ -83,7 +83,7 @@ std::optional<std::string> stringOf(const Value& v) {
     auto len = memberOf(v, "_M_string_length");
     if (!p || !len) return std::nullopt;
     auto ptr = memberOf(*p, "_M_p");
-    auto a = ptr ? readPointer(*ptr) : Result<std::uint64_t>(Error{});
+    auto a = ptr ? readPointer(*ptr) : Result<std::uint64_t>(Error{errors::kBadDebugInfo, "a std::string without _M_p", false});
     auto n = readInteger(*len);
     if (!a || !n) return std::nullopt;
     std::string s(static_cast<std::size_t>(*n), '\0');
@@ -128,12 +128,12 @@ class Evaluator {
       case Kind::Binary: return binary(n);
       case Kind::Cast: return cast(n);
     }
-    return Error{1, "unsupported expression", true};
+    return Error{errors::kBadExpression, "unsupported expression", true};
   }
 
  private:
   Result<Value> name(const Node& n) {
-    if (!f_->symbols) return Error{1, "no symbol '" + n.text + "' in the current scope", true};
+    if (!f_->symbols) return Error{errors::kUnknownName, "no symbol '" + n.text + "' in the current scope", true};
     if (n.cachedFile != f_->symbols.get() || n.cachedPc != f_->pc) {
       auto r = resolveVariable(f_, n.text);
       if (!r) return r.takeError();
@@ -148,7 +148,7 @@ class Evaluator {
     auto v = eval(n);
     if (!v) return v;
     if (v->location.kind == ValueLocation::Kind::OptimizedOut)
-      return Error{1, "'" + (v->expression.empty() ? v->name : v->expression) + "' is optimized out", true};
+      return Error{errors::kOptimizedOut, "'" + (v->expression.empty() ? v->name : v->expression) + "' is optimized out", true};
     return decay(std::move(*v));
   }
 
@@ -167,16 +167,16 @@ class Evaluator {
         if (!deref) return deref;
         object = std::move(*deref);
       } else {
-        return Error{1, "cannot apply '->' to " + typeName(object->type), true};
+        return Error{errors::kBadOperation, "cannot apply '->' to " + typeName(object->type), true};
       }
     } else if (tag == DW_TAG_pointer_type) {
-      return Error{1, "cannot apply '.' to " + typeName(object->type) + " (use '->')", true};
+      return Error{errors::kBadOperation, "cannot apply '.' to " + typeName(object->type) + " (use '->')", true};
     }
     int t = tagOf(*object);
     if (t != DW_TAG_structure_type && t != DW_TAG_class_type && t != DW_TAG_union_type)
-      return Error{1, "cannot apply '" + op + "' to " + typeName(object->type), true};
+      return Error{errors::kBadOperation, "cannot apply '" + op + "' to " + typeName(object->type), true};
     auto m = memberOf(*object, n.text);
-    if (!m) return Error{1, "no member '" + n.text + "' in " + typeName(object->type), true};
+    if (!m) return Error{errors::kNoSuchMember, "no member '" + n.text + "' in " + typeName(object->type), true};
     return *m;
   }
 
@@ -184,29 +184,29 @@ class Evaluator {
     int tag = tagOf(v);
     Dwarf_Die pointee;
     if (tag == DW_TAG_pointer_type) {
-      if (!pointeeType(v.type, &pointee)) return Error{1, "cannot dereference a void pointer", true};
+      if (!pointeeType(v.type, &pointee)) return Error{errors::kBadOperation, "cannot dereference a void pointer", true};
       auto address = readPointer(v);
       if (!address) return address.takeError();
-      if (*address == 0) return Error{1, "null pointer dereference", true};
+      if (*address == 0) return Error{errors::kNullPointer, "null pointer dereference", true};
       return memoryValue(f_, "*" + v.name, TypeRef::of(pointee), *address);
     }
     if (tag == DW_TAG_array_type) return element(v, 0);
     if (auto view = stlView(v); view && view->payload &&
         (view->kind == StlView::Kind::UniquePtr || view->kind == StlView::Kind::SharedPtr))
       return *view->payload;
-    return Error{1, "cannot apply '*' to " + typeName(v.type), true};
+    return Error{errors::kBadOperation, "cannot apply '*' to " + typeName(v.type), true};
   }
 
   Result<Value> element(const Value& base, std::int64_t i) {
     if (auto view = stlView(base); view && view->kind == StlView::Kind::Vector) {
       if (i < 0 || static_cast<std::uint64_t>(i) >= view->size)
-        return Error{1, "index " + std::to_string(i) + " is out of range (size " + std::to_string(view->size) + ")", true};
+        return Error{errors::kIndexOutOfRange, "index " + std::to_string(i) + " is out of range (size " + std::to_string(view->size) + ")", true};
       return memoryValue(f_, "[" + std::to_string(i) + "]", TypeRef::of(view->elementType), view->first + i * view->elementSize);
     }
     int tag = tagOf(base);
     Dwarf_Die elem;
     if ((tag != DW_TAG_pointer_type && tag != DW_TAG_array_type) || !pointeeType(base.type, &elem))
-      return Error{1, "cannot index " + typeName(base.type), true};
+      return Error{errors::kBadOperation, "cannot index " + typeName(base.type), true};
     std::uint64_t size = typeSize(TypeRef::of(elem)).value_or(0);
     std::uint64_t address = 0;
     if (tag == DW_TAG_pointer_type) {
@@ -216,7 +216,7 @@ class Evaluator {
     } else if (base.location.kind == ValueLocation::Kind::Memory) {
       address = base.location.address;
     } else {
-      return Error{1, "cannot index an array that is not in memory", true};
+      return Error{errors::kBadOperation, "cannot index an array that is not in memory", true};
     }
     return memoryValue(f_, "[" + std::to_string(i) + "]", TypeRef::of(elem), address + i * size);
   }
@@ -233,10 +233,10 @@ class Evaluator {
       if (!entries) return entries.takeError();
       for (Value& e : *entries)
         if (e.name == wanted) return e;
-      return Error{1, "no key " + present(*idx).value + " in " + simplifyTypeName(typeName(base->type)), true};
+      return Error{errors::kIndexOutOfRange, "no key " + present(*idx).value + " in " + simplifyTypeName(typeName(base->type)), true};
     }
     auto i = numberOf(*idx, "[]");
-    if (!i || i->isFloat) return Error{1, "an index must be an integer", true};
+    if (!i || i->isFloat) return Error{errors::kBadOperation, "an index must be an integer", true};
     return element(*base, i->i);
   }
 
@@ -245,7 +245,7 @@ class Evaluator {
       auto v = eval(*n.a);
       if (!v) return v;
       if (v->location.kind != ValueLocation::Kind::Memory || v->bitSize != 0)
-        return Error{1, "cannot take the address of a value that is not in memory", true};
+        return Error{errors::kBadOperation, "cannot take the address of a value that is not in memory", true};
       return makeInteger(f_, static_cast<std::int64_t>(v->location.address), Builtin::Address);
     }
     auto v = operand(*n.a);
@@ -258,7 +258,7 @@ class Evaluator {
       if (num->isFloat) return makeDouble(f_, -num->d);
       return makeInteger(f_, -num->i, num->bytes >= 8 ? (num->isUnsigned ? Builtin::ULong : Builtin::Long) : Builtin::Int);
     }
-    if (num->isFloat) return Error{1, "cannot apply '~' to " + typeName(v->type), true};
+    if (num->isFloat) return Error{errors::kBadOperation, "cannot apply '~' to " + typeName(v->type), true};
     return makeInteger(f_, ~num->i, num->bytes >= 8 ? (num->isUnsigned ? Builtin::ULong : Builtin::Long) : Builtin::Int);
   }
 
@@ -280,7 +280,7 @@ class Evaluator {
       const Node& other = n.a->kind == Kind::String ? *n.b : *n.a;
       const std::string& literal = n.a->kind == Kind::String ? n.a->text : n.b->text;
       auto s = stringOf(n.a->kind == Kind::String ? *b : *a);
-      if (!s) return Error{1, "cannot compare " + typeName((other.kind == Kind::String ? *a : *b).type) + " with a string", true};
+      if (!s) return Error{errors::kBadOperation, "cannot compare " + typeName((other.kind == Kind::String ? *a : *b).type) + " with a string", true};
       return makeInteger(f_, (*s == literal) == (op == "=="), Builtin::Bool);
     }
     // Pointer arithmetic: p + n, p - n, p - q.
@@ -299,7 +299,7 @@ class Evaluator {
       Dwarf_Die elem;
       std::int64_t size = pointeeType(a->type, &elem) ? static_cast<std::int64_t>(typeSize(TypeRef::of(elem)).value_or(1)) : 1;
       auto p = readPointer(*a), q = readPointer(*b);
-      if (!p || !q) return Error{1, "cannot read a pointer", true};
+      if (!p || !q) return Error{errors::kMemoryUnreadable, "cannot read a pointer", true};
       return makeInteger(f_, (static_cast<std::int64_t>(*p) - static_cast<std::int64_t>(*q)) / (size ? size : 1), Builtin::Long);
     }
     auto x = numberOf(*a, op);
@@ -318,7 +318,7 @@ class Evaluator {
       if (op == "-") return makeDouble(f_, l - r);
       if (op == "*") return makeDouble(f_, l * r);
       if (op == "/") return makeDouble(f_, l / r);
-      return Error{1, "cannot apply '" + op + "' to " + typeName((x->isFloat ? *a : *b).type), true};
+      return Error{errors::kBadOperation, "cannot apply '" + op + "' to " + typeName((x->isFloat ? *a : *b).type), true};
     }
     Builtin type = integerResult(*x, *y);
     bool uns = type == Builtin::ULong;
@@ -338,7 +338,7 @@ class Evaluator {
       return makeInteger(f_, res, Builtin::Bool);
     }
     std::uint64_t ul = static_cast<std::uint64_t>(l), ur = static_cast<std::uint64_t>(r), res = 0;
-    if ((op == "/" || op == "%") && r == 0) return Error{1, "division by zero", true};
+    if ((op == "/" || op == "%") && r == 0) return Error{errors::kDivisionByZero, "division by zero", true};
     if (op == "+") res = ul + ur;
     else if (op == "-") res = ul - ur;
     else if (op == "*") res = ul * ur;
@@ -349,7 +349,7 @@ class Evaluator {
     else if (op == "^") res = ul ^ ur;
     else if (op == "<<") res = ul << (ur & 63);
     else if (op == ">>") res = uns ? ul >> (ur & 63) : static_cast<std::uint64_t>(l >> (r & 63));
-    else return Error{1, "unknown operator '" + op + "'", true};
+    else return Error{errors::kBadExpression, "unknown operator '" + op + "'", true};
     std::int64_t out = static_cast<std::int64_t>(res);
     if (type == Builtin::Int) out = static_cast<std::int32_t>(out);
     return makeInteger(f_, out, type);
@@ -383,7 +383,7 @@ class Evaluator {
   Result<bool> truth(const Node& n) {
     auto v = operand(n);
     if (!v) return v.takeError();
-    if (!isScalar(v->type)) return Error{1, "a condition must be a number or a pointer, not " + typeName(v->type), true};
+    if (!isScalar(v->type)) return Error{errors::kBadOperation, "a condition must be a number or a pointer, not " + typeName(v->type), true};
     auto num = numberOf(*v, "condition");
     if (!num) return num.takeError();
     return num->isFloat ? num->d != 0 : num->i != 0;
@@ -441,7 +441,7 @@ Result<LogMessage> LogMessage::parse(std::string_view text) {
       continue;
     }
     std::size_t close = text.find('}', i);
-    if (close == std::string_view::npos) return Error{1, "'{' without '}' at column " + std::to_string(i + 1), true};
+    if (close == std::string_view::npos) return Error{errors::kBadExpression, "'{' without '}' at column " + std::to_string(i + 1), true};
     auto e = Expression::parse(text.substr(i + 1, close - i - 1));
     if (!e) return e.takeError();
     m.parts_.push_back(Part{std::move(literal), std::make_shared<Expression>(std::move(*e))});
@@ -471,10 +471,10 @@ Result<DataBreakpointTarget> dataBreakpointInfo(std::string_view text, const std
   auto d = decay(std::move(*v));
   if (!d) return d.takeError();
   if (d->location.kind != ValueLocation::Kind::Memory || d->bitSize != 0)
-    return Error{1, "'" + std::string(text) + "' is not in memory; only values in memory can be watched", true};
+    return Error{errors::kBadWatchpoint, "'" + std::string(text) + "' is not in memory; only values in memory can be watched", true};
   auto size = typeSize(d->type).value_or(0);
   if (size != 1 && size != 2 && size != 4 && size != 8)
-    return Error{1, "'" + std::string(text) + "' is " + std::to_string(size) + " bytes; a data breakpoint watches 1, 2, 4 or 8 bytes", true};
+    return Error{errors::kBadWatchpoint, "'" + std::string(text) + "' is " + std::to_string(size) + " bytes; a data breakpoint watches 1, 2, 4 or 8 bytes", true};
   DataBreakpointTarget t;
   t.address = d->location.address;
   t.size = static_cast<std::uint32_t>(size);

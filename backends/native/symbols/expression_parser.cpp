@@ -21,7 +21,7 @@ struct Token {
 Result<char> unescape(std::string_view s, std::size_t& i) {
   char c = s[i++];
   if (c != '\\') return c;
-  if (i >= s.size()) return Error{1, "unterminated escape", true};
+  if (i >= s.size()) return Error{errors::kBadExpression, "unterminated escape", true};
   char e = s[i++];
   switch (e) {
     case 'n': return '\n';
@@ -31,7 +31,7 @@ Result<char> unescape(std::string_view s, std::size_t& i) {
     case '\\': return '\\';
     case '\'': return '\'';
     case '"': return '"';
-    default: return Error{1, std::string("unknown escape \\") + e, true};
+    default: return Error{errors::kBadExpression, std::string("unknown escape \\") + e, true};
   }
 }
 
@@ -70,11 +70,11 @@ Result<std::vector<Token>> tokenize(std::string_view s) {
       std::string value;
       while (j < s.size() && s[j] != c) {
         auto ch = unescape(s, j);
-        if (!ch) return Error{1, ch.error().message + " at column " + std::to_string(t.column), true};
+        if (!ch) return Error{ch.error().id, ch.error().message + " at column " + std::to_string(t.column), true};
         value += *ch;
       }
-      if (j >= s.size()) return Error{1, std::string("unterminated ") + (c == '"' ? "string" : "character") + " literal at column " + std::to_string(t.column), true};
-      if (c == '\'' && value.size() != 1) return Error{1, "a character literal holds one character (column " + std::to_string(t.column) + ")", true};
+      if (j >= s.size()) return Error{errors::kBadExpression, std::string("unterminated ") + (c == '"' ? "string" : "character") + " literal at column " + std::to_string(t.column), true};
+      if (c == '\'' && value.size() != 1) return Error{errors::kBadExpression, "a character literal holds one character (column " + std::to_string(t.column) + ")", true};
       t.kind = c == '"' ? Tok::String : Tok::Char;
       t.text = value;
       i = j + 1;
@@ -90,7 +90,7 @@ Result<std::vector<Token>> tokenize(std::string_view s) {
           break;
         }
       }
-      if (!matched) return Error{1, std::string("unexpected '") + c + "' at column " + std::to_string(t.column), true};
+      if (!matched) return Error{errors::kBadExpression, std::string("unexpected '") + c + "' at column " + std::to_string(t.column), true};
     }
     out.push_back(std::move(t));
   }
@@ -148,8 +148,8 @@ class Parser {
   bool isPunct(const char* p, std::size_t ahead = 0) const { return peek(ahead).kind == Tok::Punct && peek(ahead).text == p; }
   Error unexpected() const {
     const Token& t = peek();
-    if (t.kind == Tok::End) return Error{1, "unexpected end of expression", true};
-    return Error{1, "unexpected '" + t.text + "' at column " + std::to_string(t.column), true};
+    if (t.kind == Tok::End) return Error{errors::kBadExpression, "unexpected end of expression", true};
+    return Error{errors::kBadExpression, "unexpected '" + t.text + "' at column " + std::to_string(t.column), true};
   }
 
   static int precedence(const std::string& op) {
@@ -224,7 +224,7 @@ class Parser {
       if (isPunct(".") || isPunct("->")) {
         bool arrow = peek().text == "->";
         ++pos_;
-        if (peek().kind != Tok::Ident) return Error{1, std::string("expected a member name after '") + (arrow ? "->" : ".") + "'", true};
+        if (peek().kind != Tok::Ident) return Error{errors::kBadExpression, std::string("expected a member name after '") + (arrow ? "->" : ".") + "'", true};
         auto n = std::make_shared<Node>();
         n->kind = arrow ? Kind::Arrow : Kind::Member;
         n->text = peek().text;
@@ -235,7 +235,7 @@ class Parser {
         ++pos_;
         auto index = binary(0);
         if (!index) return index;
-        if (!isPunct("]")) return Error{1, "expected ']' at column " + std::to_string(peek().column), true};
+        if (!isPunct("]")) return Error{errors::kBadExpression, "expected ']' at column " + std::to_string(peek().column), true};
         ++pos_;
         auto n = std::make_shared<Node>();
         n->kind = Kind::Index;
@@ -272,7 +272,7 @@ class Parser {
           n->integer = static_cast<std::int64_t>(v);
           n->literalType = isUnsigned ? Builtin::ULong : (isLong || v > 0x7fffffffULL) ? Builtin::Long : Builtin::Int;
         }
-        if (*end != '\0') return Error{1, "malformed number '" + text + "' at column " + std::to_string(t.column), true};
+        if (*end != '\0') return Error{errors::kBadExpression, "malformed number '" + text + "' at column " + std::to_string(t.column), true};
         ++pos_;
         return n;
       }
@@ -304,7 +304,7 @@ class Parser {
           ++pos_;
           auto inner = binary(0);
           if (!inner) return inner;
-          if (!isPunct(")")) return Error{1, "expected ')' at column " + std::to_string(peek().column), true};
+          if (!isPunct(")")) return Error{errors::kBadExpression, "expected ')' at column " + std::to_string(peek().column), true};
           ++pos_;
           return inner;
         }
@@ -324,7 +324,7 @@ class Parser {
 Result<std::shared_ptr<Node>> parse(std::string_view text) {
   auto tokens = tokenize(text);
   if (!tokens) return tokens.takeError();
-  if (tokens->size() == 1) return Error{1, "empty expression", true};
+  if (tokens->size() == 1) return Error{errors::kBadExpression, "empty expression", true};
   return Parser(std::move(*tokens)).parseAll();
 }
 

@@ -344,7 +344,7 @@ Result<std::vector<FunctionInfo>> ObjectSymbols::functionsNamed(std::string_view
       }
     }
   }
-  if (out.empty()) return Error{1, "no function named '" + query + "' in " + path_, true};
+  if (out.empty()) return Error{errors::kNoSuchFunction, "no function named '" + query + "' in " + path_, true};
   std::sort(out.begin(), out.end(), [](const FunctionInfo& a, const FunctionInfo& b) { return a.entry < b.entry; });
   return out;
 }

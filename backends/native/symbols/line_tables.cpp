@@ -114,7 +114,7 @@ std::uint64_t ObjectSymbols::groupKeyOf(std::uint64_t address) {
 }
 
 Result<LineAddresses> ObjectSymbols::addressesForLine(std::string_view file, int line) {
-  if (!hasDebugInfo()) return Error{1, path_ + " has no debug information", true};
+  if (!hasDebugInfo()) return Error{errors::kNoDebugInfo, path_ + " has no debug information", true};
   std::vector<Dwarf_Off> cus = cusForFile(file);
   struct Hit {
     std::uint64_t address;
@@ -141,7 +141,7 @@ Result<LineAddresses> ObjectSymbols::addressesForLine(std::string_view file, int
     }
   }
   if (hits.empty())
-    return Error{1, "no code at or after line " + std::to_string(line) + " of " + std::string(file) + " in " + path_, true};
+    return Error{errors::kNoCodeAtLine, "no code at or after line " + std::to_string(line) + " of " + std::string(file) + " in " + path_, true};
   std::sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) { return a.address < b.address; });
   LineAddresses out;
   out.requestedLine = line;

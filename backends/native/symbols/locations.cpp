@@ -13,7 +13,7 @@ using detail::hexAddress;
 
 namespace {
 
-Error optimizedOut() { return Error{1, "<optimized out>", true}; }
+Error optimizedOut() { return Error{errors::kOptimizedOut, "<optimized out>", true}; }
 
 Result<std::uint64_t> frameBase(const FrameContext& f);
 
@@ -25,7 +25,7 @@ Result<ValueLocation> evaluateOps(const FrameContext& f, Dwarf_Attribute* attr, 
   ValueLocation current;  // set by reg/stack_value/implicit ops; else the stack top is an address
   bool haveCurrent = false;
   auto pop = [&]() -> Result<std::uint64_t> {
-    if (stack.empty()) return Error{1, "malformed DWARF expression (stack underflow)", true};
+    if (stack.empty()) return Error{errors::kBadDebugInfo, "malformed DWARF expression (stack underflow)", true};
     std::uint64_t v = stack.back();
     stack.pop_back();
     return v;
@@ -58,7 +58,7 @@ Result<ValueLocation> evaluateOps(const FrameContext& f, Dwarf_Attribute* attr, 
           Dwarf_Attribute result;
           Dwarf_Addr a = 0;
           if (dwarf_getlocation_attr(attr, &op, &result) != 0 || dwarf_formaddr(&result, &a) != 0)
-            return Error{1, detail::dwError("dwarf_getlocation_attr"), true};
+            return Error{errors::kBadDebugInfo, detail::dwError("dwarf_getlocation_attr"), true};
           stack.push_back(atom == DW_OP_addrx || atom == DW_OP_GNU_addr_index ? a + f.loadBias : a);
           break;
         }
@@ -79,7 +79,7 @@ Result<ValueLocation> evaluateOps(const FrameContext& f, Dwarf_Attribute* attr, 
           break;
         }
         case DW_OP_call_frame_cfa:
-          if (!f.cfa) return Error{1, "the frame's CFA is unknown", true};
+          if (!f.cfa) return Error{errors::kBadDebugInfo, "the frame's CFA is unknown", true};
           stack.push_back(*f.cfa);
           break;
         case DW_OP_const1u: case DW_OP_const2u: case DW_OP_const4u: case DW_OP_const8u: case DW_OP_constu:
@@ -87,7 +87,7 @@ Result<ValueLocation> evaluateOps(const FrameContext& f, Dwarf_Attribute* attr, 
           stack.push_back(op.number);
           break;
         case DW_OP_dup:
-          if (stack.empty()) return Error{1, "malformed DWARF expression", true};
+          if (stack.empty()) return Error{errors::kBadDebugInfo, "malformed DWARF expression", true};
           stack.push_back(stack.back());
           break;
         case DW_OP_drop:
@@ -147,7 +147,7 @@ Result<ValueLocation> evaluateOps(const FrameContext& f, Dwarf_Attribute* attr, 
         case DW_OP_implicit_value: {
           Dwarf_Block block;
           if (dwarf_getlocation_implicit_value(attr, &op, &block) != 0)
-            return Error{1, detail::dwError("dwarf_getlocation_implicit_value"), true};
+            return Error{errors::kBadDebugInfo, detail::dwError("dwarf_getlocation_implicit_value"), true};
           current = ValueLocation{ValueLocation::Kind::Literal, 0, -1, {block.data, block.data + block.length}};
           haveCurrent = true;
           break;
@@ -190,7 +190,7 @@ Result<ValueLocation> evaluateAttribute(const FrameContext& f, Dwarf_Attribute* 
   Dwarf_Op* expr = nullptr;
   std::size_t len = 0;
   int n = dwarf_getlocation_addr(attr, f.fileAddress(), &expr, &len, 1);
-  if (n < 0) return Error{1, detail::dwError("dwarf_getlocation_addr"), true};
+  if (n < 0) return Error{errors::kBadDebugInfo, detail::dwError("dwarf_getlocation_addr"), true};
   if (n == 0 || len == 0) return ValueLocation{};  // no location at this pc: optimized out
   return evaluateOps(f, attr, expr, len);
 }
@@ -201,7 +201,7 @@ Result<std::uint64_t> frameBase(const FrameContext& f) {
   Dwarf_Attribute attr;
   if (f.subprogramDie == 0 || dwarf_offdie(f.symbols->dwarf(), f.subprogramDie, &fn) == nullptr ||
       dwarf_attr(&fn, DW_AT_frame_base, &attr) == nullptr)
-    return Error{1, "the function has no frame base", true};
+    return Error{errors::kBadDebugInfo, "the function has no frame base", true};
   auto loc = evaluateAttribute(f, &attr);
   if (!loc) return loc.takeError();
   std::optional<std::uint64_t> base;
@@ -231,7 +231,7 @@ Result<ValueLocation> locationOf(const FrameContext& f, Dwarf_Die* variable) {
       lit.bytes.resize(8);
       std::memcpy(lit.bytes.data(), &s, 8);
     } else {
-      return Error{1, detail::dwError("DW_AT_const_value"), true};
+      return Error{errors::kBadDebugInfo, detail::dwError("DW_AT_const_value"), true};
     }
     return lit;
   }
@@ -264,7 +264,7 @@ Result<std::shared_ptr<const FrameContext>> makeTopFrameContext(const ModuleMap&
   ctx->pc = registers.gpr.rip;
   ctx->memory = &memory;
   const Module* m = modules.moduleFor(ctx->pc);
-  if (m == nullptr) return Error{1, "no module holds " + hexAddress(ctx->pc), true};
+  if (m == nullptr) return Error{errors::kNoDebugInfo, "no module holds " + hexAddress(ctx->pc), true};
   ctx->symbols = m->symbols;
   ctx->loadBias = m->object.loadBias;
   ctx->cfa = cfaFromCfi(*ctx->symbols, ctx->fileAddress(), ctx->registers);
@@ -377,7 +377,7 @@ std::vector<std::pair<std::string, std::string>> registersOf(const FrameContext&
 }
 
 Result<ResolvedName> resolveVariable(const std::shared_ptr<const FrameContext>& f, std::string_view name) {
-  auto unknown = [&] { return Error{1, "no symbol '" + std::string(name) + "' in the current scope", true}; };
+  auto unknown = [&] { return Error{errors::kUnknownName, "no symbol '" + std::string(name) + "' in the current scope", true}; };
   if (!f->symbols || !f->symbols->hasDebugInfo()) return unknown();
   std::vector<Dwarf_Die> dies;
   if (f->scopeDie != 0) {
@@ -413,15 +413,15 @@ Result<ResolvedName> resolveVariable(const std::shared_ptr<const FrameContext>& 
 
 Result<Value> valueOf(const std::shared_ptr<const FrameContext>& f, const ResolvedName& r, std::string_view name) {
   Dwarf_Die die;
-  if (dwarf_offdie(f->symbols->dwarf(), r.die, &die) == nullptr) return Error{1, detail::dwError("dwarf_offdie"), true};
+  if (dwarf_offdie(f->symbols->dwarf(), r.die, &die) == nullptr) return Error{errors::kBadDebugInfo, detail::dwError("dwarf_offdie"), true};
   if (!r.viaThis) return variableValue(f, &die, std::string(name));
   Value self = variableValue(f, &die, "this");
   auto target = readPointer(self);
   if (!target) return target.takeError();
   Dwarf_Die pointee;
-  if (!pointeeType(self.type, &pointee)) return Error{1, "'this' has no type", true};
+  if (!pointeeType(self.type, &pointee)) return Error{errors::kBadDebugInfo, "'this' has no type", true};
   auto m = memberOf(memoryValue(f, "*this", TypeRef::of(pointee), *target), name);
-  if (!m) return Error{1, "no symbol '" + std::string(name) + "' in the current scope", true};
+  if (!m) return Error{errors::kUnknownName, "no symbol '" + std::string(name) + "' in the current scope", true};
   m->expression = "this->" + std::string(name);
   return *m;
 }

@@ -27,7 +27,7 @@ Result<const Module*> ModuleMap::add(const LoadedObject& object) {
   Elf* elf = m.symbols->elf();
   std::size_t phnum = 0;
   if (elf_getphdrnum(elf, &phnum) != 0)
-    return Error{1, "elf_getphdrnum " + object.path + ": " + elf_errmsg(-1), true};
+    return Error{errors::kObjectUnreadable, "elf_getphdrnum " + object.path + ": " + elf_errmsg(-1), true};
   std::uint64_t lo = UINT64_MAX, hi = 0;
   for (std::size_t i = 0; i < phnum; ++i) {
     GElf_Phdr ph;
@@ -35,7 +35,7 @@ Result<const Module*> ModuleMap::add(const LoadedObject& object) {
     lo = std::min<std::uint64_t>(lo, ph.p_vaddr);
     hi = std::max<std::uint64_t>(hi, ph.p_vaddr + ph.p_memsz);
   }
-  if (lo >= hi) return Error{1, object.path + " has no loadable segments", true};
+  if (lo >= hi) return Error{errors::kObjectUnreadable, object.path + " has no loadable segments", true};
   m.low = lo + object.loadBias;
   m.high = hi + object.loadBias;
   remove(object.path);
@@ -71,7 +71,7 @@ std::string ModuleMap::describe(std::uint64_t address) const {
 Result<std::vector<LoadedObject>> loadedObjectsFromProcMaps(pid_t pid) {
   std::string path = "/proc/" + std::to_string(pid) + "/maps";
   std::ifstream in(path);
-  if (!in) return errnoError("open " + path);
+  if (!in) return errnoError(errors::kSystemCallFailed, "open " + path);
   // The mapping with file offset 0 is where the ELF header sits: start - vaddr(offset 0).
   std::map<std::string, std::uint64_t> firstStart;
   std::vector<std::string> order;

@@ -19,7 +19,7 @@ namespace strata::native::symbols {
 namespace {
 
 Error elfError(const std::string& operation, const std::string& path) {
-  return Error{1, operation + " " + path + ": " + elf_errmsg(-1), true};
+  return Error{errors::kObjectUnreadable, operation + " " + path + ": " + elf_errmsg(-1), true};
 }
 
 std::string hex(const unsigned char* bytes, std::size_t n) {
@@ -117,10 +117,10 @@ Result<std::shared_ptr<ObjectSymbols>> ObjectSymbols::open(const std::string& pa
   std::shared_ptr<ObjectSymbols> self(new ObjectSymbols());
   self->path_ = path;
   self->fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (self->fd_ < 0) return errnoError("open " + path);
+  if (self->fd_ < 0) return errnoError(errors::kObjectUnreadable, "open " + path);
   self->elf_ = elf_begin(self->fd_, ELF_C_READ_MMAP, nullptr);
   if (self->elf_ == nullptr) return elfError("elf_begin", path);
-  if (elf_kind(self->elf_) != ELF_K_ELF) return Error{1, path + " is not an ELF file", true};
+  if (elf_kind(self->elf_) != ELF_K_ELF) return Error{errors::kObjectUnreadable, path + " is not an ELF file", true};
 
   const void* id = nullptr;
   ssize_t idLen = dwelf_elf_gnu_build_id(self->elf_, &id);
@@ -412,16 +412,16 @@ Result<std::vector<std::uint8_t>> ObjectSymbols::readFileBytes(std::uint64_t add
     std::size_t n = std::min<std::uint64_t>(size, ph.p_vaddr + ph.p_filesz - address);
     std::vector<std::uint8_t> bytes(n);
     ssize_t got = pread(fd_, bytes.data(), n, static_cast<off_t>(ph.p_offset + address - ph.p_vaddr));
-    if (got < 0) return errnoError("pread " + path_);
+    if (got < 0) return errnoError(errors::kObjectUnreadable, "pread " + path_);
     bytes.resize(static_cast<std::size_t>(got));
     return bytes;
   }
-  return Error{1, "address " + detail::hexAddress(address) + " is not in a loaded segment of " + path_, true};
+  return Error{errors::kObjectUnreadable, "address " + detail::hexAddress(address) + " is not in a loaded segment of " + path_, true};
 }
 
 Result<std::shared_ptr<ObjectSymbols>> SymbolCache::get(const std::string& path) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return errnoError("stat " + path);
+  if (::stat(path.c_str(), &st) != 0) return errnoError(errors::kObjectUnreadable, "stat " + path);
   // Identity by inode and mtime: a rebuilt file gets a fresh index, a symlinked one shares it.
   std::string key = std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" +
                     std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);

@@ -27,7 +27,7 @@ Result<std::int64_t> parseInteger(const std::string& text) {
   long long v = text.starts_with("-") ? std::strtoll(text.c_str(), &end, 0)
                                       : static_cast<long long>(std::strtoull(text.c_str(), &end, 0));
   if (text.empty() || end == nullptr || *end != '\0' || errno != 0)
-    return Error{1, "'" + text + "' is not an integer", true};
+    return Error{errors::kBadValue, "'" + text + "' is not an integer", true};
   return static_cast<std::int64_t>(v);
 }
 
@@ -44,7 +44,7 @@ Result<std::int64_t> parseEnumerator(Dwarf_Die enumType, const std::string& text
     } while (dwarf_siblingof(&e, &e) == 0);
   }
   auto i = parseInteger(text);
-  if (!i) return Error{1, "'" + text + "' is not an enumerator of " + qualifiedTypeName(enumType), true};
+  if (!i) return Error{errors::kBadValue, "'" + text + "' is not an enumerator of " + qualifiedTypeName(enumType), true};
   return i;
 }
 
@@ -53,34 +53,34 @@ Result<void> writeBytes(const Value& v, const std::vector<std::uint8_t>& bytes) 
     case ValueLocation::Kind::Memory:
       return v.frame->memory->write(v.location.address, bytes.data(), bytes.size());
     case ValueLocation::Kind::Register: {
-      if (!v.frame->writeRegister) return Error{1, "'" + v.name + "' lives in a register of a caller frame; it can only be set in the innermost frame", true};
+      if (!v.frame->writeRegister) return Error{errors::kNotAssignable, "'" + v.name + "' lives in a register of a caller frame; it can only be set in the innermost frame", true};
       std::uint64_t reg = v.frame->registers.value[v.location.reg];
       std::memcpy(&reg, bytes.data(), std::min<std::size_t>(bytes.size(), 8));
       return v.frame->writeRegister(v.location.reg, reg);
     }
     case ValueLocation::Kind::Literal:
-      return Error{1, "'" + v.name + "' is a value the compiler computed, not a place in memory or a register", true};
+      return Error{errors::kNotAssignable, "'" + v.name + "' is a value the compiler computed, not a place in memory or a register", true};
     case ValueLocation::Kind::OptimizedOut:
       break;
   }
-  return Error{1, "'" + v.name + "' is optimized out", true};
+  return Error{errors::kOptimizedOut, "'" + v.name + "' is optimized out", true};
 }
 
 }  // namespace
 
 Result<Presentation> setValue(const Value& v, std::string_view input) {
   std::string text = trim(input);
-  if (!v.type.hasDie) return Error{1, "cannot set a value without a type", true};
+  if (!v.type.hasDie) return Error{errors::kNotAssignable, "cannot set a value without a type", true};
   Dwarf_Die t = stripCvTypedefs(v.type.die);
   int tag = dwarf_tag(&t);
   auto size = typeSize(v.type);
-  if (!size || *size == 0 || *size > 16) return Error{1, "cannot set a value of type " + typeName(v.type), true};
+  if (!size || *size == 0 || *size > 16) return Error{errors::kNotAssignable, "cannot set a value of type " + typeName(v.type), true};
   std::vector<std::uint8_t> bytes(*size, 0);
   if (isFloating(v.type)) {
     char* end = nullptr;
     errno = 0;
     double d = std::strtod(text.c_str(), &end);
-    if (text.empty() || *end != '\0' || errno != 0) return Error{1, "'" + text + "' is not a number", true};
+    if (text.empty() || *end != '\0' || errno != 0) return Error{errors::kBadValue, "'" + text + "' is not a number", true};
     if (*size == 4) {
       float f = static_cast<float>(d);
       std::memcpy(bytes.data(), &f, 4);
@@ -111,7 +111,7 @@ Result<Presentation> setValue(const Value& v, std::string_view input) {
       std::memcpy(bytes.data(), &raw, std::min<std::size_t>(*size, 8));
     }
   } else {
-    return Error{1, "only scalars and pointers can be set; '" + v.name + "' is " + typeName(v.type), true};
+    return Error{errors::kNotAssignable, "only scalars and pointers can be set; '" + v.name + "' is " + typeName(v.type), true};
   }
   if (auto w = writeBytes(v, bytes); !w) return w.takeError();
   Value updated = v;

@@ -122,7 +122,7 @@ Result<std::unique_ptr<RemoteUnwinder>> RemoteUnwinder::create() {
     return a;
   }();
   unw_addr_space_t as = unw_create_addr_space(&accessors, 0);
-  if (as == nullptr) return Error{1, "unw_create_addr_space failed", true};
+  if (as == nullptr) return Error{errors::kUnwindFailed, "unw_create_addr_space failed", true};
   // Unwind info is cached across unwinds of the same process: a 1000-deep stack looks up the
   // same few procedures again and again.
   unw_set_caching_policy(as, UNW_CACHE_GLOBAL);
@@ -322,7 +322,7 @@ void RemoteUnwinder::flushCaches() { unw_flush_cache(static_cast<unw_addr_space_
 
 Result<std::vector<RawFrame>> RemoteUnwinder::unwind(pid_t tid, std::size_t maxFrames) {
   void* upt = _UPT_create(tid);
-  if (upt == nullptr) return Error{1, "_UPT_create for thread " + std::to_string(tid) + " failed", true};
+  if (upt == nullptr) return Error{errors::kUnwindFailed, "_UPT_create for thread " + std::to_string(tid) + " failed", true};
   UnwindArg arg;
   arg.upt = upt;
   arg.pid = tid;
@@ -334,7 +334,7 @@ Result<std::vector<RawFrame>> RemoteUnwinder::unwind(pid_t tid, std::size_t maxF
   int rc = unw_init_remote(&cursor, static_cast<unw_addr_space_t>(addressSpace_), &arg);
   if (rc < 0) {
     _UPT_destroy(upt);
-    return Error{1, "unw_init_remote for thread " + std::to_string(tid) + ": " + unw_strerror(rc), true};
+    return Error{errors::kUnwindFailed, "unw_init_remote for thread " + std::to_string(tid) + ": " + unw_strerror(rc), true};
   }
   static const int calleeSaved[] = {UNW_X86_64_RBX, UNW_X86_64_RBP, UNW_X86_64_RSP, UNW_X86_64_R12,
                                     UNW_X86_64_R13, UNW_X86_64_R14, UNW_X86_64_R15, UNW_X86_64_RIP};
@@ -362,7 +362,7 @@ Result<std::vector<RawFrame>> RemoteUnwinder::unwind(pid_t tid, std::size_t maxF
     if (unw_step(&cursor) <= 0) break;  // 0: outermost frame; < 0: unwind info ran out
   }
   _UPT_destroy(upt);
-  if (frames.empty()) return Error{1, "thread " + std::to_string(tid) + " has no frames to unwind", true};
+  if (frames.empty()) return Error{errors::kUnwindFailed, "thread " + std::to_string(tid) + " has no frames to unwind", true};
   return frames;
 }
 

@@ -314,7 +314,7 @@ Result<std::vector<Value>> stlChildren(const Value& v, const StlView& view, Chil
           Value pair = memoryValue(v.frame, "", TypeRef::of(view.elementType), *node + storage);
           auto key = memberOf(pair, "first");
           auto value = memberOf(pair, "second");
-          if (!key || !value) return Error{1, "unexpected std::pair layout", true};
+          if (!key || !value) return Error{errors::kBadDebugInfo, "unexpected std::pair layout", true};
           value->name = "[" + present(*key).value + "]";
           value->expression.clear();
           out.push_back(std::move(*value));

@@ -297,10 +297,10 @@ Result<std::vector<std::uint8_t>> readValueBytes(const Value& v, std::size_t siz
   switch (v.location.kind) {
     case ValueLocation::Kind::Memory:
       if (auto r = v.frame->memory->read(v.location.address, out.data(), size); !r)
-        return Error{1, "cannot read memory at " + hexAddress(v.location.address) + ": " + r.error().message, true};
+        return Error{errors::kMemoryUnreadable, "cannot read memory at " + hexAddress(v.location.address) + ": " + r.error().message, true};
       return out;
     case ValueLocation::Kind::Register:
-      if (!v.frame->registers.has(v.location.reg)) return Error{1, "<optimized out>", true};
+      if (!v.frame->registers.has(v.location.reg)) return Error{errors::kOptimizedOut, "<optimized out>", true};
       std::memcpy(out.data(), &v.frame->registers.value[v.location.reg], std::min<std::size_t>(size, 8));
       return out;
     case ValueLocation::Kind::Literal:
@@ -309,7 +309,7 @@ Result<std::vector<std::uint8_t>> readValueBytes(const Value& v, std::size_t siz
     case ValueLocation::Kind::OptimizedOut:
       break;
   }
-  return Error{1, "<optimized out>", true};
+  return Error{errors::kOptimizedOut, "<optimized out>", true};
 }
 
 bool isFloating(const TypeRef& t) {

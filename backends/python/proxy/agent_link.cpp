@@ -24,7 +24,7 @@ std::shared_ptr<AgentLink> AgentLink::open(boost::asio::ip::tcp::socket socket, 
 }
 
 void AgentLink::request(const std::string& command, Body arguments, BodyReply reply) {
-  if (closed_) return reply(Error{1, "the link to the Python program is closed", false});
+  if (closed_) return reply(Error{errors::kAgentLinkClosed, "the link to the Python program is closed", false});
   std::int64_t seq = nextSeq_++;
   pending_[seq] = std::move(reply);
   connection_->send(protocol::serialize(
@@ -41,7 +41,7 @@ void AgentLink::onFrame(const std::string& text) {
     auto reply = std::move(it->second);
     pending_.erase(it);
     if (!response->success)
-      return reply(Error{1, response->message.value_or("the Python program refused the request"), false});
+      return reply(Error{errors::kAgentRefused, response->message.value_or("the Python program refused the request"), false});
     return reply(std::move(response->body));
   }
   if (auto* event = std::get_if<protocol::Event>(message)) {
@@ -60,7 +60,7 @@ void AgentLink::onClosed() {
   closed_ = true;
   auto self = shared_from_this();
   for (auto& [seq, reply] : std::exchange(pending_, {}))
-    reply(Error{1, "the Python program closed the debug link", false});
+    reply(Error{errors::kAgentLinkClosed, "the Python program closed the debug link", false});
   if (auto cb = std::exchange(callbacks_.closed, {})) cb();
   callbacks_.event = {};
 }

@@ -53,15 +53,15 @@ std::optional<unsigned long> socketInode(const char* table, unsigned localPort, 
 Result<int> loopbackPeerPid(const boost::asio::ip::tcp::socket& socket) {
   boost::system::error_code ec;
   auto peer = socket.remote_endpoint(ec);
-  if (ec) return Error{1, "cannot read the peer address: " + ec.message(), false};
+  if (ec) return Error{errors::kPeerUnverified, "cannot read the peer address: " + ec.message(), false};
   auto local = socket.local_endpoint(ec);
-  if (ec) return Error{1, "cannot read the local address: " + ec.message(), false};
+  if (ec) return Error{errors::kPeerUnverified, "cannot read the local address: " + ec.message(), false};
   auto inode = socketInode("/proc/net/tcp", peer.port(), local.port());
   if (!inode) inode = socketInode("/proc/net/tcp6", peer.port(), local.port());
-  if (!inode) return Error{1, "the peer's socket is not in /proc/net/tcp", false};
+  if (!inode) return Error{errors::kPeerUnverified, "the peer's socket is not in /proc/net/tcp", false};
   std::string wanted = "socket:[" + std::to_string(*inode) + "]";
   DIR* proc = ::opendir("/proc");
-  if (!proc) return errnoError("opendir /proc");
+  if (!proc) return errnoError(errors::kSystemCallFailed, "opendir /proc");
   std::optional<int> found;
   while (dirent* e = ::readdir(proc)) {
     if (found) break;
@@ -85,7 +85,7 @@ Result<int> loopbackPeerPid(const boost::asio::ip::tcp::socket& socket) {
     ::closedir(fds);
   }
   ::closedir(proc);
-  if (!found) return Error{1, "no process of this user holds the peer's socket", false};
+  if (!found) return Error{errors::kPeerUnverified, "no process of this user holds the peer's socket", false};
   return *found;
 }
 

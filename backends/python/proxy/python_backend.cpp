@@ -17,7 +17,6 @@ namespace fs = std::filesystem;
 using asio::ip::tcp;
 
 namespace {
-constexpr int kAgentUnavailable = 1200;
 constexpr auto kConnectTimeout = std::chrono::seconds(30);
 // After the process exits, how long to wait for the agent's last events on the link.
 constexpr auto kLinkDrainTimeout = std::chrono::seconds(2);
@@ -64,10 +63,10 @@ BackendFeatures PythonBackend::staticFeatures() {
 
 void PythonBackend::launch(const LaunchSpec& spec, Reply<void> reply) {
   if (spec.interpreter.empty() || spec.interpreter.size() > spec.argv.size())
-    return reply(Error{kAgentUnavailable, "the launch names no Python interpreter", true});
+    return reply(Error{errors::kAgentUnavailable, "the launch names no Python interpreter", true});
   std::string agentDir = agentPythonPath(host_.adapterExecutable());
   if (agentDir.empty())
-    return reply(Error{kAgentUnavailable,
+    return reply(Error{errors::kAgentUnavailable,
                        "the Strata Python agent was not found (looked in " +
                            std::string(STRATA_AGENT_BUILD_PYTHONPATH) +
                            " and beside strata-dap); set STRATA_AGENT_PYTHONPATH to its folder",
@@ -111,7 +110,7 @@ void PythonBackend::launch(const LaunchSpec& spec, Reply<void> reply) {
   timer_.expires_after(kConnectTimeout);
   timer_.async_wait([this, alive](const boost::system::error_code& ec) {
     if (ec || alive.expired() || !starting_) return;
-    failStart(Error{kAgentUnavailable, "the Python program did not connect to the debugger within 30 s", true});
+    failStart(Error{errors::kAgentUnavailable, "the Python program did not connect to the debugger within 30 s", true});
   });
 }
 
@@ -142,7 +141,7 @@ void PythonBackend::attach(const AttachSpec& spec, Reply<void> reply) {
     std::string line = "STRATA-TOKEN " + attachToken_ + "\r\n";
     boost::system::error_code ec;
     asio::write(*socket, asio::buffer(line), ec);
-    if (ec) return reply(Error{kAgentUnavailable, "cannot send the token: " + ec.message(), true});
+    if (ec) return reply(Error{errors::kAgentUnavailable, "cannot send the token: " + ec.message(), true});
   }
   starting_ = std::move(reply);
   startLink(std::move(*socket), "attach");
@@ -167,7 +166,7 @@ void PythonBackend::listenForAgent(const AttachSpec& spec, Reply<void> reply) {
   timer_.expires_after(std::chrono::seconds(spec.timeoutSeconds));
   timer_.async_wait([this, alive, where, command, secs = spec.timeoutSeconds](const boost::system::error_code& ec) {
     if (ec || alive.expired() || !starting_ || link_) return;
-    failStart(Error{kAgentUnavailable,
+    failStart(Error{errors::kAgentUnavailable,
                     "no Python program connected to " + where + " within " + std::to_string(secs) +
                         " s; start one with " + command + " script.py (or raise arguments.timeout)",
                     true});
@@ -241,13 +240,13 @@ void PythonBackend::abandonStart() {
   if (!starting_) return;
   // A program still waiting for the client's terminal is not started at all.
   if (process_) process_->abandonStart();
-  failStart(Error{kAgentUnavailable, "cancelled", false});
+  failStart(Error{errors::kAgentUnavailable, "cancelled", false});
 }
 
 void PythonBackend::onAgentEvent(const std::string& event, const json::value& body) {
   const json::object empty;
   const json::object& o = body.is_object() ? body.get_object() : empty;
-  if (event == "stopped") return host_.stopped(agent::stopInfo(body));
+  if (event == "stopped") return host_.stopped(agent::stopReport(body));
   if (event == "continued") {
     auto* t = o.if_contains("threadId");
     auto* all = o.if_contains("allThreadsContinued");
@@ -271,7 +270,7 @@ void PythonBackend::onAgentEvent(const std::string& event, const json::value& bo
     return host_.output(category, std::string(text->get_string()));
   }
   if (event == "breakpoint") {
-    if (auto* b = o.if_contains("breakpoint")) host_.breakpointChanged(agent::breakpointState(*b));
+    if (auto* b = o.if_contains("breakpoint")) host_.breakpointChanged(agent::breakpointReport(*b));
     return;
   }
   if (event == "exited") {
@@ -282,7 +281,7 @@ void PythonBackend::onAgentEvent(const std::string& event, const json::value& bo
 }
 
 void PythonBackend::onLinkClosed() {
-  if (starting_) failStart(Error{kAgentUnavailable, "the Python program closed the debug link while starting", true});
+  if (starting_) failStart(Error{errors::kAgentUnavailable, "the Python program closed the debug link while starting", true});
   if (pendingExit_) return reportExit(*pendingExit_);
   if (attached_ && !detached_) {
     host_.output(OutputCategory::Console, "The Python program closed the debug link.\n");
@@ -292,7 +291,7 @@ void PythonBackend::onLinkClosed() {
 
 void PythonBackend::exited(const ExitStatus& status) {
   if (starting_)
-    failStart(Error{kAgentUnavailable,
+    failStart(Error{errors::kAgentUnavailable,
                     "the Python program exited (code " + std::to_string(status.exitCode) +
                         ") before the debugger could connect to it; its output shows why",
                     true});
@@ -325,7 +324,7 @@ void PythonBackend::call(const char* command, json::value args, Reply<T> reply, 
     return;
   }
   if (startFailed_ || !link_ || link_->closed())
-    return reply(Error{kAgentUnavailable, "the Python program is not connected to the debugger", false});
+    return reply(Error{errors::kAgentUnavailable, "the Python program is not connected to the debugger", false});
   link_->request(command, std::move(args), [reply = std::move(reply), convert](Result<json::value> r) {
     if (!r) return reply(r.takeError());
     reply(convert(*r));
@@ -337,21 +336,21 @@ void PythonBackend::configurationDone(Reply<void> reply) {
 }
 
 void PythonBackend::setSourceBreakpoints(const std::string& path, const std::vector<SourceBreakpointSpec>& bps,
-                                         Reply<std::vector<BreakpointState>> reply) {
+                                         Reply<std::vector<BreakpointReport>> reply) {
   call("setBreakpoints", agent::breakpointsArguments(path, bps), std::move(reply),
-       [](const json::value& b) { return Result(agent::breakpointStates(b)); });
+       [](const json::value& b) { return Result(agent::breakpointReports(b)); });
 }
 
 void PythonBackend::setFunctionBreakpoints(const std::vector<FunctionBreakpointSpec>& bps,
-                                           Reply<std::vector<BreakpointState>> reply) {
+                                           Reply<std::vector<BreakpointReport>> reply) {
   call("setFunctionBreakpoints", agent::functionBreakpointsArguments(bps), std::move(reply),
-       [](const json::value& b) { return Result(agent::breakpointStates(b)); });
+       [](const json::value& b) { return Result(agent::breakpointReports(b)); });
 }
 
 void PythonBackend::setExceptionBreakpoints(const std::vector<ExceptionFilterSpec>& filters,
-                                            Reply<std::vector<BreakpointState>> reply) {
+                                            Reply<std::vector<BreakpointReport>> reply) {
   call("setExceptionBreakpoints", agent::exceptionBreakpointsArguments(filters), std::move(reply),
-       [](const json::value& b) { return Result(agent::breakpointStates(b)); });
+       [](const json::value& b) { return Result(agent::breakpointReports(b)); });
 }
 
 void PythonBackend::threads(Reply<std::vector<ThreadInfo>> reply) {
@@ -375,7 +374,7 @@ void PythonBackend::detach(Reply<void> reply) {
   // An attach still waiting for its program gets its answer before the session goes.
   if (attached_ && starting_ && !link_)
     std::exchange(starting_, {})(
-        Error{kAgentUnavailable, "the session ended before a Python program connected", true});
+        Error{errors::kAgentUnavailable, "the session ended before a Python program connected", true});
   auto finish = [this, alive = std::weak_ptr<bool>(alive_), reply](Result<json::value>) {
     if (!alive.expired()) {
       if (link_) link_->close();
@@ -454,9 +453,9 @@ void PythonBackend::completions(const CompletionsQuery& q, Reply<std::vector<Com
        [](const json::value& b) { return Result(agent::completions(b)); });
 }
 
-void PythonBackend::exceptionInfo(std::int64_t threadId, Reply<ExceptionDetails> reply) {
+void PythonBackend::exceptionInfo(std::int64_t threadId, Reply<ExceptionInfo> reply) {
   call("exceptionInfo", json::object{{"threadId", threadId}}, std::move(reply),
-       [](const json::value& b) { return Result(agent::exceptionDetails(b)); });
+       [](const json::value& b) { return Result(agent::exceptionInfo(b)); });
 }
 
 void PythonBackend::source(std::int64_t sourceReference, Reply<SourceContent> reply) {

@@ -30,11 +30,11 @@ class PythonBackend final : public Backend, private BackendHost {
   void attach(const AttachSpec& spec, Reply<void> reply) override;
   void configurationDone(Reply<void> reply) override;
   void setSourceBreakpoints(const std::string& path, const std::vector<SourceBreakpointSpec>& breakpoints,
-                            Reply<std::vector<BreakpointState>> reply) override;
+                            Reply<std::vector<BreakpointReport>> reply) override;
   void setFunctionBreakpoints(const std::vector<FunctionBreakpointSpec>& breakpoints,
-                              Reply<std::vector<BreakpointState>> reply) override;
+                              Reply<std::vector<BreakpointReport>> reply) override;
   void setExceptionBreakpoints(const std::vector<ExceptionFilterSpec>& filters,
-                               Reply<std::vector<BreakpointState>> reply) override;
+                               Reply<std::vector<BreakpointReport>> reply) override;
   void threads(Reply<std::vector<ThreadInfo>> reply) override;
   void terminate(bool force, Reply<void> reply) override;
   void detach(Reply<void> reply) override;
@@ -52,7 +52,7 @@ class PythonBackend final : public Backend, private BackendHost {
   void setExpression(const std::string& expression, const std::string& value,
                      std::optional<std::int64_t> frameId, Reply<ValueInfo> reply) override;
   void completions(const CompletionsQuery& query, Reply<std::vector<CompletionEntry>> reply) override;
-  void exceptionInfo(std::int64_t threadId, Reply<ExceptionDetails> reply) override;
+  void exceptionInfo(std::int64_t threadId, Reply<ExceptionInfo> reply) override;
   void source(std::int64_t sourceReference, Reply<SourceContent> reply) override;
 
  private:

@@ -83,9 +83,9 @@ json::value exceptionBreakpointsArguments(const std::vector<ExceptionFilterSpec>
   return json::object{{"filters", json::array{}}, {"filterOptions", std::move(options)}};
 }
 
-BreakpointState breakpointState(const json::value& v) {
+BreakpointReport breakpointReport(const json::value& v) {
   const auto& o = obj(v);
-  BreakpointState s;
+  BreakpointReport s;
   s.verified = flag(o, "verified");
   s.line = optInt(o, "line");
   s.message = str(o, "message");
@@ -97,15 +97,15 @@ BreakpointState breakpointState(const json::value& v) {
   return s;
 }
 
-std::vector<BreakpointState> breakpointStates(const json::value& body) {
-  std::vector<BreakpointState> out;
-  for (const auto& b : arr(obj(body), "breakpoints")) out.push_back(breakpointState(b));
+std::vector<BreakpointReport> breakpointReports(const json::value& body) {
+  std::vector<BreakpointReport> out;
+  for (const auto& b : arr(obj(body), "breakpoints")) out.push_back(breakpointReport(b));
   return out;
 }
 
-StopInfo stopInfo(const json::value& body) {
+StopReport stopReport(const json::value& body) {
   const auto& o = obj(body);
-  StopInfo s;
+  StopReport s;
   s.reason = str(o, "reason");
   s.threadId = optInt(o, "threadId");
   s.description = str(o, "description");
@@ -188,9 +188,9 @@ std::vector<CompletionEntry> completions(const json::value& body) {
   return out;
 }
 
-ExceptionDetails exceptionDetails(const json::value& body) {
+ExceptionInfo exceptionInfo(const json::value& body) {
   const auto& o = obj(body);
-  ExceptionDetails d;
+  ExceptionInfo d;
   d.exceptionId = str(o, "exceptionId");
   d.description = str(o, "description");
   d.breakMode = str(o, "breakMode");

@@ -3,20 +3,27 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
 
+#include "strata/error_ids.hpp"
+
 namespace strata {
 
+// Built only from a named id (the constructor takes one; there is no default), so every error
+// a client sees carries a number it can look up in strata/error_ids.hpp.
 struct Error {
-  int id = 1;             // numbered error id (see adapter/errors.hpp for the adapter's ranges)
+  Error(ErrorId id, std::string message, bool showUser = true)
+      : id(id), message(std::move(message)), showUser(showUser) {}
+  ErrorId id;
   std::string message;    // full sentence a user can act on
   bool showUser = true;   // DAP ErrorResponse.body.error.showUser
 };
 
 // "open /x: No such file or directory" — the operation plus strerror(errno).
-inline Error errnoError(const std::string& operation, int err = errno, int id = 1) {
+inline Error errnoError(ErrorId id, const std::string& operation, int err = errno) {
   return Error{id, operation + ": " + std::strerror(err), true};
 }
 
@@ -48,15 +55,14 @@ template <>
 class [[nodiscard]] Result<void> {
  public:
   Result() = default;
-  Result(Error error) : err_(std::move(error)), ok_(false) {}
-  bool ok() const { return ok_; }
-  explicit operator bool() const { return ok_; }
-  const Error& error() const { return err_; }
-  Error&& takeError() { return std::move(err_); }
+  Result(Error error) : err_(std::move(error)) {}
+  bool ok() const { return !err_; }
+  explicit operator bool() const { return ok(); }
+  const Error& error() const { return *err_; }
+  Error&& takeError() { return std::move(*err_); }
 
  private:
-  Error err_;
-  bool ok_ = true;
+  std::optional<Error> err_;
 };
 
 }  // namespace strata

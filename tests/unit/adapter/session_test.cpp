@@ -39,9 +39,9 @@ class FakeBackend final : public backends::Backend {
     reply({});
   }
   void setSourceBreakpoints(const std::string& path, const std::vector<backends::SourceBreakpointSpec>& bps,
-                            backends::Reply<std::vector<backends::BreakpointState>> reply) override {
+                            backends::Reply<std::vector<backends::BreakpointReport>> reply) override {
     lastPath = path;
-    std::vector<backends::BreakpointState> out;
+    std::vector<backends::BreakpointReport> out;
     for (const auto& b : bps) out.push_back({true, b.line + 1, "", {}, {}});
     reply(std::move(out));
   }
@@ -303,7 +303,7 @@ TEST_CASE("a stack trace answered after the program ran again hands out no frame
   r = h.receive(1);
   CHECK(r[0].at("message") == "unknown frameId 1 (ids are valid only until the program runs again)");
   // Asked and answered within one stop, the frames are handed out as before.
-  backends::StopInfo stop;
+  backends::StopReport stop;
   stop.reason = "breakpoint";
   stop.threadId = 11;
   h.session->stopped(stop);

@@ -35,7 +35,7 @@ TEST_CASE("broken messages say why, and keep the seq when a request can still be
 TEST_CASE("responses leave out what is absent; failures always carry a body") {
   Response ok{5, 3, true, "threads", {}, nullptr};
   CHECK(strata::protocol::serialize(toJson(ok)) == R"({"seq":5,"type":"response","request_seq":3,"success":true,"command":"threads"})");
-  strata::Error e{1003, "nope", false};
+  strata::Error e{strata::errors::kUnsupportedRequest, "nope", false};
   Response fail{6, 4, false, "x", e.message, errorBody(e)};
   CHECK(strata::protocol::serialize(toJson(fail)) ==
         R"({"seq":6,"type":"response","request_seq":4,"success":false,"command":"x","message":"nope","body":{"error":{"id":1003,"format":"nope","showUser":false}}})");

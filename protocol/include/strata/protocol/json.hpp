@@ -33,7 +33,7 @@ class Reader {
   const std::string& path() const { return path_; }
   const json::object* object() const { return object_; }
   // The first problem: "arguments.program: required field is missing".
-  Error error() const { return Error{1, *error_, false}; }
+  Error error() const { return Error{errors::kMalformedMessage, *error_, false}; }
 
   template <class T>
   void required(std::string_view key, T& out) {

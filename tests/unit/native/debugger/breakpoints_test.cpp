@@ -18,7 +18,7 @@ TEST_CASE("a file:line breakpoint stops on its line with the locals' values") {
   ok(s.debugger.configurationDone(false));
 
   auto stop = s.stop();
-  CHECK(stop.reason == StopReason::Breakpoint);
+  CHECK(stop.reason == DebuggerStopReason::Breakpoint);
   REQUIRE(stop.hitBreakpointIds.size() == 1);
   CHECK(stop.hitBreakpointIds[0] == states[0].id);
   auto page = ok(s.debugger.stackTrace(stop.tid, 0, 10));
@@ -33,7 +33,7 @@ TEST_CASE("a file:line breakpoint stops on its line with the locals' values") {
   CHECK(ok(s.debugger.evaluate("v * 2 + global_counter", page.frames[0].id)).value == "13");
 
   ok(s.debugger.resume());
-  CHECK(s.stop().reason == StopReason::Breakpoint);  // square(4)
+  CHECK(s.stop().reason == DebuggerStopReason::Breakpoint);  // square(4)
   CHECK(ok(s.debugger.evaluate("v", 0)).value == "4");
   ok(s.debugger.resume());
   auto exit = s.exit();
@@ -51,7 +51,7 @@ TEST_CASE("a breakpoint on a line without code moves to the next line with code"
   CHECK(states[0].line == target);
   ok(s.debugger.configurationDone(false));
   auto stop = s.stop();
-  CHECK(stop.reason == StopReason::Breakpoint);
+  CHECK(stop.reason == DebuggerStopReason::Breakpoint);
   CHECK(s.top(stop.tid).line == target);
   ok(s.debugger.terminate());
 }
@@ -66,7 +66,7 @@ TEST_CASE("conditions decide in the engine: true stops, false runs to the end") 
     ok(s.debugger.setSourceBreakpoints(kSource, {bp}));
     ok(s.debugger.configurationDone(false));
     auto stop = s.stop();
-    CHECK(stop.reason == StopReason::Breakpoint);
+    CHECK(stop.reason == DebuggerStopReason::Breakpoint);
     CHECK(ok(s.debugger.evaluate("i", 0)).value == "4");
     CHECK(ok(s.debugger.evaluate("sum", 0)).value == "6");
     ok(s.debugger.resume());
@@ -177,7 +177,7 @@ TEST_CASE("a breakpoint in a library loaded later is pending, then verified and 
   ok(s.debugger.configurationDone(false));
 
   auto stop = s.stop();
-  CHECK(stop.reason == StopReason::Breakpoint);
+  CHECK(stop.reason == DebuggerStopReason::Breakpoint);
   auto changed = s.changed();
   REQUIRE(changed.size() == 1);
   CHECK(changed[0].id == states[0].id);
@@ -202,7 +202,7 @@ TEST_CASE("eight threads hitting one breakpoint each stop once, all-stop") {
   std::set<std::string> locals;
   for (int i = 0; i < 8; ++i) {
     auto stop = s.stop();
-    REQUIRE(stop.reason == StopReason::Breakpoint);
+    REQUIRE(stop.reason == DebuggerStopReason::Breakpoint);
     tids.insert(stop.tid);
     auto frame = s.top(stop.tid);
     CHECK(frame.line == line);

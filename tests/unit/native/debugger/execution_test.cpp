@@ -11,7 +11,7 @@ TEST_CASE("next steps over a call to the next line of the same function") {
   auto stop = runTo(s, "basic", "call_square");
   ok(s.debugger.next(stop.tid));
   auto stepped = s.stop();
-  CHECK(stepped.reason == StopReason::Step);
+  CHECK(stepped.reason == DebuggerStopReason::Step);
   auto frame = s.top(stepped.tid);
   CHECK(frame.name == "add_squares");
   CHECK(frame.line == lineOf(kSource, "after_call"));
@@ -24,7 +24,7 @@ TEST_CASE("stepIn stops on the callee's first line; stepOut returns to the calle
   auto stop = runTo(s, "basic", "call_square");
   ok(s.debugger.stepIn(stop.tid));
   auto in = s.stop();
-  CHECK(in.reason == StopReason::Step);
+  CHECK(in.reason == DebuggerStopReason::Step);
   auto frame = s.top(in.tid);
   CHECK(frame.name == "square");
   CHECK(frame.line == lineOf(kSource, "square_body"));
@@ -32,7 +32,7 @@ TEST_CASE("stepIn stops on the callee's first line; stepOut returns to the calle
 
   ok(s.debugger.stepOut(in.tid));
   auto out = s.stop();
-  CHECK(out.reason == StopReason::Step);
+  CHECK(out.reason == DebuggerStopReason::Step);
   auto caller = s.top(out.tid);
   CHECK(caller.name == "add_squares");
   CHECK(caller.line == lineOf(kSource, "call_square"));
@@ -48,7 +48,7 @@ TEST_CASE("stepIn steps out of a function without debug info and stops on the ne
   auto stop = runTo(s, "nodebug", "nodebug_call");
   ok(s.debugger.stepIn(stop.tid));
   auto stepped = s.stop();
-  CHECK(stepped.reason == StopReason::Step);
+  CHECK(stepped.reason == DebuggerStopReason::Step);
   auto frame = s.top(stepped.tid);
   CHECK(frame.name == "nodebug");
   CHECK(frame.line == lineOf(kSource, "nodebug_after"));
@@ -64,7 +64,7 @@ TEST_CASE("stepIn through a PLT stub stops in the shared library's function, bou
   // The first call: the dynamic linker has not bound the GOT slot yet (lazy binding).
   ok(s.debugger.stepIn(stop.tid));
   auto in = s.stop();
-  CHECK(in.reason == StopReason::Step);
+  CHECK(in.reason == DebuggerStopReason::Step);
   auto frame = s.top(in.tid);
   CHECK(frame.name == "shlib_triple");
   CHECK(frame.line == lineOf(kShlibSource, "shlib_body"));
@@ -95,7 +95,7 @@ TEST_CASE("next over a recursive call stays in the frame it started in") {
   auto before = ok(s.debugger.stackTrace(stop.tid, 0, 1));
   ok(s.debugger.next(stop.tid));
   auto stepped = s.stop();
-  CHECK(stepped.reason == StopReason::Step);
+  CHECK(stepped.reason == DebuggerStopReason::Step);
   auto after = ok(s.debugger.stackTrace(stepped.tid, 0, 1));
   REQUIRE(after.frames.size() == 1);
   CHECK(after.frames[0].name == "depth_of");
@@ -136,7 +136,7 @@ TEST_CASE("a crash stops with its description and the locals stay inspectable") 
   s.launch({"crash"});
   ok(s.debugger.configurationDone(false));
   auto stop = s.stop();
-  CHECK(stop.reason == StopReason::Exception);
+  CHECK(stop.reason == DebuggerStopReason::Exception);
   CHECK(stop.description.find("SIGSEGV") != std::string::npos);
   auto frame = s.top(stop.tid);
   CHECK(frame.name == "crash");
@@ -167,9 +167,9 @@ TEST_CASE("setVariable, memory reads and writes, instruction stepping") {
   ok(s.debugger.writeMemory(at, {6, 0, 0, 0}));
   CHECK(ok(s.debugger.evaluate("v", frame.id)).value == "6");
 
-  ok(s.debugger.next(stop.tid, Granularity::Instruction));
+  ok(s.debugger.next(stop.tid, StepGranularity::Instruction));
   auto stepped = s.stop();
-  CHECK(stepped.reason == StopReason::Step);
+  CHECK(stepped.reason == DebuggerStopReason::Step);
   auto after = s.top(stepped.tid);
   CHECK(after.pc != frame.pc);
   CHECK(after.line == frame.line);
@@ -184,7 +184,7 @@ TEST_CASE("instruction next runs over a call to the instruction after it; instru
   Session s;
   auto stop = runTo(s, "basic", "call_square");
   // Step by instruction up to the call on this line.
-  StackFrame frame = s.top(stop.tid);
+  FrameEntry frame = s.top(stop.tid);
   DisassembledInstruction call;
   for (int i = 0; i < 20; ++i) {
     auto ins = ok(s.debugger.disassemble(frame.pc, 1));
@@ -193,16 +193,16 @@ TEST_CASE("instruction next runs over a call to the instruction after it; instru
       call = ins[0];
       break;
     }
-    ok(s.debugger.next(stop.tid, Granularity::Instruction));
+    ok(s.debugger.next(stop.tid, StepGranularity::Instruction));
     stop = s.stop();
     frame = s.top(stop.tid);
   }
   REQUIRE(call.address == frame.pc);
   std::uint64_t length = (call.bytes.size() + 1) / 3;
 
-  ok(s.debugger.next(stop.tid, Granularity::Instruction));
+  ok(s.debugger.next(stop.tid, StepGranularity::Instruction));
   auto over = s.stop();
-  CHECK(over.reason == StopReason::Step);
+  CHECK(over.reason == DebuggerStopReason::Step);
   auto after = s.top(over.tid);
   CHECK(after.name == "add_squares");
   CHECK(after.pc == call.address + length);
@@ -214,11 +214,11 @@ TEST_CASE("instruction next runs over a call to the instruction after it; instru
   for (int i = 0; i < 20; ++i) {
     auto ins = ok(s.debugger.disassemble(frame.pc, 1));
     if (ins[0].instruction.rfind("call", 0) == 0) break;
-    ok(s.debugger.stepIn(line.tid, Granularity::Instruction));
+    ok(s.debugger.stepIn(line.tid, StepGranularity::Instruction));
     line = s.stop();
     frame = s.top(line.tid);
   }
-  ok(s.debugger.stepIn(line.tid, Granularity::Instruction));
+  ok(s.debugger.stepIn(line.tid, StepGranularity::Instruction));
   auto in = s.stop();
   CHECK(s.top(in.tid).name == "square");
   ok(s.debugger.terminate());
@@ -241,7 +241,7 @@ TEST_CASE("attach by pid shows the running program's stack, detach lets it finis
     ok(s.debugger.attach(child));
     ok(s.debugger.configurationDone(true));
     auto stop = s.stop();
-    CHECK(stop.reason == StopReason::Attach);
+    CHECK(stop.reason == DebuggerStopReason::Attach);
     auto page = ok(s.debugger.stackTrace(child, 0, 0));
     bool sawSlow = false;
     for (auto& f : page.frames) sawSlow |= f.name == "slow" && f.file.ends_with("debuggee.c");

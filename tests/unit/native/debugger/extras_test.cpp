@@ -20,7 +20,7 @@ TEST_CASE("stepInTargets lists the call on the line; stepInto enters it past the
   CHECK(targets[0].line == lineOf(kSource, "call_square"));
   ok(s.debugger.stepInto(stop.tid, targets[0].id));
   auto in = s.stop();
-  CHECK(in.reason == StopReason::Step);
+  CHECK(in.reason == DebuggerStopReason::Step);
   auto callee = s.top(in.tid);
   CHECK(callee.name == "square");
   CHECK(callee.line == lineOf(kSource, "square_body"));
@@ -91,7 +91,7 @@ TEST_CASE("a data breakpoint stops on the write with old and new values" * docte
   ok(s.debugger.setSourceBreakpoints(kSource, {}));
   ok(s.debugger.resume());
   auto hit = s.stop();
-  CHECK(hit.reason == StopReason::DataBreakpoint);
+  CHECK(hit.reason == DebuggerStopReason::DataBreakpoint);
   CHECK(hit.hitBreakpointIds == std::vector<int>{set[0].id});
   CHECK(hit.description.find("global_counter: ") == 0);
   CHECK(hit.description.find(" -> ") != std::string::npos);

@@ -51,7 +51,7 @@ inline const std::string kShlibSource = STRATA_DBG_SHLIB_SRC;
 
 class Session {
  public:
-  using Event = std::variant<StopInfo, ExitInfo>;
+  using Event = std::variant<DebuggerStop, engine::ExitEvent>;
 
  private:
   // Declared before the debugger: its engine thread may still call back while it is destroyed.
@@ -60,7 +60,7 @@ class Session {
   std::condition_variable cv_;
   std::deque<Event> events_;
   std::vector<std::string> log_;
-  std::vector<BreakpointState> changed_;
+  std::vector<BreakpointPlacement> changed_;
 
  public:
   NativeDebugger debugger;
@@ -83,18 +83,18 @@ class Session {
     out_[1] = -1;
   }
 
-  StopInfo stop(std::chrono::milliseconds timeout = 20s) {
+  DebuggerStop stop(std::chrono::milliseconds timeout = 20s) {
     auto e = next(timeout);
     REQUIRE_MESSAGE(e.has_value(), "no stop within the timeout");
-    if (auto* x = std::get_if<ExitInfo>(&*e)) FAIL("expected a stop, the process " << x->description);
-    return std::get<StopInfo>(*e);
+    if (auto* x = std::get_if<engine::ExitEvent>(&*e)) FAIL("expected a stop, the process " << x->description);
+    return std::get<DebuggerStop>(*e);
   }
-  ExitInfo exit(std::chrono::milliseconds timeout = 20s) {
+  engine::ExitEvent exit(std::chrono::milliseconds timeout = 20s) {
     auto e = next(timeout);
     REQUIRE_MESSAGE(e.has_value(), "no exit within the timeout");
-    if (auto* s = std::get_if<StopInfo>(&*e))
+    if (auto* s = std::get_if<DebuggerStop>(&*e))
       FAIL("expected an exit, got a stop: " << stopReasonName(s->reason) << " " << s->description);
-    return std::get<ExitInfo>(*e);
+    return std::get<engine::ExitEvent>(*e);
   }
   // Everything the program wrote, once it closed its stdout (exited).
   std::string output() {
@@ -108,12 +108,12 @@ class Session {
     std::lock_guard lock(m_);
     return log_;
   }
-  std::vector<BreakpointState> changed() {
+  std::vector<BreakpointPlacement> changed() {
     std::lock_guard lock(m_);
     return changed_;
   }
 
-  StackFrame top(pid_t tid) {
+  FrameEntry top(pid_t tid) {
     auto page = ok(debugger.stackTrace(tid, 0, 1));
     REQUIRE(!page.frames.empty());
     return page.frames[0];
@@ -131,13 +131,13 @@ class Session {
  private:
   Callbacks makeCallbacks() {
     Callbacks cb;
-    cb.stopped = [this](const StopInfo& s) { push(s); };
-    cb.exited = [this](const ExitInfo& e) { push(e); };
+    cb.stopped = [this](const DebuggerStop& s) { push(s); };
+    cb.exited = [this](const engine::ExitEvent& e) { push(e); };
     cb.output = [this](const std::string& line) {
       std::lock_guard lock(m_);
       log_.push_back(line);
     };
-    cb.breakpointChanged = [this](const BreakpointState& b) {
+    cb.breakpointChanged = [this](const BreakpointPlacement& b) {
       std::lock_guard lock(m_);
       changed_.push_back(b);
     };
@@ -158,14 +158,14 @@ class Session {
 };
 
 // Launches `mode` with one breakpoint on `marker` in kSource and returns its stop.
-inline StopInfo runTo(Session& s, const std::string& mode, const std::string& marker, std::string condition = {}) {
+inline DebuggerStop runTo(Session& s, const std::string& mode, const std::string& marker, std::string condition = {}) {
   s.launch({mode});
   SourceBreakpoint bp{lineOf(kSource, marker)};
   bp.condition = std::move(condition);
   ok(s.debugger.setSourceBreakpoints(kSource, {bp}));
   ok(s.debugger.configurationDone(false));
   auto stop = s.stop();
-  REQUIRE(stop.reason == StopReason::Breakpoint);
+  REQUIRE(stop.reason == DebuggerStopReason::Breakpoint);
   return stop;
 }
 

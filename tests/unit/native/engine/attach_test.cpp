@@ -62,8 +62,8 @@ TEST_CASE("attach, read memory, break, detach: the program runs on and exits nor
   RecordingSink sink;
   Engine engine(sink);
   ok(engine.attach(spin.pid));
-  StopEvent attached = sink.stop();
-  CHECK(attached.reason == StopReason::Attach);
+  EngineStop attached = sink.stop();
+  CHECK(attached.reason == EngineStopReason::Attach);
   CHECK(attached.pid == spin.pid);
   CHECK(sink.object("/libc.so.6").has_value());
   auto threads = ok(engine.threads());
@@ -78,8 +78,8 @@ TEST_CASE("attach, read memory, break, detach: the program runs on and exits nor
   ok(engine.memory().read(spinOnce, &original, 1));
   ok(engine.addBreakpoint(spinOnce));
   ok(engine.resume());
-  StopEvent hit = sink.stop();
-  REQUIRE(hit.reason == StopReason::Breakpoint);
+  EngineStop hit = sink.stop();
+  REQUIRE(hit.reason == EngineStopReason::Breakpoint);
   CHECK(hit.pc == spinOnce);
   ok(engine.detach());
   CHECK(engine.pid() == 0);
@@ -104,7 +104,7 @@ TEST_CASE("attach seizes every thread of a multithreaded process; detach lets al
   RecordingSink sink;
   Engine engine(sink);
   ok(engine.attach(spin.pid));
-  CHECK(sink.stop().reason == StopReason::Attach);
+  CHECK(sink.stop().reason == EngineStopReason::Attach);
   auto threads = ok(engine.threads());
   REQUIRE(threads.size() == 5);
   for (auto& t : threads) {
@@ -123,8 +123,8 @@ TEST_CASE("attach seizes every thread of a multithreaded process; detach lets al
   std::set<pid_t> hitters;
   for (int i = 0; i < 60 && hitters.size() < 5; ++i) {
     ok(engine.resume());
-    StopEvent hit = sink.stop();
-    REQUIRE(hit.reason == StopReason::Breakpoint);
+    EngineStop hit = sink.stop();
+    REQUIRE(hit.reason == EngineStopReason::Breakpoint);
     CHECK(hit.pc == spinOnce);
     hitters.insert(hit.tid);
   }
@@ -156,7 +156,7 @@ TEST_CASE("destroying the engine while the attached program runs detaches it cle
     ok(engine.addBreakpoint(spinOnce + 4));  // stepped over by single-step on every hit
     ok(engine.resume());
     for (int i = 0; i < 3; ++i) {
-      REQUIRE(sink.stop().reason == StopReason::Breakpoint);
+      REQUIRE(sink.stop().reason == EngineStopReason::Breakpoint);
       ok(engine.resume());
     }
   }  // running, with breakpoints inserted: the destructor stops, cleans up and detaches

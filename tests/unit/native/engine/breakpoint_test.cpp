@@ -31,8 +31,8 @@ TEST_CASE("a breakpoint by address stops on every call with the caller's argumen
   ok(engine.resume());
   int sum = 0;
   for (int i = 0; i < 5; ++i) {
-    StopEvent hit = sink.stop();
-    REQUIRE(hit.reason == StopReason::Breakpoint);
+    EngineStop hit = sink.stop();
+    REQUIRE(hit.reason == EngineStopReason::Breakpoint);
     CHECK(hit.pc == add);
     CHECK(hit.tid == pid);
     REQUIRE(hit.breakpoints == std::vector<BreakpointId>{id});
@@ -84,8 +84,8 @@ TEST_CASE("conditions run in the engine: false ones never stop, hit counts are e
     return ctx.registers->gpr.rsi == 3;
   }));
   ok(engine.resume());
-  StopEvent hit = sink.stop();
-  REQUIRE(hit.reason == StopReason::Breakpoint);
+  EngineStop hit = sink.stop();
+  REQUIRE(hit.reason == EngineStopReason::Breakpoint);
   CHECK(hit.breakpoints == std::vector<BreakpointId>{id});
   CHECK(ok(engine.registers(pid)).gpr.rsi == 3);
   ok(engine.resume());
@@ -105,11 +105,11 @@ TEST_CASE("breakpoints share one site; disabling one keeps the other, removing b
   BreakpointId b = ok(engine.addBreakpoint(add));
   CHECK(a != b);
   ok(engine.resume());
-  StopEvent first = sink.stop();
+  EngineStop first = sink.stop();
   CHECK(first.breakpoints == std::vector<BreakpointId>{a, b});
   ok(engine.enableBreakpoint(a, false));
   ok(engine.resume());
-  StopEvent second = sink.stop();
+  EngineStop second = sink.stop();
   CHECK(second.breakpoints == std::vector<BreakpointId>{b});
   ok(engine.removeBreakpoint(b));
   CHECK(rawByte(pid, add) == original);  // a is disabled: nobody wants the site
@@ -130,12 +130,12 @@ TEST_CASE("step out returns to the caller of the frame, not of a deeper recursiv
   std::uint64_t mainStart = runtimeAddress(sink, HELLO_PATH, "main");
   BreakpointId id = ok(engine.addBreakpoint(fact));
   ok(engine.resume());
-  REQUIRE(sink.stop().reason == StopReason::Breakpoint);
+  REQUIRE(sink.stop().reason == EngineStopReason::Breakpoint);
   CHECK(ok(engine.registers(pid)).gpr.rdi == 5);
   ok(engine.removeBreakpoint(id));
   ok(engine.stepOut(pid));
-  StopEvent out = sink.stop();
-  REQUIRE(out.reason == StopReason::StepOut);
+  EngineStop out = sink.stop();
+  REQUIRE(out.reason == EngineStopReason::StepOut);
   auto regs = ok(engine.registers(pid));
   CHECK(regs.gpr.rax == 120);  // the outermost call's result: every inner return was skipped
   CHECK(out.pc > mainStart);
@@ -157,9 +157,9 @@ TEST_CASE("detach after breakpoints leaves the program running exactly as withou
   ok(engine.addBreakpoint(add));
   ok(engine.addBreakpoint(fact));
   ok(engine.resume());
-  REQUIRE(sink.stop().reason == StopReason::Breakpoint);  // stopped on add's int3, pc rewound
+  REQUIRE(sink.stop().reason == EngineStopReason::Breakpoint);  // stopped on add's int3, pc rewound
   ok(engine.resume());
-  REQUIRE(sink.stop().reason == StopReason::Breakpoint);
+  REQUIRE(sink.stop().reason == EngineStopReason::Breakpoint);
   ok(engine.detach());
   CHECK(engine.pid() == 0);
   ExitEvent exit = sink.exit();  // a launched child is still reaped and reported
@@ -173,12 +173,12 @@ TEST_CASE("a sink may resume from inside onStopped") {
   ok(engine.launch({.program = HELLO_PATH}));
   sink.stop();
   int hits = 0;
-  sink.onStoppedHook = [&](const StopEvent& e) {
-    if (e.reason == StopReason::Breakpoint && ++hits < 5) REQUIRE(engine.resume().get().ok());
+  sink.onStoppedHook = [&](const EngineStop& e) {
+    if (e.reason == EngineStopReason::Breakpoint && ++hits < 5) REQUIRE(engine.resume().get().ok());
   };
   ok(engine.addBreakpoint(runtimeAddress(sink, HELLO_PATH, "add")));
   ok(engine.resume());
-  for (int i = 0; i < 5; ++i) CHECK(sink.stop().reason == StopReason::Breakpoint);
+  for (int i = 0; i < 5; ++i) CHECK(sink.stop().reason == EngineStopReason::Breakpoint);
   CHECK(hits == 5);
   ok(engine.resume());  // only the fifth stop is left for the test to resume
   CHECK(sink.exit().exitCode == 7);
@@ -194,11 +194,11 @@ TEST_CASE("stepRange leaves a function through its return, stepping into nothing
   std::uint64_t mainStart = runtimeAddress(sink, HELLO_PATH, "main");
   BreakpointId id = ok(engine.addBreakpoint(addStart));
   ok(engine.resume());
-  REQUIRE(sink.stop().reason == StopReason::Breakpoint);
+  REQUIRE(sink.stop().reason == EngineStopReason::Breakpoint);
   ok(engine.removeBreakpoint(id));
   ok(engine.stepRange(pid, addStart, addStart + add.size, false));
-  StopEvent step = sink.stop();
-  CHECK(step.reason == StopReason::Step);
+  EngineStop step = sink.stop();
+  CHECK(step.reason == EngineStopReason::Step);
   CHECK(step.pc > mainStart);  // back in main, right after the call
   CHECK(step.pc < mainStart + 0x80);
   CHECK(ok(engine.registers(pid)).gpr.rax == 0);  // add(0, 0)
@@ -222,13 +222,13 @@ TEST_CASE("stepRange over calls runs printf and the whole recursion at full spee
   }));
   BreakpointId atMain = ok(engine.addBreakpoint(mainStart));
   ok(engine.resume());
-  REQUIRE(sink.stop().reason == StopReason::Breakpoint);
+  REQUIRE(sink.stop().reason == EngineStopReason::Breakpoint);
   ok(engine.removeBreakpoint(atMain));
   // All of main as one "line": every call in it is stepped over, so the step ends only when
   // main returns into the C library.
   ok(engine.stepRange(pid, mainStart, mainStart + main.size, true));
-  StopEvent step = sink.stop();
-  CHECK(step.reason == StopReason::Step);
+  EngineStop step = sink.stop();
+  CHECK(step.reason == EngineStopReason::Step);
   CHECK((step.pc < mainStart || step.pc >= mainStart + main.size));
   CHECK(ok(engine.registers(pid)).gpr.rax == 7);  // main's return value
   CHECK(factorialCalls == 5);  // the recursion ran (and its conditions were asked) at full speed
@@ -245,9 +245,9 @@ TEST_CASE("step out to an explicit return target") {
   std::uint64_t fact = runtimeAddress(sink, HELLO_PATH, "factorial");
   BreakpointId id = ok(engine.addBreakpoint(fact));
   ok(engine.resume());
-  REQUIRE(sink.stop().reason == StopReason::Breakpoint);  // factorial(5), called from main
+  REQUIRE(sink.stop().reason == EngineStopReason::Breakpoint);  // factorial(5), called from main
   ok(engine.resume());
-  REQUIRE(sink.stop().reason == StopReason::Breakpoint);  // factorial(4), called from factorial(5)
+  REQUIRE(sink.stop().reason == EngineStopReason::Breakpoint);  // factorial(4), called from factorial(5)
   auto regs = ok(engine.registers(pid));
   REQUIRE(regs.gpr.rdi == 4);
   ok(engine.removeBreakpoint(id));
@@ -256,8 +256,8 @@ TEST_CASE("step out to an explicit return target") {
   ok(engine.memory().read(regs.gpr.rsp, &ret, sizeof ret));
   CHECK(ret > fact);  // inside factorial itself
   ok(engine.stepOut(pid, ReturnTarget{ret, regs.gpr.rsp + 8}));
-  StopEvent out = sink.stop();
-  REQUIRE(out.reason == StopReason::StepOut);
+  EngineStop out = sink.stop();
+  REQUIRE(out.reason == EngineStopReason::StepOut);
   CHECK(out.pc == ret);
   auto after = ok(engine.registers(pid));
   CHECK(after.gpr.rax == 24);  // factorial(4), not factorial(1) returning to the same address

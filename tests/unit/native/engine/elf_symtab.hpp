@@ -20,13 +20,13 @@ struct ElfSymbol {
 };
 
 inline Result<ElfSymbol> elfSymbolEntry(const std::string& path, const std::string& symbol) {
-  if (elf_version(EV_CURRENT) == EV_NONE) return Error{1, "libelf: version mismatch", true};
+  if (elf_version(EV_CURRENT) == EV_NONE) return Error{errors::kObjectUnreadable, "libelf: version mismatch", true};
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errnoError("open " + path);
+  if (fd < 0) return errnoError(errors::kObjectUnreadable, "open " + path);
   Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
   if (!elf) {
     close(fd);
-    return Error{1, "read " + path + ": " + elf_errmsg(-1), true};
+    return Error{errors::kObjectUnreadable, "read " + path + ": " + elf_errmsg(-1), true};
   }
   ElfSymbol found;
   for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn && !found.value; scn = elf_nextscn(elf, scn)) {
@@ -45,7 +45,7 @@ inline Result<ElfSymbol> elfSymbolEntry(const std::string& path, const std::stri
   }
   elf_end(elf);
   close(fd);
-  if (!found.value) return Error{1, path + ": no symbol " + symbol, true};
+  if (!found.value) return Error{errors::kUnknownName, path + ": no symbol " + symbol, true};
   return found;
 }
 
@@ -57,9 +57,9 @@ inline Result<std::uint64_t> elfSymbol(const std::string& path, const std::strin
 
 // The bytes of the file backing a link-time address (for comparing with memory reads).
 inline Result<std::string> elfBytes(const std::string& path, std::uint64_t address, std::size_t size) {
-  if (elf_version(EV_CURRENT) == EV_NONE) return Error{1, "libelf: version mismatch", true};
+  if (elf_version(EV_CURRENT) == EV_NONE) return Error{errors::kObjectUnreadable, "libelf: version mismatch", true};
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errnoError("open " + path);
+  if (fd < 0) return errnoError(errors::kObjectUnreadable, "open " + path);
   Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
   std::string out;
   std::size_t phnum = 0;
@@ -74,7 +74,7 @@ inline Result<std::string> elfBytes(const std::string& path, std::uint64_t addre
   }
   if (elf) elf_end(elf);
   close(fd);
-  if (out.empty()) return Error{1, path + ": address not in a loaded segment", true};
+  if (out.empty()) return Error{errors::kObjectUnreadable, path + ": address not in a loaded segment", true};
   return out;
 }
 

@@ -15,8 +15,8 @@ TEST_CASE("a SIGSEGV stops with signal, code, fault address and description; res
   sink.stop();
   std::uint64_t mainStart = runtimeAddress(sink, CRASH_PATH, "main");
   ok(engine.resume());
-  StopEvent crash = sink.stop();
-  REQUIRE(crash.reason == StopReason::Exception);
+  EngineStop crash = sink.stop();
+  REQUIRE(crash.reason == EngineStopReason::Exception);
   CHECK(crash.tid == pid);
   CHECK(crash.signal.signo == SIGSEGV);
   CHECK(crash.signal.code == SEGV_MAPERR);
@@ -38,8 +38,8 @@ TEST_CASE("SIGFPE and SIGABRT stop with their descriptions") {
     pid_t pid = ok(engine.launch({.program = FAULTS_PATH, .args = {"fpe"}}));
     sink.stop();
     ok(engine.resume());
-    StopEvent fault = sink.stop();
-    REQUIRE(fault.reason == StopReason::Exception);
+    EngineStop fault = sink.stop();
+    REQUIRE(fault.reason == EngineStopReason::Exception);
     CHECK(fault.signal.signo == SIGFPE);
     CHECK(fault.signal.code == FPE_INTDIV);
     CHECK(fault.signal.faultAddress == fault.pc);  // the dividing instruction itself
@@ -57,8 +57,8 @@ TEST_CASE("SIGFPE and SIGABRT stop with their descriptions") {
     ok(engine.launch({.program = FAULTS_PATH, .args = {"abort"}}));
     sink.stop();
     ok(engine.resume());
-    StopEvent fault = sink.stop();
-    REQUIRE(fault.reason == StopReason::Exception);
+    EngineStop fault = sink.stop();
+    REQUIRE(fault.reason == EngineStopReason::Exception);
     CHECK(fault.signal.signo == SIGABRT);
     CHECK(fault.signal.code == SI_TKILL);
     CHECK(fault.signal.description == "SIGABRT: aborted (sent by tkill)");
@@ -110,8 +110,8 @@ TEST_CASE("hardware watchpoints fire on writes with the right slot, and stop fir
   CHECK(watchedSlot == 0);
   CHECK(otherSlot == 1);
   ok(engine.resume());
-  StopEvent first = sink.stop();
-  REQUIRE(first.reason == StopReason::Watchpoint);
+  EngineStop first = sink.stop();
+  REQUIRE(first.reason == EngineStopReason::Watchpoint);
   CHECK(first.watchpointSlot == otherSlot);
   CHECK(first.watchAddress == other);
   long value = 0;
@@ -119,8 +119,8 @@ TEST_CASE("hardware watchpoints fire on writes with the right slot, and stop fir
   CHECK(value == 1);
   ok(engine.removeWatchpoint(otherSlot));
   ok(engine.resume());
-  StopEvent second = sink.stop();
-  REQUIRE(second.reason == StopReason::Watchpoint);
+  EngineStop second = sink.stop();
+  REQUIRE(second.reason == EngineStopReason::Watchpoint);
   CHECK(second.tid == pid);
   CHECK(second.watchpointSlot == watchedSlot);
   CHECK(second.watchAddress == watched);
@@ -142,8 +142,8 @@ TEST_CASE("a read/write watchpoint fires on a read" * doctest::test_suite(kHardw
   std::uint64_t mainStart = runtimeAddress(sink, WATCH_PATH, "main");
   int slot = ok(engine.addWatchpoint(watched, 4, WatchKind::ReadWrite));
   ok(engine.resume());
-  StopEvent read = sink.stop();
-  REQUIRE(read.reason == StopReason::Watchpoint);
+  EngineStop read = sink.stop();
+  REQUIRE(read.reason == EngineStopReason::Watchpoint);
   CHECK(read.watchpointSlot == slot);
   CHECK(read.pc > mainStart);  // `long before = watched;` in main
   CHECK(read.pc < mainStart + 0x40);

@@ -10,8 +10,8 @@ TEST_CASE("launch runs to completion and reports the exit code and output") {
   Capture out;
   pid_t pid = ok(engine.launch({.program = HELLO_PATH, .stdoutFd = out.writeEnd()}));
   CHECK(pid > 0);
-  StopEvent entry = sink.stop();
-  CHECK(entry.reason == StopReason::Entry);
+  EngineStop entry = sink.stop();
+  CHECK(entry.reason == EngineStopReason::Entry);
   CHECK(entry.pid == pid);
   CHECK(entry.tid == pid);
   ok(engine.resume());
@@ -28,8 +28,8 @@ TEST_CASE("the entry stop comes before any code of the program ran") {
   RecordingSink sink;
   Engine engine(sink);
   pid_t pid = ok(engine.launch({.program = HELLO_PATH}));
-  StopEvent entry = sink.stop();
-  REQUIRE(entry.reason == StopReason::Entry);
+  EngineStop entry = sink.stop();
+  REQUIRE(entry.reason == EngineStopReason::Entry);
   // The first instruction is the dynamic linker's: pc lies in ld.so, not in the program.
   auto ld = sink.object("ld-linux-x86-64.so.2");
   REQUIRE(ld.has_value());
@@ -77,7 +77,7 @@ TEST_CASE("args, cwd and environment reach the program") {
                     .cwd = "/tmp",
                     .env = std::vector<std::string>{"STRATA_X=yes", "PATH=/usr/bin:/bin"},
                     .stdoutFd = out.writeEnd()}));
-  CHECK(sink.stop().reason == StopReason::Entry);
+  CHECK(sink.stop().reason == EngineStopReason::Entry);
   ok(engine.resume());
   CHECK(sink.exit().exitCode == 0);
   CHECK(out.readAll() == "first yes /tmp\n");
@@ -91,12 +91,12 @@ TEST_CASE("stepInstruction moves one instruction and reports a step stop") {
   std::uint64_t add = runtimeAddress(sink, HELLO_PATH, "add");
   ok(engine.addBreakpoint(add));
   ok(engine.resume());
-  StopEvent hit = sink.stop();
-  REQUIRE(hit.reason == StopReason::Breakpoint);
+  EngineStop hit = sink.stop();
+  REQUIRE(hit.reason == EngineStopReason::Breakpoint);
   CHECK(hit.pc == add);
   ok(engine.stepInstruction(pid));
-  StopEvent step = sink.stop();
-  CHECK(step.reason == StopReason::Step);
+  EngineStop step = sink.stop();
+  CHECK(step.reason == EngineStopReason::Step);
   CHECK(step.pc == add + 1);  // push %rbp is one byte (-O0 without endbr64 here)
   auto regs = ok(engine.registers(pid));
   CHECK(regs.gpr.rip == add + 1);
@@ -113,7 +113,7 @@ TEST_CASE("registers written at a stop change what the program computes") {
   sink.stop();
   BreakpointId id = ok(engine.addBreakpoint(runtimeAddress(sink, HELLO_PATH, "add")));
   ok(engine.resume());
-  REQUIRE(sink.stop().reason == StopReason::Breakpoint);
+  REQUIRE(sink.stop().reason == EngineStopReason::Breakpoint);
   ok(engine.removeBreakpoint(id));
   strata::native::ThreadRegisters regs = ok(engine.registers(pid));
   REQUIRE(regs.gpr.rdi == 0);  // add(sum = 0, i = 0)

@@ -32,16 +32,16 @@ TEST_CASE("a dlopened library is reported and a breakpoint inserted at that stop
     for (auto& o : ev.removed) removed.push_back(o.path);
   };
   pid_t pid = ok(engine.launch({.program = DLOPEN_PATH, .args = {PLUGIN_PATH}, .stdoutFd = out.writeEnd()}));
-  REQUIRE(sink.stop().reason == StopReason::Entry);
+  REQUIRE(sink.stop().reason == EngineStopReason::Entry);
   CHECK_FALSE(sink.object("/libc.so.6").has_value());  // not mapped yet at the first instruction
   ok(engine.resume());
-  StopEvent ctor = sink.stop();
-  REQUIRE(ctor.reason == StopReason::Breakpoint);
+  EngineStop ctor = sink.stop();
+  REQUIRE(ctor.reason == EngineStopReason::Breakpoint);
   CHECK(ctor.breakpoints == std::vector<BreakpointId>{initId});
   CHECK(ctor.pc == init);
   ok(engine.resume());
-  StopEvent hit = sink.stop();
-  REQUIRE(hit.reason == StopReason::Breakpoint);
+  EngineStop hit = sink.stop();
+  REQUIRE(hit.reason == EngineStopReason::Breakpoint);
   CHECK(id != 0);
   CHECK(hit.breakpoints == std::vector<BreakpointId>{id});
   CHECK(hit.pc == compute);
@@ -71,8 +71,8 @@ TEST_CASE("a sink can keep the process stopped at a library load") {
   ok(engine.launch({.program = DLOPEN_PATH, .args = {PLUGIN_PATH}}));
   sink.stop();
   ok(engine.resume());
-  StopEvent stop = sink.stop();
-  CHECK(stop.reason == StopReason::Pause);
+  EngineStop stop = sink.stop();
+  CHECK(stop.reason == EngineStopReason::Pause);
   auto objects = ok(engine.loadedObjects());
   CHECK(objects.back().path == PLUGIN_PATH);
   ok(engine.resume());

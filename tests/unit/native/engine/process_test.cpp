@@ -15,8 +15,8 @@ TEST_CASE("a forked child runs free of the parent's breakpoints") {
   ok(engine.resume());
   std::vector<unsigned long long> args;
   for (int i = 0; i < 2; ++i) {
-    StopEvent hit = sink.stop();
-    REQUIRE(hit.reason == StopReason::Breakpoint);
+    EngineStop hit = sink.stop();
+    REQUIRE(hit.reason == EngineStopReason::Breakpoint);
     CHECK(hit.tid == pid);  // the child's work(10) is not ours
     args.push_back(ok(engine.registers(pid)).gpr.rdi);
     ok(engine.resume());
@@ -31,17 +31,17 @@ TEST_CASE("exec replaces the image: an exec stop, the new program's objects, the
   Engine engine(sink);
   Capture out;
   ok(engine.launch({.program = "/bin/sh", .args = {"-c", std::string("exec ") + HELLO_PATH}, .stdoutFd = out.writeEnd()}));
-  CHECK(sink.stop().reason == StopReason::Entry);
+  CHECK(sink.stop().reason == EngineStopReason::Entry);
   ok(engine.resume());
-  StopEvent exec = sink.stop();
-  CHECK(exec.reason == StopReason::Exec);
+  EngineStop exec = sink.stop();
+  CHECK(exec.reason == EngineStopReason::Exec);
   auto objects = ok(engine.loadedObjects());
   REQUIRE_FALSE(objects.empty());
   CHECK(objects[0].path == HELLO_PATH);
   // Breakpoints work in the new image.
   ok(engine.addBreakpoint(runtimeAddress(sink, HELLO_PATH, "factorial")));
   ok(engine.resume());
-  CHECK(sink.stop().reason == StopReason::Breakpoint);
+  CHECK(sink.stop().reason == EngineStopReason::Breakpoint);
   ok(engine.kill());
   CHECK(sink.exit().signal == SIGKILL);
 }

@@ -42,10 +42,10 @@ inline void ok(std::future<Result<void>>&& f) { ok(f.get()); }
 // Records events; waiting is bounded so a broken engine fails a test instead of hanging it.
 class RecordingSink : public EventSink {
  public:
-  using Event = std::variant<StopEvent, ExitEvent>;
+  using Event = std::variant<EngineStop, ExitEvent>;
 
   std::function<void(const LibraryEvent&)> onLibrariesHook;
-  std::function<void(const StopEvent&)> onStoppedHook;
+  std::function<void(const EngineStop&)> onStoppedHook;
   std::vector<LoadedObject> objects;  // every object added, in order
   std::atomic<int> threadsStarted{0};
   std::atomic<int> threadsExited{0};
@@ -57,7 +57,7 @@ class RecordingSink : public EventSink {
     if (signo == SIGUSR1) ++usr1Signals;
   }
 
-  void onStopped(const StopEvent& e) override {
+  void onStopped(const EngineStop& e) override {
     if (onStoppedHook) onStoppedHook(e);
     push(e);
   }
@@ -77,16 +77,16 @@ class RecordingSink : public EventSink {
     events_.pop_front();
     return e;
   }
-  StopEvent stop(std::chrono::milliseconds timeout = 10s) {
+  EngineStop stop(std::chrono::milliseconds timeout = 10s) {
     auto e = next(timeout);
     REQUIRE_MESSAGE(e.has_value(), "no event within the timeout");
     if (auto* x = std::get_if<ExitEvent>(&*e)) FAIL("expected a stop, the process " << x->description);
-    return std::get<StopEvent>(*e);
+    return std::get<EngineStop>(*e);
   }
   ExitEvent exit(std::chrono::milliseconds timeout = 10s) {
     auto e = next(timeout);
     REQUIRE_MESSAGE(e.has_value(), "no event within the timeout");
-    if (auto* s = std::get_if<StopEvent>(&*e)) FAIL("expected an exit, got a stop: " << reasonName(s->reason));
+    if (auto* s = std::get_if<EngineStop>(&*e)) FAIL("expected an exit, got a stop: " << reasonName(s->reason));
     return std::get<ExitEvent>(*e);
   }
   std::optional<LoadedObject> object(const std::string& suffix) {
@@ -160,7 +160,7 @@ inline std::pair<std::string, int> runPlain(const std::string& program, std::vec
 
 namespace doctest {
 template <>
-struct StringMaker<strata::native::engine::StopReason> {
-  static String convert(strata::native::engine::StopReason reason) { return strata::native::engine::reasonName(reason); }
+struct StringMaker<strata::native::engine::EngineStopReason> {
+  static String convert(strata::native::engine::EngineStopReason reason) { return strata::native::engine::reasonName(reason); }
 };
 }  // namespace doctest

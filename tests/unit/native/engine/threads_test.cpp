@@ -10,7 +10,7 @@ using namespace strata::native::engine::testing;
 namespace {
 
 // The scheduler state letter of every thread of `pid` ('t': stopped by a tracer).
-std::map<pid_t, char> threadStates(pid_t pid, const std::vector<ThreadInfo>& threads) {
+std::map<pid_t, char> threadStates(pid_t pid, const std::vector<ThreadEntry>& threads) {
   std::map<pid_t, char> states;
   for (auto& t : threads) {
     std::ifstream stat("/proc/" + std::to_string(pid) + "/task/" + std::to_string(t.tid) + "/stat");
@@ -42,8 +42,8 @@ TEST_CASE("8 threads hitting one breakpoint: all 800 hits reported, none lost, a
       CHECK(exit->exitCode == 0);
       break;
     }
-    auto& stop = std::get<StopEvent>(*e);
-    REQUIRE(stop.reason == StopReason::Breakpoint);
+    auto& stop = std::get<EngineStop>(*e);
+    REQUIRE(stop.reason == EngineStopReason::Breakpoint);
     REQUIRE(stop.breakpoints == std::vector<BreakpointId>{id});
     CHECK(stop.pc == hit);
     ++hits;
@@ -146,8 +146,8 @@ TEST_CASE("8 threads reporting every hit: none lost whether the instruction is e
       CHECK(exit->exitCode == 0);  // 1: step_me's add did not run exactly 800 times
       break;
     }
-    auto& stop = std::get<StopEvent>(*e);
-    REQUIRE(stop.reason == StopReason::Breakpoint);
+    auto& stop = std::get<EngineStop>(*e);
+    REQUIRE(stop.reason == EngineStopReason::Breakpoint);
     CHECK(stop.pc == address);
     ++hits;
     ++perThread[stop.tid];
@@ -174,16 +174,16 @@ TEST_CASE("pause stops every thread of a running program") {
   int seen = 0;
   ok(engine.addBreakpoint(hit, [&](const HitContext&) { return ++seen == 8 * 50; }));
   ok(engine.resume());
-  StopEvent half = sink.stop();
-  REQUIRE(half.reason == StopReason::Breakpoint);
+  EngineStop half = sink.stop();
+  REQUIRE(half.reason == EngineStopReason::Breakpoint);
   auto threads = ok(engine.threads());
   CHECK(threads.size() >= 2);
   ok(engine.resume());
   ok(engine.pause());
   auto e = sink.next();
   REQUIRE(e.has_value());
-  if (auto* stop = std::get_if<StopEvent>(&*e)) {
-    CHECK((stop->reason == StopReason::Pause || stop->reason == StopReason::Breakpoint));
+  if (auto* stop = std::get_if<EngineStop>(&*e)) {
+    CHECK((stop->reason == EngineStopReason::Pause || stop->reason == EngineStopReason::Breakpoint));
     for (auto& [tid, state] : threadStates(pid, ok(engine.threads()))) CHECK(state == 't');
     ok(engine.kill());
     sink.exit();

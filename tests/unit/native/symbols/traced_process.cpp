@@ -17,8 +17,8 @@ Result<void> ProcessMemory::read(std::uint64_t address, void* buffer, std::size_
   iovec local{buffer, size};
   iovec remote{reinterpret_cast<void*>(address), size};
   ssize_t n = process_vm_readv(pid_, &local, 1, &remote, 1, 0);
-  if (n < 0) return errnoError("process_vm_readv");
-  if (static_cast<std::size_t>(n) != size) return Error{1, "short read of target memory", true};
+  if (n < 0) return errnoError(errors::kMemoryUnreadable, "process_vm_readv");
+  if (static_cast<std::size_t>(n) != size) return Error{errors::kMemoryUnreadable, "short read of target memory", true};
   return {};
 }
 
@@ -26,14 +26,14 @@ Result<void> ProcessMemory::write(std::uint64_t address, const void* buffer, std
   iovec local{const_cast<void*>(buffer), size};
   iovec remote{reinterpret_cast<void*>(address), size};
   ssize_t n = process_vm_writev(pid_, &local, 1, &remote, 1, 0);
-  if (n < 0) return errnoError("process_vm_writev");
-  if (static_cast<std::size_t>(n) != size) return Error{1, "short write of target memory", true};
+  if (n < 0) return errnoError(errors::kMemoryUnwritable, "process_vm_writev");
+  if (static_cast<std::size_t>(n) != size) return Error{errors::kMemoryUnwritable, "short write of target memory", true};
   return {};
 }
 
 Result<TracedProcess*> TracedProcess::start(const std::string& path, const std::vector<std::string>& args) {
   pid_t pid = fork();
-  if (pid < 0) return errnoError("fork");
+  if (pid < 0) return errnoError(errors::kSystemCallFailed, "fork");
   if (pid == 0) {
     ptrace(PTRACE_TRACEME, 0, nullptr, nullptr);
     std::vector<char*> argv;
@@ -44,8 +44,8 @@ Result<TracedProcess*> TracedProcess::start(const std::string& path, const std::
     _exit(127);
   }
   int status = 0;
-  if (waitpid(pid, &status, 0) != pid) return errnoError("waitpid");
-  if (!WIFSTOPPED(status)) return Error{1, "target did not stop at exec", true};
+  if (waitpid(pid, &status, 0) != pid) return errnoError(errors::kPtraceFailed, "waitpid");
+  if (!WIFSTOPPED(status)) return Error{errors::kStartFailed, "target did not stop at exec", true};
   ptrace(PTRACE_SETOPTIONS, pid, nullptr, PTRACE_O_EXITKILL);
   return new TracedProcess(pid);
 }
@@ -62,12 +62,12 @@ Result<void> TracedProcess::continueToTrap() {
   int signal = 0;
   for (;;) {
     if (ptrace(PTRACE_CONT, pid_, nullptr, reinterpret_cast<void*>(static_cast<long>(signal))) != 0)
-      return errnoError("PTRACE_CONT");
+      return errnoError(errors::kPtraceFailed, "PTRACE_CONT");
     int status = 0;
-    if (waitpid(pid_, &status, 0) != pid_) return errnoError("waitpid");
+    if (waitpid(pid_, &status, 0) != pid_) return errnoError(errors::kPtraceFailed, "waitpid");
     if (WIFEXITED(status) || WIFSIGNALED(status)) {
       exited_ = true;
-      return Error{1, "target ended before the next SIGTRAP", true};
+      return Error{errors::kNoProcess, "target ended before the next SIGTRAP", true};
     }
     if (WSTOPSIG(status) == SIGTRAP) return {};
     signal = WSTOPSIG(status);
@@ -77,29 +77,29 @@ Result<void> TracedProcess::continueToTrap() {
 Result<ThreadRegisters> TracedProcess::registers() {
   ThreadRegisters regs;
   regs.tid = pid_;
-  if (ptrace(PTRACE_GETREGS, pid_, nullptr, &regs.gpr) != 0) return errnoError("PTRACE_GETREGS");
+  if (ptrace(PTRACE_GETREGS, pid_, nullptr, &regs.gpr) != 0) return errnoError(errors::kPtraceFailed, "PTRACE_GETREGS");
   if (ptrace(PTRACE_GETFPREGS, pid_, nullptr, &regs.fpr) == 0) regs.hasFpr = true;
   return regs;
 }
 
 Result<void> TracedProcess::setRegisters(const ThreadRegisters& regs) {
-  if (ptrace(PTRACE_SETREGS, pid_, nullptr, &regs.gpr) != 0) return errnoError("PTRACE_SETREGS");
+  if (ptrace(PTRACE_SETREGS, pid_, nullptr, &regs.gpr) != 0) return errnoError(errors::kPtraceFailed, "PTRACE_SETREGS");
   return {};
 }
 
 Result<long> TracedProcess::insertBreakpoint(std::uint64_t address) {
   errno = 0;
   long word = ptrace(PTRACE_PEEKTEXT, pid_, reinterpret_cast<void*>(address), nullptr);
-  if (errno != 0) return errnoError("PTRACE_PEEKTEXT");
+  if (errno != 0) return errnoError(errors::kMemoryUnreadable, "PTRACE_PEEKTEXT");
   long patched = (word & ~0xffL) | 0xcc;
   if (ptrace(PTRACE_POKETEXT, pid_, reinterpret_cast<void*>(address), reinterpret_cast<void*>(patched)) != 0)
-    return errnoError("PTRACE_POKETEXT");
+    return errnoError(errors::kMemoryUnwritable, "PTRACE_POKETEXT");
   return word;
 }
 
 Result<void> TracedProcess::removeBreakpoint(std::uint64_t address, long original) {
   if (ptrace(PTRACE_POKETEXT, pid_, reinterpret_cast<void*>(address), reinterpret_cast<void*>(original)) != 0)
-    return errnoError("PTRACE_POKETEXT");
+    return errnoError(errors::kMemoryUnwritable, "PTRACE_POKETEXT");
   return {};
 }
 

@@ -16,12 +16,13 @@
 
 namespace strata::native::debugger {
 
-// A user breakpoint as the adapter sees it: one id whatever number of addresses it resolved to.
 // Receives a request's result on the engine thread.
 template <class T>
 using Done = std::function<void(Result<T>)>;
 
-struct BreakpointState {
+// Where a user breakpoint was placed, or why it is not (yet): one id whatever number of
+// addresses it resolved to.
+struct BreakpointPlacement {
   int id = 0;
   bool verified = false;  // false while pending (no loaded object has its line or function)
   std::string file;       // source breakpoints: the file of the resolved line
@@ -49,11 +50,11 @@ struct InstructionBreakpoint {
   std::string hitCondition;
 };
 
-enum class StopReason { Entry, Breakpoint, Step, Pause, Exception, Attach, DataBreakpoint };
-const char* stopReasonName(StopReason reason);
+enum class DebuggerStopReason { Entry, Breakpoint, Step, Pause, Exception, Attach, DataBreakpoint };
+const char* stopReasonName(DebuggerStopReason reason);
 
-struct StopInfo {
-  StopReason reason = StopReason::Pause;
+struct DebuggerStop {
+  DebuggerStopReason reason = DebuggerStopReason::Pause;
   pid_t tid = 0;
   std::vector<int> hitBreakpointIds;
   std::string description;  // exceptions: "SIGSEGV: address not mapped to object at 0x0"
@@ -61,13 +62,6 @@ struct StopInfo {
   int signalCode = 0;              // si_code of an exception
   std::uint64_t faultAddress = 0;  // si_addr of an exception
   std::uint64_t pc = 0;
-};
-
-struct ExitInfo {
-  bool signaled = false;
-  int exitCode = 0;
-  int signal = 0;
-  std::string description;
 };
 
 struct ModuleEntry {
@@ -79,21 +73,17 @@ struct ModuleEntry {
 
 // Called on the engine thread. A callback may call NativeDebugger methods (they run at once),
 // but must not block on anything the engine thread would have to do later.
+// The exit and the thread list are the engine's own (engine::ExitEvent, engine::ThreadEntry).
 struct Callbacks {
-  std::function<void(const StopInfo&)> stopped;
-  std::function<void(const ExitInfo&)> exited;
-  std::function<void(const BreakpointState&)> breakpointChanged;  // e.g. a pending one verified
-  std::function<void(const std::string&)> output;                 // log points, one line each
+  std::function<void(const DebuggerStop&)> stopped;
+  std::function<void(const engine::ExitEvent&)> exited;
+  std::function<void(const BreakpointPlacement&)> breakpointChanged;  // e.g. a pending one verified
+  std::function<void(const std::string&)> output;                     // log points, one line each
   std::function<void(pid_t tid, bool started)> thread;
   std::function<void(const ModuleEntry& module, bool loaded)> module;  // removed: path and name only
 };
 
-struct ThreadEntry {
-  pid_t id = 0;
-  std::string name;
-};
-
-struct StackFrame {
+struct FrameEntry {
   int id = 0;  // valid until the next resume
   std::string name;
   std::string file;  // empty without line info
@@ -106,8 +96,8 @@ struct StackFrame {
   bool inlined = false;
 };
 
-struct StackPage {
-  std::vector<StackFrame> frames;
+struct FramePage {
+  std::vector<FrameEntry> frames;
   std::size_t totalFrames = 0;
 };
 
@@ -129,7 +119,7 @@ struct Variable {
 };
 
 enum class VariableFilter { All, Named, Indexed };
-enum class Granularity { Line, Instruction };
+enum class StepGranularity { Line, Instruction };
 
 // A hardware data breakpoint (watchpoint): 1, 2, 4 or 8 bytes, aligned to their size.
 struct DataBreakpoint {
@@ -191,20 +181,20 @@ class NativeDebugger {
   std::future<Result<void>> terminate(Done<void> done = {});
 
   // Replaces the breakpoints of `file`; one state per request, in order.
-  std::future<Result<std::vector<BreakpointState>>> setSourceBreakpoints(std::string file,
-                                                                         std::vector<SourceBreakpoint> breakpoints, Done<std::vector<BreakpointState>> done = {});
-  std::future<Result<std::vector<BreakpointState>>> setFunctionBreakpoints(std::vector<FunctionBreakpoint> breakpoints, Done<std::vector<BreakpointState>> done = {});
-  std::future<Result<std::vector<BreakpointState>>> setInstructionBreakpoints(
-      std::vector<InstructionBreakpoint> breakpoints, Done<std::vector<BreakpointState>> done = {});
+  std::future<Result<std::vector<BreakpointPlacement>>> setSourceBreakpoints(std::string file,
+                                                                             std::vector<SourceBreakpoint> breakpoints, Done<std::vector<BreakpointPlacement>> done = {});
+  std::future<Result<std::vector<BreakpointPlacement>>> setFunctionBreakpoints(std::vector<FunctionBreakpoint> breakpoints, Done<std::vector<BreakpointPlacement>> done = {});
+  std::future<Result<std::vector<BreakpointPlacement>>> setInstructionBreakpoints(
+      std::vector<InstructionBreakpoint> breakpoints, Done<std::vector<BreakpointPlacement>> done = {});
 
   std::future<Result<void>> resume(Done<void> done = {});
   std::future<Result<void>> pause(Done<void> done = {});
-  std::future<Result<void>> next(pid_t tid, Granularity granularity = Granularity::Line, Done<void> done = {});
-  std::future<Result<void>> stepIn(pid_t tid, Granularity granularity = Granularity::Line, Done<void> done = {});
+  std::future<Result<void>> next(pid_t tid, StepGranularity granularity = StepGranularity::Line, Done<void> done = {});
+  std::future<Result<void>> stepIn(pid_t tid, StepGranularity granularity = StepGranularity::Line, Done<void> done = {});
   std::future<Result<void>> stepOut(pid_t tid, Done<void> done = {});
 
-  std::future<Result<std::vector<ThreadEntry>>> threads(Done<std::vector<ThreadEntry>> done = {});
-  std::future<Result<StackPage>> stackTrace(pid_t tid, std::size_t startFrame, std::size_t levels, Done<StackPage> done = {});
+  std::future<Result<std::vector<engine::ThreadEntry>>> threads(Done<std::vector<engine::ThreadEntry>> done = {});
+  std::future<Result<FramePage>> stackTrace(pid_t tid, std::size_t startFrame, std::size_t levels, Done<FramePage> done = {});
   std::future<Result<std::vector<Scope>>> scopes(int frameId, Done<std::vector<Scope>> done = {});
   std::future<Result<std::vector<Variable>>> variables(int variablesReference, VariableFilter filter = VariableFilter::All,
                                                        std::uint64_t start = 0, std::uint64_t count = 0, Done<std::vector<Variable>> done = {});
@@ -223,8 +213,8 @@ class NativeDebugger {
   std::future<Result<std::vector<std::uint8_t>>> readMemoryPrefix(std::uint64_t address, std::size_t size, Done<std::vector<std::uint8_t>> done = {});
 
   // Data breakpoints: replaces them all (at most 4, the debug registers). A hit stops with
-  // StopReason::DataBreakpoint, its id in hitBreakpointIds and "name: old -> new" as description.
-  std::future<Result<std::vector<BreakpointState>>> setDataBreakpoints(std::vector<DataBreakpoint> breakpoints, Done<std::vector<BreakpointState>> done = {});
+  // DebuggerStopReason::DataBreakpoint, its id in hitBreakpointIds and "name: old -> new" as description.
+  std::future<Result<std::vector<BreakpointPlacement>>> setDataBreakpoints(std::vector<DataBreakpoint> breakpoints, Done<std::vector<BreakpointPlacement>> done = {});
   // An lvalue of 1, 2, 4 or 8 bytes: an expression in a frame (0: top of the stopped thread), or a
   // child `name` of a variables reference.
   std::future<Result<DataTarget>> dataTarget(std::string expression, int frameId, Done<DataTarget> done = {});

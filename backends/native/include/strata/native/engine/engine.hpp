@@ -18,19 +18,19 @@ namespace strata::native::engine {
 
 using BreakpointId = std::uint32_t;
 
-enum class StopReason {
+enum class EngineStopReason {
   Entry,       // launched program, first instruction of the dynamic linker, no user code run
   Attach,      // every thread of an attached process stopped
-  Breakpoint,  // a user breakpoint (see StopEvent::breakpoints)
+  Breakpoint,  // a user breakpoint (see EngineStop::breakpoints)
   Step,        // stepInstruction finished
   StepOut,     // stepOut reached its return address in the right frame
-  Watchpoint,  // a hardware watchpoint fired (see StopEvent::watchpointSlot)
-  Exception,   // SIGSEGV, SIGBUS, SIGFPE, SIGILL or SIGABRT (see StopEvent::signal)
+  Watchpoint,  // a hardware watchpoint fired (see EngineStop::watchpointSlot)
+  Exception,   // SIGSEGV, SIGBUS, SIGFPE, SIGILL or SIGABRT (see EngineStop::signal)
   Pause,       // pause() or a sink asking to stay stopped
   Exec,        // the program called execve; breakpoints of the old image are gone
 };
 
-const char* reasonName(StopReason reason);
+const char* reasonName(EngineStopReason reason);
 
 struct SignalInfo {
   int signo = 0;
@@ -40,10 +40,10 @@ struct SignalInfo {
 };
 
 // Delivered when every thread of the process is stopped.
-struct StopEvent {
+struct EngineStop {
   pid_t pid = 0;
   pid_t tid = 0;  // the thread the stop is about
-  StopReason reason = StopReason::Pause;
+  EngineStopReason reason = EngineStopReason::Pause;
   std::uint64_t pc = 0;
   std::vector<BreakpointId> breakpoints;  // user breakpoints hit (their conditions said stop)
   int watchpointSlot = -1;                // 0..3
@@ -65,7 +65,7 @@ struct LibraryEvent {
   std::vector<LoadedObject> removed;
 };
 
-struct ThreadInfo {
+struct ThreadEntry {
   pid_t tid = 0;
   std::string name;  // /proc/PID/task/TID/comm, read when asked
 };
@@ -77,7 +77,7 @@ struct ThreadInfo {
 class EventSink {
  public:
   virtual ~EventSink() = default;
-  virtual void onStopped(const StopEvent& event) = 0;
+  virtual void onStopped(const EngineStop& event) = 0;
   virtual void onExited(const ExitEvent& event) = 0;
   virtual void onThreadStarted(pid_t /*pid*/, pid_t /*tid*/) {}
   virtual void onThreadExited(pid_t /*pid*/, pid_t /*tid*/) {}
@@ -176,7 +176,7 @@ class Engine {
 
   std::future<Result<ThreadRegisters>> registers(pid_t tid);
   std::future<Result<void>> setRegisters(const ThreadRegisters& registers);
-  std::future<Result<std::vector<ThreadInfo>>> threads();
+  std::future<Result<std::vector<ThreadEntry>>> threads();
   std::future<Result<std::vector<LoadedObject>>> loadedObjects();
   std::future<Result<StepOverCounts>> stepOverCounts();
 
