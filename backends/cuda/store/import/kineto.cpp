@@ -245,7 +245,9 @@ class Importer {
       p.start = e.ts;
       p.end = e.ts + (e.hasDur && e.dur > 0 ? e.dur : 0);
     }
-    if (!r.correlation) noCorrelation_[FlowKey{e.pid, e.tid, e.ts}] = batch_.size();
+    // Only launches and GPU work are ends of ac2g flows; Kineto gives them correlations already.
+    bool flowEnd = gpu || kind == RecordKind::RuntimeApi || kind == RecordKind::DriverApi;
+    if (!r.correlation && flowEnd && kind != RecordKind::Marker) noCorrelation_[FlowKey{e.pid, e.tid, e.ts}] = batch_.size();
     batch_.push_back(p);
     if (batch_.size() == kBatch) {
       if (auto x = flushBatch(); !x) {
@@ -258,7 +260,7 @@ class Importer {
 
   // An ac2g flow's id is the correlation of the slice it binds to; used when args lacked one.
   bool flow(const Event& e) {
-    if (!e.hasId || !e.hasTs) return true;
+    if (!e.hasId || !e.hasTs || noCorrelation_.empty()) return true;
     auto it = noCorrelation_.find(FlowKey{e.pid, e.tid, e.ts});
     if (it != noCorrelation_.end() && it->second < batch_.size()) {
       batch_[it->second].r.correlation = static_cast<std::uint32_t>(e.id);
@@ -568,14 +570,11 @@ Result<ImportReport> importKineto(const std::string& path, Store& store) {
     opt.allow_invalid_utf8 = true;
     json::basic_parser<Handler> parser(opt, imp);
     std::vector<char> buf(1 << 20);
-    std::uint64_t offset = 0, line = 1, lineStart = 0;
-    auto where = [&](std::uint64_t at, const char* data, std::size_t upto) {
-      for (std::size_t i = 0; i < upto; ++i) {
-        if (data[i] == '\n') ++line, lineStart = offset + i + 1;
-      }
-      std::string s = path + ": " + ((*file)->gzip() ? "decompressed byte " : "byte ") + std::to_string(at) +
-                      " (line " + std::to_string(line) + ", column " + std::to_string(at - lineStart + 1) + ")";
-      return s;
+    std::uint64_t offset = 0;
+    auto where = [&](std::uint64_t at) {
+      auto [line, column] = input::lineColumn(path, at);
+      return path + ": " + ((*file)->gzip() ? "decompressed byte " : "byte ") + std::to_string(at) + " (line " +
+             std::to_string(line) + ", column " + std::to_string(column) + ")";
     };
     for (;;) {
       auto got = (*file)->read(buf.data(), buf.size());
@@ -587,7 +586,7 @@ Result<ImportReport> importKineto(const std::string& path, Store& store) {
         if (ec) {
           std::string msg = imp.error.empty() ? ec.message() : imp.error;
           if (*got == 0 && imp.error.empty()) msg = "the JSON ends early (a truncated file?): " + msg;
-          return Error{kMalformed, where(offset + used, buf.data(), used) + ": " + msg, true};
+          return Error{kMalformed, where(offset + used) + ": " + msg, true};
         }
       }
       if (*got == 0) break;
@@ -595,11 +594,9 @@ Result<ImportReport> importKineto(const std::string& path, Store& store) {
       for (std::size_t i = used; parser.done() && i < *got; ++i) {
         char c = buf[i];
         if (c != ' ' && c != '\n' && c != '\r' && c != '\t') {
-          return Error{kMalformed, where(offset + i, buf.data(), i) + ": data after the end of the JSON document", true};
+          return Error{kMalformed, where(offset + i) + ": data after the end of the JSON document", true};
         }
       }
-      line += static_cast<std::uint64_t>(std::count(buf.data(), buf.data() + *got, '\n'));
-      if (const void* nl = memrchr(buf.data(), '\n', *got)) lineStart = offset + static_cast<std::uint64_t>(static_cast<const char*>(nl) - buf.data()) + 1;
       offset += *got;
     }
     if (!imp.sawEvents) return Error{kMalformed, path + ": no traceEvents array (not a Chrome/Kineto trace)", true};
