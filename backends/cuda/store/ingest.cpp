@@ -66,6 +66,14 @@ Result<std::uint32_t> Store::Impl::trackFor(const GpuRecord& r) {
 Result<void> Store::ingest(std::span<const GpuRecord> records) {
   Impl& m = *impl_;
   if (m.readOnly) return Error{kReadOnly, m.path + ": the store was opened read-only", true};
+  // A name id the store never handed out would index the statistics out of range: refuse the
+  // whole batch before any of it is buffered.
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    if (records[i].name >= m.nextNameId) {
+      return Error{kBadArgument, "ingest: record " + std::to_string(i) + " names id " + std::to_string(records[i].name) +
+                                     ", which internName never returned", true};
+    }
+  }
   if (auto r = m.beginWrite(); !r) return r;
   for (const GpuRecord& r : records) {
     auto tid = m.trackFor(r);

@@ -13,6 +13,10 @@ namespace {
 // How far back a launch is looked for: chunks of a CPU thread scanned back from the kernel's
 // start (a launch may precede its kernel by as much as the GPU's queue is long).
 constexpr int kJoinChunks = 64;
+// What the join compares and what it shows.
+constexpr codec::ColumnMask kJoinColumns = codec::kTimeColumns | codec::bit(codec::kCorrelation) |
+                                           codec::bit(codec::kExternalId) | codec::bit(codec::kPid) |
+                                           codec::bit(codec::kTid);
 
 bool gpuSide(RecordKind k) {
   return k == RecordKind::Kernel || k == RecordKind::Memcpy || k == RecordKind::Memset ||
@@ -97,7 +101,7 @@ Result<RecordDetail> Store::kernel(std::uint64_t id) {
         if (pass == 1 && (!(t.kinds & kindBit(RecordKind::CpuOp)) || (d.launch && d.launch->tid != t.info.tid))) continue;
         q->bind(1, t.info.id).bindU(2, r.start).bind(3, kJoinChunks);
         while (q->step() == SQLITE_ROW) {
-          if (!codec::decode(q->blob(1), codec::kAllColumns, cand)) continue;
+          if (!codec::decode(q->blob(1), kJoinColumns, cand)) continue;
           std::uint64_t chunk = q->u64(0);
           for (std::uint32_t i = 0; i < cand.size(); ++i) {
             const GpuRecord& x = cand[i];

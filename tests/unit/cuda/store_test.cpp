@@ -157,6 +157,19 @@ TEST_CASE("zero and out-of-order timestamps are kept and tolerated") {
   for (std::size_t i = 1; i < tl->items.size(); ++i) CHECK(tl->items[i - 1].startNs <= tl->items[i].startNs);
 }
 
+TEST_CASE("ingest refuses a name id internName never returned, before buffering any record") {
+  TempDir dir;
+  auto store = newStore(dir);
+  std::uint32_t k = store->internName("k");
+  std::vector<GpuRecord> recs{kernelRecord(1000, 2000, k), kernelRecord(3000, 4000, k + 7)};
+  auto r = store->ingest(recs);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message == "ingest: record 1 names id " + std::to_string(k + 7) + ", which internName never returned");
+  auto s = store->summary(5);
+  REQUIRE(s.ok());
+  CHECK(s->records == 0);
+}
+
 TEST_CASE("create never writes over a file; open refuses what is not a store") {
   TempDir dir;
   writeFile(dir.file("x.json"), "{}");
