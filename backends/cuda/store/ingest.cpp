@@ -12,11 +12,6 @@ using namespace store_errors;
 
 namespace {
 
-// Buffered records of all tracks together (128 B each): past this the largest buffers are
-// written out early, so memory stays bounded however many tracks a trace has.
-constexpr std::uint64_t kMaxBuffered = 1u << 18;
-// Open level-of-detail entries of all tracks together (~80 B each).
-constexpr std::uint64_t kMaxOpenEntries = 1u << 19;
 // Outside an importer's transaction, commit every this many chunks (~1M records) so the
 // write-ahead log stays small even when nobody calls flush().
 constexpr std::uint64_t kChunksPerCommit = 1024;
@@ -142,12 +137,14 @@ Result<void> Store::ingest(std::span<const GpuRecord> records) {
     if (t.buffer.size() == codec::kChunkCapacity) {
       if (auto e = m.flushChunk(t); !e) return e;
     }
-    if (m.buffered > kMaxBuffered) {
+    // Past the bound (StoreOptions) the largest buffers are written early: memory stays
+    // bounded however many tracks a trace has.
+    if (m.buffered > m.maxBuffered) {
       std::vector<TrackState*> order;
       for (auto& x : m.tracks) if (!x.buffer.empty()) order.push_back(&x);
       std::sort(order.begin(), order.end(), [](auto* a, auto* b) { return a->buffer.size() > b->buffer.size(); });
       for (TrackState* x : order) {
-        if (m.buffered <= kMaxBuffered / 2) break;
+        if (m.buffered <= m.maxBuffered / 2) break;
         if (auto e = m.flushChunk(*x); !e) return e;
       }
     }
@@ -201,7 +198,7 @@ Result<void> Store::Impl::flushChunk(TrackState& t) {
   buffered -= buf.size();
   buf.clear();
   t.bufMinStart = t.bufMaxStart = 0;
-  if (lodEntriesOpen > kMaxOpenEntries) {
+  if (lodEntriesOpen > maxOpenEntries) {
     for (auto& x : tracks) {
       if (auto r = flushPages(x, /*drop=*/true); !r) return r;
     }

@@ -106,7 +106,7 @@ static Result<void> configure(sql::Db& db, bool readOnly) {
   return db.exec("PRAGMA cache_size=-16384; PRAGMA temp_store=MEMORY;", kIo);
 }
 
-Result<std::unique_ptr<Store>> Store::create(const std::string& path) {
+Result<std::unique_ptr<Store>> Store::create(const std::string& path, StoreOptions options) {
   if (fileExists(path)) return Error{kIo, path + ": a file is already there (a store is never written over)", true};
   auto db = sql::Db::open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, kIo);
   if (!db) return db.takeError();
@@ -120,6 +120,8 @@ Result<std::unique_ptr<Store>> Store::create(const std::string& path) {
   if (auto r = db->exec(meta.c_str(), kIo); !r) return r.takeError();
   auto impl = std::make_unique<Impl>();
   impl->path = path;
+  impl->maxBuffered = options.maxBufferedRecords;
+  impl->maxOpenEntries = options.maxOpenLodEntries;
   impl->db = std::move(*db);
   if (auto r = impl->prepareStatements(); !r) return r.takeError();
   return std::unique_ptr<Store>(new Store(std::move(impl)));
@@ -133,6 +135,8 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& path, StoreOptions
   auto impl = std::make_unique<Impl>();
   impl->path = path;
   impl->readOnly = options.readOnly;
+  impl->maxBuffered = options.maxBufferedRecords;
+  impl->maxOpenEntries = options.maxOpenLodEntries;
   {
     auto st = sql::Stmt::prepare(*db, "SELECT value FROM meta WHERE key='format' OR key='version' ORDER BY key", kNotAStore, false);
     if (!st) return Error{kNotAStore, path + ": not a Strata GPU store (" + st.error().message + ")", true};

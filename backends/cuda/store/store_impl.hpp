@@ -84,6 +84,7 @@ struct TrackState {
 struct Store::Impl {
   std::string path;
   bool readOnly = false;
+  std::size_t maxBuffered = 0, maxOpenEntries = 0;  // StoreOptions' bounds
   sql::Db db;
   struct Statements {
     sql::Stmt insChunk, insLod, selLod, selLodRange, insLong, insString, selStringByText,

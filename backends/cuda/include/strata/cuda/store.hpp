@@ -157,6 +157,10 @@ struct ActivityCounts {
 
 struct StoreOptions {
   bool readOnly = false;
+  // Memory bounds of ingestion (the defaults hold any trace in about 40 MiB; tests lower them):
+  // records buffered over all tracks (128 B each), open level-of-detail entries (~80 B each).
+  std::size_t maxBufferedRecords = std::size_t{1} << 18;
+  std::size_t maxOpenLodEntries = std::size_t{1} << 19;
 };
 
 // One store per session; not thread-safe (the session's strand owns it). Queries first write
@@ -164,7 +168,7 @@ struct StoreOptions {
 class Store {
  public:
   // A new store at `path` (an existing file there is an error, never overwritten).
-  static Result<std::unique_ptr<Store>> create(const std::string& path);
+  static Result<std::unique_ptr<Store>> create(const std::string& path, StoreOptions options = {});
   // An existing store file (written by create, by any Strata version with this format).
   static Result<std::unique_ptr<Store>> open(const std::string& path, StoreOptions options = {});
   ~Store();  // close(): what is buffered is written; the file is left as one self-contained file
