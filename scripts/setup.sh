@@ -9,7 +9,7 @@ packages=(
   cmake g++ ninja-build pkg-config python3
   libboost1.81-dev libboost-json1.81-dev pybind11-dev
   libunwind-dev libdw-dev libelf-dev libcapstone-dev
-  doctest-dev libsqlite3-dev
+  doctest-dev libsqlite3-dev zlib1g-dev
   clang-14 libclang-rt-14-dev
 )
 missing=()

@@ -1,0 +1,129 @@
+// gpuKernel: one record in full, its estimated occupancy, the launch site that made it, and
+// the API call and framework op it joins with (by correlation and external id).
+#include <algorithm>
+
+#include "store_impl.hpp"
+
+namespace strata::cuda {
+
+using namespace store_errors;
+
+namespace {
+
+// How far back a launch is looked for: chunks of a CPU thread scanned back from the kernel's
+// start (a launch may precede its kernel by as much as the GPU's queue is long).
+constexpr int kJoinChunks = 64;
+// What the join compares and what it shows.
+constexpr codec::ColumnMask kJoinColumns = codec::kTimeColumns | codec::bit(codec::kCorrelation) |
+                                           codec::bit(codec::kExternalId) | codec::bit(codec::kPid) |
+                                           codec::bit(codec::kTid);
+
+bool gpuSide(RecordKind k) {
+  return k == RecordKind::Kernel || k == RecordKind::Memcpy || k == RecordKind::Memset ||
+         k == RecordKind::Synchronization || k == RecordKind::GraphLaunch;
+}
+
+}  // namespace
+
+Result<RecordDetail> Store::kernel(std::uint64_t id) {
+  if (auto r = flush(); !r) return r.takeError();
+  Impl& m = *impl_;
+  std::vector<GpuRecord> recs;
+  auto notFound = Error{kNotFound, "gpuKernel: no GPU record with id " + std::to_string(id), true};
+  auto rc = m.readChunk(static_cast<std::int64_t>(codec::chunkOf(id)), codec::kAllColumns, recs);
+  if (!rc) return rc.error().id == kNotFound ? notFound : rc.takeError();
+  if (codec::indexOf(id) >= recs.size()) return notFound;
+  const GpuRecord r = recs[codec::indexOf(id)];
+  RecordDetail d;
+  d.id = id;
+  d.record = r;
+  d.name = m.nameText(r.name);
+  d.mangledName = d.name;
+  if (r.name) {
+    m.st.selStringById.bind(1, r.name);
+    if (m.st.selStringById.step() == SQLITE_ROW) d.mangledName = std::string(m.st.selStringById.text(0));
+    m.st.selStringById.reset();
+  }
+  d.durationNs = isTimed(r) ? effectiveEnd(r) - r.start : 0;
+
+  if (gpuSide(r.kind)) {
+    if (auto it = m.devices.find(r.device); it != m.devices.end()) d.device = it->second;
+  }
+  if (r.kind == RecordKind::Kernel) {
+    if (!d.device) {
+      d.occupancyNote = "no occupancy estimate: device " + std::to_string(r.device) +
+                        "'s properties are unknown (not recorded by the collector or the imported trace)";
+    } else {
+      LaunchShape shape{.blockThreads = r.block[0] * std::max(r.block[1], 1) * std::max(r.block[2], 1),
+                        .registersPerThread = static_cast<int>(r.registersPerThread),
+                        .staticSharedMemory = r.staticSharedMemory,
+                        .dynamicSharedMemory = r.dynamicSharedMemory};
+      auto o = estimateOccupancy(*d.device, shape);
+      if (o) d.occupancy = *o;
+      else d.occupancyNote = o.error().message;
+    }
+  }
+
+  if (r.site) {
+    auto q = sql::Stmt::prepare(m.db, "SELECT 1 FROM launch_sites WHERE pid=? AND id=?", kIo, false);
+    if (q) {
+      q->bind(1, r.pid).bind(2, r.site);
+      d.siteKnown = q->step() == SQLITE_ROW;
+    }
+    auto f = sql::Stmt::prepare(m.db, "SELECT kind,function,file,line,address FROM site_frames WHERE pid=? AND site=? ORDER BY kind,depth", kIo, false);
+    if (f) {
+      f->bind(1, r.pid).bind(2, r.site);
+      while (f->step() == SQLITE_ROW) {
+        if (f->text(0) == "python") {
+          d.python.push_back(PythonFrame{std::string(f->text(1)), std::string(f->text(2)), static_cast<int>(f->i64(3))});
+        } else {
+          d.native.push_back(f->u64(4));
+        }
+      }
+    }
+  }
+
+  // The launching call: same correlation (and process, when known) on a CPU thread, started
+  // before the kernel. Then the framework op with the same external id on that thread.
+  if (gpuSide(r.kind) && isTimed(r) && (r.correlation || r.externalId)) {
+    auto q = sql::Stmt::prepare(m.db, "SELECT id,data FROM chunks WHERE track=? AND start_ns<=? ORDER BY start_ns DESC LIMIT ?", kIo, false);
+    if (!q) return q.takeError();
+    std::uint64_t externalId = r.externalId;
+    auto related = [&](const GpuRecord& x, std::uint64_t xid) {
+      return RelatedRecord{.id = xid, .kind = x.kind, .name = m.nameText(x.name), .pid = x.pid, .tid = x.tid,
+                           .startNs = x.start, .endNs = effectiveEnd(x)};
+    };
+    std::vector<GpuRecord> cand;
+    for (int pass = 0; pass < 2; ++pass) {
+      for (const TrackState& t : m.tracks) {
+        if (t.info.kind != TrackKind::Cpu || (r.pid && t.info.pid && t.info.pid != r.pid)) continue;
+        if (pass == 0 && !(t.kinds & (kindBit(RecordKind::RuntimeApi) | kindBit(RecordKind::DriverApi)))) continue;
+        if (pass == 1 && (!(t.kinds & kindBit(RecordKind::CpuOp)) || (d.launch && d.launch->tid != t.info.tid))) continue;
+        q->bind(1, t.info.id).bindU(2, r.start).bind(3, kJoinChunks);
+        while (q->step() == SQLITE_ROW) {
+          if (!codec::decode(q->blob(1), kJoinColumns, cand)) continue;
+          std::uint64_t chunk = q->u64(0);
+          for (std::uint32_t i = 0; i < cand.size(); ++i) {
+            const GpuRecord& x = cand[i];
+            if (pass == 0 && r.correlation && x.correlation == r.correlation &&
+                (x.kind == RecordKind::RuntimeApi || x.kind == RecordKind::DriverApi) && x.start <= r.start) {
+              d.launch = related(x, codec::recordId(chunk, i));
+              if (!externalId) externalId = x.externalId;
+            }
+            if (pass == 1 && x.kind == RecordKind::CpuOp && externalId && x.externalId == externalId &&
+                x.start <= (d.launch ? d.launch->startNs : r.start) && (!d.op || x.start > d.op->startNs)) {
+              d.op = related(x, codec::recordId(chunk, i));
+            }
+          }
+          if ((pass == 0 && d.launch) || (pass == 1 && d.op)) break;
+        }
+        q->reset();
+        if ((pass == 0 && d.launch) || (pass == 1 && d.op)) break;
+      }
+      if (pass == 0 && !externalId) break;
+    }
+  }
+  return d;
+}
+
+}  // namespace strata::cuda

@@ -1,0 +1,374 @@
+// The Kineto importer on traces the tests write (plain, gzip, array form, base time first,
+// last or absent): every field lands where it belongs, times exact to the nanosecond; a
+// malformed or truncated file is an error naming the file and position, and imports nothing.
+#include <doctest/doctest.h>
+
+#include <cstring>
+
+#include "helpers.hpp"
+#include "import/kineto_fields.hpp"
+#include "strata/cuda/store_json.hpp"
+
+using namespace strata::cuda;
+using namespace strata::cuda::test;
+
+namespace {
+
+constexpr std::uint64_t kBase = 1'700'000'000'000'000'000ull;
+
+std::vector<std::string> sampleEvents() {
+  return {
+      R"J({"ph": "M", "name": "process_name", "pid": 4000, "tid": 0, "args": {"name": "python"}})J",
+      R"J({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 4000, "tid": 4001, "ts": 100.0, "dur": 50.5, "args": {"External id": 10, "Input Dims": [[64, 64], [64, 64]], "Sequence number": 3}})J",
+      R"J({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 4000, "tid": 4001, "ts": 110.25, "dur": 5.125, "args": {"External id": 10, "cbid": 211, "correlation": 77}})J",
+      R"J({"ph": "s", "id": 77, "pid": 4000, "tid": 4001, "ts": 110.25, "cat": "ac2g", "name": "ac2g"})J",
+      R"J({"ph": "X", "cat": "kernel", "name": "void gemm_kernel<float>(float*, int)", "pid": 0, "tid": 7, "ts": 120.3333, "dur": 20.0015, "args": {"External id": 10, "queued": 0, "device": 0, "context": 1, "stream": 7, "correlation": 77, "registers per thread": 32, "shared memory": 4096, "blocks per SM": 0.48, "warps per SM": 1.94, "grid": [64, 1, 1], "block": [128, 1, 1], "est. achieved occupancy %": 3}})J",
+      R"J({"ph": "f", "id": 77, "pid": 0, "tid": 7, "ts": 120.3333, "cat": "ac2g", "name": "ac2g", "bp": "e"})J",
+      R"J({"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "pid": 0, "tid": 7, "ts": 145, "dur": 3, "args": {"External id": 11, "device": 0, "context": 1, "stream": 7, "correlation": 78, "bytes": 1048576, "memory bandwidth (GB/s)": 349.5}})J",
+      R"J({"ph": "X", "cat": "gpu_memset", "name": "Memset (Device)", "pid": 0, "tid": 8, "ts": 150.5, "dur": 1.5, "args": {"device": 0, "context": 1, "stream": 8, "correlation": 79, "bytes": 256}})J",
+      R"J({"ph": "X", "cat": "cuda_sync", "name": "Stream Sync", "pid": 0, "tid": 7, "ts": 160, "dur": 10, "args": {"device": 0, "stream": 7, "correlation": 80}})J",
+      R"J({"ph": "X", "cat": "user_annotation", "name": "## forward ##", "pid": 4000, "tid": 4001, "ts": 90, "dur": 100})J",
+      R"J({"ph": "X", "cat": "gpu_user_annotation", "name": "## forward ##", "pid": 0, "tid": 7, "ts": 119, "dur": 60})J",
+      // A kernel whose args lack the correlation: the ac2g flow right after it supplies it.
+      R"J({"ph": "X", "cat": "kernel", "name": "relu_kernel", "pid": 0, "tid": 7, "ts": 200, "dur": 2, "args": {"device": 0, "stream": 7, "grid": [1, 1, 1], "block": [32, 1, 1]}})J",
+      R"J({"ph": "f", "id": 99, "pid": 0, "tid": 7, "ts": 200, "cat": "ac2g", "name": "ac2g", "bp": "e"})J",
+      R"J({"ph": "X", "cat": "Trace", "name": "PyTorch Profiler (0)", "pid": "Spans", "tid": "PyTorch Profiler", "ts": 50, "dur": 500})J",
+      R"J({"name": "Iteration Start: PyTorch Profiler", "ph": "i", "s": "g", "pid": "Traces", "tid": "Trace PyTorch Profiler", "ts": 50})J",
+  };
+}
+
+void checkSample(Store& store, std::uint64_t base);
+
+// Checks a store holding sampleEvents() imported with the given base time.
+void checkSample(Store& store, const ImportReport& report, std::uint64_t base) {
+  CHECK(report.events == 15);
+  CHECK(report.records == 9);
+  CHECK(report.devices == 1);
+  CHECK(report.skipped.at("metadata events") == 1);
+  CHECK(report.skipped.at("events of category 'Trace'") == 1);
+  CHECK(report.skipped.at("events without a category") == 1);
+  checkSample(store, base);
+}
+
+void checkSample(Store& store, std::uint64_t base) {
+  auto s = store.summary(10);
+  REQUIRE(s.ok());
+  REQUIRE(s->kernels.size() == 2);
+  CHECK(s->kernels[0].name == "void gemm_kernel<float>(float*, int)");
+  CHECK(s->kernels[0].totalNs == 20002);  // 20.0015 µs, rounded half up to the ns
+  CHECK(s->kernels[1].totalNs == 2000);
+  REQUIRE(s->copies.size() == 2);
+  CHECK(s->copies[0].kind == "HtoD");
+  CHECK(s->copies[0].bytes == 1048576);
+  CHECK(s->copies[1].kind == "memset");
+  REQUIRE(s->syncs.size() == 1);
+  CHECK(s->syncs[0].kind == "stream");
+  CHECK(s->syncs[0].totalNs == 10000);
+  CHECK(s->timeSpan.startNs == base + 90'000);
+  CHECK(s->timeSpan.endNs == base + 202'000);
+  REQUIRE(s->devices.size() == 1);
+  CHECK(s->devices[0].propertiesKnown);
+  CHECK(s->devices[0].name == "NVIDIA H100 80GB HBM3");
+
+  auto tl = store.timeline(base + 120'000, base + 121'000, 100);
+  REQUIRE(tl.ok());
+  std::uint64_t kernelId = 0;
+  for (auto& it : tl->items) {
+    if (it.kind == RecordKind::Kernel) kernelId = it.id;
+  }
+  REQUIRE(kernelId);
+  auto d = store.kernel(kernelId);
+  REQUIRE(d.ok());
+  CHECK(d->record.start == base + 120'333);  // 120.3333 µs: exact, from the text
+  CHECK(d->record.end == base + 120'333 + 20'002);
+  CHECK(d->record.grid[0] == 64);
+  CHECK(d->record.block[0] == 128);
+  CHECK(d->record.registersPerThread == 32);
+  CHECK(d->record.staticSharedMemory + d->record.dynamicSharedMemory == 4096);
+  CHECK(d->record.correlation == 77);
+  CHECK(d->record.externalId == 10);
+  CHECK(d->record.stream == 7);
+  REQUIRE(d->launch);
+  CHECK(d->launch->name == "cudaLaunchKernel");
+  CHECK(d->launch->pid == 4000);
+  CHECK(d->launch->tid == 4001);
+  CHECK(d->launch->startNs == base + 110'250);
+  CHECK(d->launch->endNs == base + 115'375);
+  REQUIRE(d->op);
+  CHECK(d->op->name == "aten::mm");
+  REQUIRE(d->device);
+  CHECK(d->device->smCount == 132);
+  if (occupancyAvailable()) {
+    REQUIRE(d->occupancy);
+    CHECK(d->occupancy->activeBlocksPerSm == 16);
+    CHECK(d->occupancy->occupancy == doctest::Approx(1.0));
+  } else {
+    CHECK(d->occupancyNote.find("cuda_occupancy.h") != std::string::npos);
+  }
+
+  // The flow supplied the correlation the second kernel's args lacked.
+  auto relu = store.sql("SELECT correlation, block_x FROM kernels WHERE name = 'relu_kernel'", 5);
+  REQUIRE(relu.ok());
+  REQUIRE(relu->rows.size() == 1);
+  CHECK(std::get<std::int64_t>(relu->rows[0][0]) == 99);
+  auto markers = store.sql("SELECT count(*), sum(tid = 0) FROM markers", 5);
+  REQUIRE(markers.ok());
+  CHECK(std::get<std::int64_t>(markers->rows[0][0]) == 2);
+  CHECK(std::get<std::int64_t>(markers->rows[0][1]) == 1);  // the GPU-side one
+  auto copy = store.sql("SELECT src_kind, dst_kind FROM copies WHERE kind = 'memcpy'", 5);
+  REQUIRE(copy.ok());
+  CHECK(std::get<std::int64_t>(copy->rows[0][0]) == 1);  // pageable
+  CHECK(std::get<std::int64_t>(copy->rows[0][1]) == 3);  // device
+}
+
+std::string baseFirst(const std::vector<std::string>& events) {
+  std::string t = kinetoTrace(events, "");
+  return "{\"baseTimeNanoseconds\": " + std::to_string(kBase) + ", " + t.substr(1);
+}
+
+}  // namespace
+
+TEST_CASE("Kineto JSON: base time last (as torch.profiler writes it), plain and gzip") {
+  TempDir dir;
+  std::string text = kinetoTrace(sampleEvents());
+  writeFile(dir.file("t.json"), text);
+  writeGzip(dir.file("t.json.gz"), text);
+  for (std::string name : {"t.json", "t.json.gz"}) {
+    INFO(name);
+    auto store = newStore(dir, name + ".strata");
+    auto fmt = detectTraceFormat(dir.file(name));
+    REQUIRE(fmt.ok());
+    CHECK(*fmt == (name == "t.json" ? TraceFormat::KinetoJson : TraceFormat::KinetoJsonGz));
+    auto r = importTrace(dir.file(name), *store);
+    REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.error().message));
+    checkSample(*store, *r, kBase);
+  }
+}
+
+TEST_CASE("Kineto JSON: base time first, absent (absolute µs), and the bare array form") {
+  TempDir dir;
+  writeFile(dir.file("first.json"), baseFirst(sampleEvents()));
+  writeGzip(dir.file("first.json.gz"), baseFirst(sampleEvents()));
+  {
+    auto store = newStore(dir, "a.strata");
+    auto r = importKineto(dir.file("first.json"), *store);
+    REQUIRE(r.ok());
+    checkSample(*store, *r, kBase);
+    auto store2 = newStore(dir, "a2.strata");
+    auto r2 = importKineto(dir.file("first.json.gz"), *store2);
+    REQUIRE(r2.ok());
+    checkSample(*store2, *r2, kBase);
+  }
+  // No base: older traces carry absolute µs since the epoch, more digits than a double keeps.
+  std::vector<std::string> absolute = sampleEvents();
+  for (auto& e : absolute) {
+    auto at = e.find("\"ts\": ");
+    if (at == std::string::npos) continue;
+    at += 6;
+    auto end = e.find_first_of(",}", at);
+    std::string num = e.substr(at, end - at);
+    auto dot = num.find('.');
+    std::uint64_t whole = std::stoull(num.substr(0, dot)) + kBase / 1000;
+    e.replace(at, end - at, std::to_string(whole) + (dot == std::string::npos ? "" : num.substr(dot)));
+  }
+  writeFile(dir.file("abs.json"), kinetoTrace(absolute, ""));
+  {
+    auto store = newStore(dir, "b.strata");
+    auto r = importKineto(dir.file("abs.json"), *store);
+    REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.error().message));
+    checkSample(*store, *r, kBase);
+  }
+  // The JSON Array Format: a bare list of events.
+  std::string arr = "[\n";
+  for (std::size_t i = 0; i < absolute.size(); ++i) arr += absolute[i] + (i + 1 < absolute.size() ? ",\n" : "\n");
+  arr += "]\n";
+  writeFile(dir.file("arr.json"), arr);
+  {
+    auto store = newStore(dir, "c.strata");
+    auto r = importTrace(dir.file("arr.json"), *store);
+    REQUIRE(r.ok());
+    CHECK(r->records == 9);
+    auto s = store->summary(5);
+    REQUIRE(s.ok());
+    CHECK(s->timeSpan.startNs == kBase + 90'000);
+  }
+}
+
+namespace {
+
+// The store must be exactly as before a failed import: one record, one name.
+void checkUntouched(Store& store) {
+  auto s = store.summary(10);
+  REQUIRE(s.ok());
+  CHECK(s->records == 1);
+  REQUIRE(s->kernels.size() == 1);
+  CHECK(s->kernels[0].name == "before");
+  CHECK(s->devices.size() == 1);
+  CHECK_FALSE(s->devices[0].propertiesKnown);
+  auto n = store.sql("SELECT count(*) FROM strings", 5);
+  REQUIRE(n.ok());
+  CHECK(std::get<std::int64_t>(n->rows[0][0]) == 1);
+}
+
+std::unique_ptr<Store> storeWithOneRecord(const TempDir& dir, const std::string& name) {
+  auto store = newStore(dir, name);
+  std::uint32_t k = store->internName("before");
+  std::vector<GpuRecord> recs{kernelRecord(5000, 6000, k)};
+  REQUIRE(store->ingest(recs).ok());
+  REQUIRE(store->flush().ok());
+  return store;
+}
+
+// Many events, so that truncation falls after records were already ingested.
+std::string bigTrace() {
+  std::vector<std::string> events = sampleEvents();
+  for (int i = 0; i < 30000; ++i) {
+    events.push_back("{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k" + std::to_string(i % 50) +
+                     "\", \"pid\": 0, \"tid\": 7, \"ts\": " + std::to_string(1000 + i * 3) +
+                     ".5, \"dur\": 1.25, \"args\": {\"device\": 0, \"stream\": 7, \"correlation\": " +
+                     std::to_string(1000 + i) + "}}");
+  }
+  return kinetoTrace(events);
+}
+
+}  // namespace
+
+TEST_CASE("Kineto JSON: a truncated file names the file and position, and imports nothing") {
+  TempDir dir;
+  std::string text = bigTrace();
+  std::string cut = text.substr(0, text.size() * 3 / 5);
+  writeFile(dir.file("cut.json"), cut);
+  auto store = storeWithOneRecord(dir, "s.strata");
+  auto r = importTrace(dir.file("cut.json"), *store);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().id == store_errors::kMalformed);
+  CHECK(r.error().message.find(dir.file("cut.json")) == 0);
+  CHECK(r.error().message.find("byte " + std::to_string(cut.size())) != std::string::npos);
+  CHECK(r.error().message.find("truncated") != std::string::npos);
+  CHECK(r.error().message.find("line ") != std::string::npos);
+  checkUntouched(*store);
+
+  // The same through gzip: the compressed stream cut short.
+  writeGzip(dir.file("full.json.gz"), text);
+  std::string gz = readFile(dir.file("full.json.gz"));
+  writeFile(dir.file("cut.json.gz"), gz.substr(0, gz.size() / 2));
+  auto g = importTrace(dir.file("cut.json.gz"), *store);
+  REQUIRE_FALSE(g.ok());
+  CHECK(g.error().message.find(dir.file("cut.json.gz")) == 0);
+  CHECK(g.error().message.find("truncated gzip") != std::string::npos);
+  checkUntouched(*store);
+
+  // Corrupted compressed bytes.
+  std::string bad = gz;
+  for (std::size_t i = bad.size() / 3; i < bad.size() / 3 + 64; ++i) bad[i] = static_cast<char>(bad[i] ^ 0x5a);
+  writeFile(dir.file("bad.json.gz"), bad);
+  auto b = importTrace(dir.file("bad.json.gz"), *store);
+  REQUIRE_FALSE(b.ok());
+  CHECK(b.error().message.find(dir.file("bad.json.gz")) == 0);
+  checkUntouched(*store);
+
+  // And after all that, a good import still works.
+  writeFile(dir.file("good.json"), kinetoTrace(sampleEvents()));
+  auto ok = importTrace(dir.file("good.json"), *store);
+  REQUIRE(ok.ok());
+  CHECK(ok->records == 9);
+}
+
+TEST_CASE("Kineto JSON: syntax and type errors name the line and column, or the event") {
+  TempDir dir;
+  auto store = storeWithOneRecord(dir, "s.strata");
+  // Line 4 of this file, column 17: a stray character after "ph".
+  std::string syntax = "{\n  \"traceEvents\": [\n    {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"a\", \"ts\": 1, \"dur\": 1},\n    {\"ph\": \"X\" ? }\n  ]\n}\n";
+  writeFile(dir.file("syntax.json"), syntax);
+  auto r = importKineto(dir.file("syntax.json"), *store);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message.find("line 4, column 16") != std::string::npos);
+  checkUntouched(*store);
+
+  std::vector<std::string> events = sampleEvents();
+  events.push_back(R"J({"ph": "X", "cat": "kernel", "name": "x", "pid": 0, "tid": 7, "ts": "soon", "dur": 1})J");
+  writeFile(dir.file("type.json"), kinetoTrace(events));
+  auto t = importKineto(dir.file("type.json"), *store);
+  REQUIRE_FALSE(t.ok());
+  CHECK(t.error().message.find("traceEvents[15]: \"ts\" is a string, not a number") != std::string::npos);
+  checkUntouched(*store);
+
+  writeFile(dir.file("none.json"), "{\"schemaVersion\": 1, \"events\": []}");
+  auto n = importKineto(dir.file("none.json"), *store);
+  REQUIRE_FALSE(n.ok());
+  CHECK(n.error().message.find("no traceEvents") != std::string::npos);
+
+  writeFile(dir.file("extra.json"), kinetoTrace(sampleEvents()) + "{}");
+  auto x = importKineto(dir.file("extra.json"), *store);
+  REQUIRE_FALSE(x.ok());
+  CHECK(x.error().message.find("data after the end") != std::string::npos);
+  checkUntouched(*store);
+
+  writeFile(dir.file("text.txt"), "hello");
+  auto u = importTrace(dir.file("text.txt"), *store);
+  REQUIRE_FALSE(u.ok());
+  CHECK(u.error().message.find("not a trace Strata reads") != std::string::npos);
+}
+
+TEST_CASE("openTrace: a Kineto file becomes a new store; a store opens as it is") {
+  TempDir dir;
+  writeFile(dir.file("t.json"), kinetoTrace(sampleEvents()));
+  auto opened = openTrace(dir.file("t.json"), dir.file("t.strata"));
+  REQUIRE(opened.ok());
+  CHECK(opened->report.records == 9);
+  CHECK(opened->store->meta("imported_format") == std::optional<std::string>("kineto-json"));
+  REQUIRE(opened->store->close().ok());
+  opened->store.reset();
+  auto again = openTrace(dir.file("t.strata"), dir.file("unused.strata"));
+  REQUIRE(again.ok());
+  CHECK(again->report.format == TraceFormat::StrataStore);
+  CHECK(again->store->counts().records == 9);
+  CHECK_FALSE(std::filesystem::exists(dir.file("unused.strata")));
+  // A failed import leaves no half-written store behind.
+  writeFile(dir.file("bad.json"), "{\"traceEvents\": [");
+  auto bad = openTrace(dir.file("bad.json"), dir.file("bad.strata"));
+  REQUIRE_FALSE(bad.ok());
+  CHECK_FALSE(std::filesystem::exists(dir.file("bad.strata")));
+  // Strata's own store merged into another one.
+  auto target = newStore(dir, "merged.strata");
+  auto merged = importTrace(dir.file("t.strata"), *target);
+  REQUIRE(merged.ok());
+  CHECK(merged->format == TraceFormat::StrataStore);
+  CHECK(merged->records == 9);
+  CHECK(merged->devices == 1);
+  checkSample(*target, kBase);
+}
+
+TEST_CASE("Kineto import report converts to JSON") {
+  ImportReport r{.format = TraceFormat::KinetoJsonGz, .events = 3, .records = 2, .skipped = {{"metadata events", 1}}, .devices = 1};
+  auto j = toJson(r);
+  CHECK(j.at("format").as_string() == "kineto-json-gz");
+  CHECK(j.at("skipped").at("metadata events").as_uint64() == 1);
+}
+
+TEST_CASE("Kineto times: µs text to ns exactly, whatever the digits") {
+  struct Case {
+    const char* text;
+    std::int64_t ns;
+  };
+  const Case cases[] = {
+      {"0", 0}, {"1", 1000}, {"120.3333", 120333}, {"20.0015", 20002}, {"20.0014", 20001}, {"-3.5", -3500},
+      {"1700000000000120.333", 1'700'000'000'000'120'333}, {"1.5e3", 1'500'000}, {"2E-3", 2}, {"1e-4", 0},
+      {"0.0005", 1}, {"123456789.123456789", 123'456'789'123}, {"0.1234565", 123}, {"0.0004999", 0}, {"9223372036854775.807", INT64_MAX},
+  };
+  for (const Case& c : cases) {
+    INFO(c.text);
+    std::int64_t v = -1;
+    REQUIRE(kineto::microsToNs(c.text, v));
+    CHECK(v == c.ns);
+  }
+  std::int64_t v;
+  for (const char* bad : {"", "-", "1.2.3", "abc", "1e", "9223372036854775.808", "1e400"}) {
+    INFO(bad);
+    CHECK_FALSE(kineto::microsToNs(bad, v));
+  }
+  CHECK(kineto::trailingNumber("stream 7 ", v));
+  CHECK(v == 7);
+  CHECK(kineto::copyKindFromName("Memcpy DtoD (Device -> Device)") == 8);
+  CHECK(kineto::syncKindFromName("Event Sync") == 1);
+}
