@@ -1,0 +1,89 @@
+// Launch sites in a native program: one site per launching call site, the full stack taken
+// once, frames resolved to their module and symbol.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "launch_sites.hpp"
+
+using namespace strata::cuda::collector;
+
+// Exported (the test binary is linked with -rdynamic) so dladdr can name them.
+extern "C" __attribute__((noinline)) SiteTable::Lookup strata_test_launch_a(SiteTable& t, CapturedSite& c) {
+  auto r = t.lookup(211, 2, "cudaLaunchKernel", c);
+  asm volatile("" ::: "memory");  // not a tail call: this frame stays on the stack
+  return r;
+}
+extern "C" __attribute__((noinline)) SiteTable::Lookup strata_test_launch_b(SiteTable& t, CapturedSite& c) {
+  auto r = t.lookup(211, 2, "cudaLaunchKernel", c);
+  asm volatile("" ::: "memory");
+  return r;
+}
+
+TEST_CASE("the same call site is one site; another call site is another") {
+  PythonFrames python;
+  NativeStack native;
+  native.skipModules({"libcupti.so"}, nullptr);
+  SiteTable table(python, native, 1 << 8);
+  CapturedSite c1, c2, c3;
+  std::vector<SiteTable::Lookup> a;
+  for (int i = 0; i < 3; ++i) a.push_back(strata_test_launch_a(table, i == 0 ? c1 : c2));
+  CHECK(a[0].fresh);
+  CHECK(a[0].site == 1);
+  CHECK_FALSE(a[1].fresh);
+  CHECK(a[1].site == 1);
+  CHECK(a[2].site == 1);
+  auto b = strata_test_launch_b(table, c3);
+  CHECK(b.fresh);
+  CHECK(b.site == 2);
+  CHECK(table.count() == 2);
+
+  // This binary has no Python: the key and the frames are native.
+  CHECK_FALSE(python.available());
+  CHECK(c1.python.empty());
+  CHECK(c1.id == 1);
+  CHECK(c1.api == "cudaLaunchKernel");
+  CHECK(c1.cbid == 211);
+  REQUIRE_FALSE(c1.native.empty());
+  // The innermost frame kept is the launching function, found by dladdr in this executable.
+  CHECK(c1.native[0].symbol == "strata_test_launch_a");
+  CHECK(c3.native[0].symbol == "strata_test_launch_b");
+  CHECK(c1.native[0].module.find("strata_gpu_ring_tests") != std::string::npos);
+  CHECK(c1.native[0].elfAddress != 0);
+  CHECK(c1.native[0].elfAddress <= c1.native[0].pc);
+  // libunwind is installed here (libunwind-dev); glibc's backtrace is only the fallback.
+  CHECK(std::string(native.unwinder()) == "libunwind");
+  MESSAGE(c1.native.size() << " native frames");
+}
+
+TEST_CASE("launch keys from many threads at once land on consistent ids") {
+  PythonFrames python;
+  NativeStack native;
+  SiteTable table(python, native, 1 << 8);
+  std::vector<std::thread> threads;
+  std::vector<std::uint32_t> ids(8);
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      CapturedSite c;
+      for (int i = 0; i < 1000; ++i) ids[t] = strata_test_launch_a(table, c).site;
+    });
+  for (auto& t : threads) t.join();
+  // Each thread's stack below the launching function differs (thread start), so sites differ
+  // per thread, but every id is stable and no key was captured twice.
+  CHECK(table.count() <= 8);
+  for (auto id : ids) CHECK(id != 0);
+  CHECK(table.overflowed() == 0);
+}
+
+TEST_CASE("a full site table says so instead of growing") {
+  PythonFrames python;
+  NativeStack native;
+  SiteTable table(python, native, 1);  // one slot
+  CapturedSite c;
+  CHECK(strata_test_launch_a(table, c).site == 1);
+  auto b = strata_test_launch_b(table, c);
+  CHECK(b.site == 0);
+  CHECK_FALSE(b.fresh);
+  CHECK(table.overflowed() == 1);
+}
