@@ -37,7 +37,6 @@ struct ThreadState {
   bool pending = false;
   std::uint32_t lastCorrelation = 0;
   std::uint32_t lastSite = 0;
-  const char* lastNamePtr = nullptr;
   char lastKernel[256] = {};
 };
 thread_local ThreadState t_state;
@@ -239,6 +238,7 @@ Result<void> Collector::runWithoutCupti(const Config& config) {
     publisher_->expectSites(config.mode == ring::Mode::Stacks);
   }
   running_ = config.mode != ring::Mode::Off;
+  if (running_ && !flushThread_.joinable()) startFlushThread();
   setStatus(ring::State::Collecting, "collecting without CUPTI (test)");
   return {};
 }
@@ -409,13 +409,14 @@ void Collector::setErrorHook(StrataGpuErrorHook hook, void* user) {
   hook_.store(hook, std::memory_order_release);
 }
 
-void Collector::pushExternalId(std::uint64_t id) {
-  cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, id);
+// Only while collecting: any CUPTI call after a stop would bring CUPTI back into the process.
+bool Collector::pushExternalId(std::uint64_t id) {
+  return running_ && cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, id) == CUPTI_SUCCESS;
 }
 
-void Collector::popExternalId() {
+bool Collector::popExternalId() {
   std::uint64_t last = 0;
-  cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, &last);
+  return running_ && cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, &last) == CUPTI_SUCCESS;
 }
 
 // ---- flush thread -----------------------------------------------------------------------
@@ -549,11 +550,11 @@ void Collector::onLaunch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
   ThreadState& t = t_state;
   t.lastCorrelation = cb->correlationId;
   t.lastSite = 0;
+  // Copied every time: CUPTI does not promise the name's memory outlives the callback.
   const char* symbol = isGraphLaunch(domain, cbid) ? "(CUDA graph launch)" : cb->symbolName;
-  if (symbol != t.lastNamePtr) {
-    t.lastNamePtr = symbol;
-    std::strncpy(t.lastKernel, symbol ? symbol : "", sizeof t.lastKernel - 1);
-  }
+  const std::size_t length = symbol ? strnlen(symbol, sizeof t.lastKernel - 1) : 0;
+  if (length) std::memcpy(t.lastKernel, symbol, length);
+  t.lastKernel[length] = 0;
   if (mode() != ring::Mode::Stacks) return;
   CapturedSite captured;
   const char* api = names_.name(domain, cbid);

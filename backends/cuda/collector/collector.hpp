@@ -65,8 +65,8 @@ class Collector {
   Result<void> flush();
   std::string statusLine() const;
   void setErrorHook(StrataGpuErrorHook hook, void* user);
-  void pushExternalId(std::uint64_t id);
-  void popExternalId();
+  bool pushExternalId(std::uint64_t id);
+  bool popExternalId();
 
   // CUPTI's callbacks (public so tests can drive them with records and callback data they make).
   void onCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);

@@ -95,15 +95,9 @@ STRATA_EXPORT int strata_gpu_status(char* buffer, size_t size) {
   }
 }
 
-STRATA_EXPORT int strata_gpu_push_external_id(uint64_t id) {
-  collector().pushExternalId(id);
-  return 0;
-}
+STRATA_EXPORT int strata_gpu_push_external_id(uint64_t id) { return collector().pushExternalId(id) ? 0 : -1; }
 
-STRATA_EXPORT int strata_gpu_pop_external_id(void) {
-  collector().popExternalId();
-  return 0;
-}
+STRATA_EXPORT int strata_gpu_pop_external_id(void) { return collector().popExternalId() ? 0 : -1; }
 
 STRATA_EXPORT int strata_gpu_set_error_hook(StrataGpuErrorHook hook, void* user) {
   collector().setErrorHook(hook, user);

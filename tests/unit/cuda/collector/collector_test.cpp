@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdlib>
+#include <chrono>
 #include <cstring>
 #include <thread>
 
@@ -452,4 +453,42 @@ TEST_CASE("libstrata_cupti.so exports its entry points and reports through its r
   unsetenv("STRATA_GPU_DIR");
   unsetenv("STRATA_GPU_MODE");
   unsetenv("STRATA_GPU_SESSION");
+}
+
+// cuptiFinalize resets CUPTI for the whole process: a suite (and a ctest entry) of its own.
+TEST_CASE("stop flushes and detaches, CUPTI is finalized at the next API exit, once" * doctest::test_suite("lifecycle")) {
+  ScratchDir dir;
+  Collector c;
+  REQUIRE(c.runWithoutCupti(configIn(dir, ring::Mode::Stacks)).ok());
+  SessionReader reader(dir.path(), "t");
+  Batch b;
+  REQUIRE(reader.poll(b).ok());
+  // The collector's flush thread answers a flush request through the ring.
+  CHECK(reader.flush(std::chrono::milliseconds(5000)));
+  CHECK(reader.processes()[0].heartbeatNs != 0);
+  onFreshThread([&] { strata_test_launch_from_a(c, 1); });
+  CHECK(c.sites().count() == 1);
+
+  REQUIRE(c.stop().ok());
+  auto s = onlyStatus(dir);
+  CHECK(s.state == ring::State::Stopped);
+  CHECK(s.text.find("stopped; CUPTI is released at the next CUDA call") == 0);
+  CHECK_FALSE(c.stop().ok());
+  onFreshThread([&] {
+    // Launches after the stop leave nothing behind; the first API exit finalizes CUPTI.
+    strata_test_launch_from_b(c, 2);
+    CHECK(c.sites().count() == 1);
+    Api call{c, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, 3, nullptr, 0};
+    call.exit();
+  });
+  s = onlyStatus(dir);
+  CHECK(s.state == ring::State::Stopped);
+  const std::string afterFinalize = s.text;
+  CHECK((afterFinalize == "stopped; CUPTI released" || afterFinalize.find("stopped; cuptiFinalize failed: ") == 0));
+  onFreshThread([&] {
+    Api call{c, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, 4, nullptr, 700};
+    call.exit();
+  });
+  CHECK(onlyStatus(dir).text == afterFinalize);  // finalized once; a stopped collector ignores errors too
+  CHECK(onlyStatus(dir).cudaErrors == 0);
 }

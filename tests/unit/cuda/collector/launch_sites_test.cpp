@@ -3,15 +3,18 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstring>
 #include <thread>
 
+#include "dump_report.hpp"
 #include "launch_sites.hpp"
 
 using namespace strata::cuda::collector;
 
 // Exported (the test binary is linked with -rdynamic) so dladdr can name them.
 extern "C" __attribute__((noinline)) SiteTable::Lookup strata_test_launch_a(SiteTable& t, CapturedSite& c) {
-  auto r = t.lookup(211, 2, "cudaLaunchKernel", c);
+  auto r = t.lookup(211, 2, "cudaLaunchKernel", c);  // @site:a
   asm volatile("" ::: "memory");  // not a tail call: this frame stays on the stack
   return r;
 }
@@ -86,4 +89,29 @@ TEST_CASE("a full site table says so instead of growing") {
   CHECK(b.site == 0);
   CHECK_FALSE(b.fresh);
   CHECK(table.overflowed() == 1);
+}
+
+TEST_CASE("a site's native frames lead back to the source line of the launch") {
+  PythonFrames python;
+  NativeStack native;
+  SiteTable table(python, native, 1 << 8);
+  CapturedSite c;
+  REQUIRE(strata_test_launch_a(table, c).fresh);
+  REQUIRE_FALSE(c.native.empty());
+  // What the dump (and the adapter) do with a frame: module + ELF address -> DWARF line.
+  strata::cuda::dump::LineResolver lines;
+  auto where = lines.resolve(c.native[0].module, c.native[0].elfAddress);
+  CHECK(where.function == "strata_test_launch_a");
+  CHECK(where.file.ends_with("launch_sites_test.cpp"));
+  int marked = 0, n = 0;
+  if (std::FILE* f = std::fopen(__FILE__, "r")) {
+    char line[512];
+    while (std::fgets(line, sizeof line, f)) {
+      ++n;
+      if (std::strstr(line, "// @site:a") && !std::strstr(line, "strstr")) marked = n;
+    }
+    std::fclose(f);
+  }
+  CHECK(marked > 0);
+  CHECK(where.line == marked);
 }

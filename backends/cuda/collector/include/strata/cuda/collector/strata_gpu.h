@@ -35,7 +35,8 @@ int strata_gpu_flush(void);
 int strata_gpu_status(char* buffer, size_t size);
 
 /* Framework-side correlation: ids pushed here appear as externalId on the records of the CUDA
-   calls made until the matching pop (CUPTI external correlation, kind CUSTOM2). */
+   calls this thread makes until the matching pop (CUPTI external correlation, kind CUSTOM2).
+   0 on success, -1 when not collecting (CUPTI is then left alone). */
 int strata_gpu_push_external_id(uint64_t id);
 int strata_gpu_pop_external_id(void);
 
