@@ -443,6 +443,7 @@ void Collector::flushLoop() {
   std::uint32_t served = std::atomic_ref<std::uint32_t>(ring_.header()->flushDone).load(std::memory_order_acquire);
   const std::uint64_t period = std::uint64_t{config_.flushPeriodMs} * 1000000ull;
   while (!flushStop_) {
+    ring_.heartbeat();
     const std::uint32_t request = ring_.flushRequested();
     if (request != served) {
       cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -451,7 +452,6 @@ void Collector::flushLoop() {
     } else if (!cuptiFlushPeriod_) {
       cuptiActivityFlushAll(0);
     }
-    ring_.heartbeat();
     ring::futexWait(ring_.flushRequestWord(), request, period);
   }
 }

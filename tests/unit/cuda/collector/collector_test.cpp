@@ -221,8 +221,10 @@ TEST_CASE("kernels join the site of the launch that made them, by correlation id
   Collector c;
   REQUIRE(c.runWithoutCupti(configIn(dir, ring::Mode::Stacks)).ok());
   onFreshThread([&] {
-    // The same stack twice (one call site in a loop), then another function.
-    for (std::uint32_t corr : {1u, 2u}) strata_test_launch_from_a(c, corr);
+    // The same stack twice (one call site in a loop the optimizer cannot peel), then another
+    // function.
+    volatile std::uint32_t times = 2;
+    for (std::uint32_t corr = 1; corr <= times; ++corr) strata_test_launch_from_a(c, corr);
     strata_test_launch_from_b(c, 3);
     // A driver launch made inside a runtime launch is the same launch: no second site.
     Api outer{c, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 4, "_Z1kv"};
