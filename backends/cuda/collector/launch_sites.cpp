@@ -50,7 +50,11 @@ std::string pyText(PythonFrames::Api& a, void* obj, const char* attr);
 bool PythonFrames::available() {
   std::call_once(once_, [this] {
     Api& a = *api_;
-    // PyFrame_GetLasti exists from 3.11: older interpreters are left alone.
+    // From 3.12 on, making a frame object cannot run the garbage collector on the spot (it
+    // is scheduled for the eval loop), so walking frames inside a callback runs no Python
+    // code; older interpreters are left alone.
+    auto* version = static_cast<const unsigned long*>(dlsym(RTLD_DEFAULT, "Py_Version"));
+    if (!version || *version < 0x030C0000) return;
     bool all = find(a.gilCheck, "PyGILState_Check") && find(a.threadFrame, "PyThreadState_GetFrame") &&
                find(a.frameCode, "PyFrame_GetCode") && find(a.frameLasti, "PyFrame_GetLasti") &&
                find(a.frameBack, "PyFrame_GetBack") && find(a.frameLine, "PyFrame_GetLineNumber") &&

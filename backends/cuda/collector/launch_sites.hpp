@@ -45,7 +45,7 @@ class PythonFrames {
  public:
   PythonFrames();
   ~PythonFrames();
-  // True when this process has a CPython (>= 3.11) exporting the frame API.
+  // True when this process has a CPython (>= 3.12) exporting the frame API.
   bool available();
   // The calling thread's innermost frames, at most n, when it holds the GIL (never takes it);
   // 0 otherwise (no GIL, no Python, interpreter finalizing, an exception being raised).
