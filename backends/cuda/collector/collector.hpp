@@ -125,7 +125,8 @@ class Collector {
   LaunchJoin join_;
 
   std::mutex control_;  // start/stop/flush against each other
-  CUpti_SubscriberHandle subscriber_ = nullptr;
+  // Cleared by the callback that finalizes CUPTI, on whichever thread that is.
+  std::atomic<CUpti_SubscriberHandle> subscriber_{nullptr};
   std::vector<CUpti_ActivityKind> enabled_;
 
   std::mutex buffersMutex_;
