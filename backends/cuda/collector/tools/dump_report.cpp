@@ -103,6 +103,25 @@ LineResolver::Where LineResolver::resolve(const std::string& path, std::uint64_t
 
 // ---- Report -----------------------------------------------------------------------------
 
+namespace {
+// The overlap count looks at the first copies and kernels only: enough for the examples, and
+// its pairwise test stays cheap for any trace.
+constexpr std::size_t kMaxSpans = 4096;
+}  // namespace
+
+// Of the first kMaxSpans copies, those that ran while one of the first kMaxSpans kernels of the
+// same process ran on another stream.
+std::uint64_t Report::copiesOverlappingKernels() const {
+  std::uint64_t n = 0;
+  for (const Span& c : copySpans_)
+    for (const Span& k : kernelSpans_)
+      if (c.pid == k.pid && c.stream != k.stream && c.start < k.end && k.start < c.end) {
+        ++n;
+        break;
+      }
+  return n;
+}
+
 void Report::add(const Batch& batch, const SessionReader& reader) {
   for (const auto& site : batch.sites) sites_[site.id] = site;
   for (const auto& e : batch.errors) errors_.push_back(e);
@@ -115,6 +134,7 @@ void Report::add(const Batch& batch, const SessionReader& reader) {
     endNs_ = std::max(endNs_, r.end);
     switch (r.kind) {
       case RecordKind::Kernel: {
+        if (r.start && r.end && kernelSpans_.size() < kMaxSpans) kernelSpans_.push_back({r.start, r.end, r.pid, r.stream});
         KernelStat& k = kernels_[r.name];
         if (k.name.empty()) k.name = std::string(reader.string(r.name));
         ++k.count;
@@ -124,6 +144,7 @@ void Report::add(const Batch& batch, const SessionReader& reader) {
       }
       case RecordKind::Memcpy:
         copyBytes_ += r.bytes;
+        if (r.start && r.end && copySpans_.size() < kMaxSpans) copySpans_.push_back({r.start, r.end, r.pid, r.stream});
         break;
       case RecordKind::RuntimeApi:
       case RecordKind::DriverApi: {
@@ -153,7 +174,8 @@ void Report::printText(std::FILE* out, const std::vector<CollectorStatus>& proce
   }
   std::fprintf(out, "counts:");
   for (const auto& [kind, n] : counts_) std::fprintf(out, " %s %llu", kindName(kind), static_cast<unsigned long long>(n));
-  std::fprintf(out, "; copied %llu bytes\n", static_cast<unsigned long long>(copyBytes_));
+  std::fprintf(out, "; copied %llu bytes; %llu copies overlapped a kernel on another stream\n",
+               static_cast<unsigned long long>(copyBytes_), static_cast<unsigned long long>(copiesOverlappingKernels()));
   std::vector<const KernelStat*> ks;
   for (const auto& [id, k] : kernels_) ks.push_back(&k);
   std::sort(ks.begin(), ks.end(), [](auto* a, auto* b) { return a->totalNs > b->totalNs; });
@@ -209,7 +231,8 @@ std::string Report::json(const std::vector<CollectorStatus>& processes, int exit
   }
   j += "},\"copyBytes\":" + std::to_string(copyBytes_) + ",\"timeSpan\":{\"startNs\":" + std::to_string(startNs_) +
        ",\"endNs\":" + std::to_string(endNs_) + "},\"zeroTimes\":" + std::to_string(zeroTimes_) +
-       ",\"outOfOrder\":" + std::to_string(outOfOrder_) + ",\"kernels\":[";
+       ",\"outOfOrder\":" + std::to_string(outOfOrder_) + ",\"copiesOverlappingKernels\":" +
+       std::to_string(copiesOverlappingKernels()) + ",\"kernels\":[";
   first = true;
   for (const auto& [id, k] : kernels_) {
     j += first ? "" : ",";

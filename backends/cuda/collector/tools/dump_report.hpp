@@ -56,6 +56,13 @@ class Report {
   std::uint64_t copyBytes_ = 0;
   std::uint64_t startNs_ = 0, endNs_ = 0;
   std::uint64_t zeroTimes_ = 0, outOfOrder_ = 0, lastStart_ = 0;
+  // Copies and kernels as intervals on their streams, for the overlap count (bounded).
+  struct Span {
+    std::uint64_t start, end;
+    std::uint32_t pid, stream;
+  };
+  std::vector<Span> copySpans_, kernelSpans_;
+  std::uint64_t copiesOverlappingKernels() const;
 };
 
 }  // namespace strata::cuda::dump

@@ -20,9 +20,11 @@
 namespace {
 
 const char* kUsage =
-    "usage: strata_gpu_dump [--mode trace|stacks|off] [--report FILE.json] [--dir DIR] [--keep]\n"
+    "usage: strata_gpu_dump [--mode trace|stacks|off] [--late] [--report FILE.json] [--dir DIR] [--keep]\n"
     "                       [--collector libstrata_cupti.so] [--cupti libcupti.so.13] -- PROGRAM [ARGS...]\n"
     "Runs PROGRAM with Strata's CUDA collector injected and prints the GPU activity its rings received.\n"
+    "--late: nothing is injected; PROGRAM gets STRATA_GPU_COLLECTOR (the library's path) and the\n"
+    "STRATA_GPU_* settings, loads the collector itself and calls strata_gpu_start (late mode).\n"
     "Exits with PROGRAM's exit status (128+N when a signal N ended it).\n";
 
 std::string besideSelf(const char* name) {
@@ -37,7 +39,7 @@ std::string besideSelf(const char* name) {
 
 int main(int argc, char** argv) {
   std::string mode = "stacks", report, dir, collector, cupti;
-  bool keep = false;
+  bool keep = false, late = false;
   int i = 1;
   for (; i < argc; ++i) {
     std::string a = argv[i];
@@ -57,6 +59,7 @@ int main(int argc, char** argv) {
     else if (a == "--collector") value(collector);
     else if (a == "--cupti") value(cupti);
     else if (a == "--keep") keep = true;
+    else if (a == "--late") late = true;
     else if (a == "-h" || a == "--help") {
       std::fputs(kUsage, stdout);
       return 0;
@@ -104,8 +107,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (child == 0) {
-    setenv("CUDA_INJECTION64_PATH", collector.c_str(), 1);
-    if (access(cupti.c_str(), R_OK) == 0) setenv("NVTX_INJECTION64_PATH", cupti.c_str(), 1);
+    if (late) {
+      setenv("STRATA_GPU_COLLECTOR", collector.c_str(), 1);
+    } else {
+      setenv("CUDA_INJECTION64_PATH", collector.c_str(), 1);
+      if (access(cupti.c_str(), R_OK) == 0) setenv("NVTX_INJECTION64_PATH", cupti.c_str(), 1);
+    }
     setenv("STRATA_GPU_DIR", dir.c_str(), 1);
     setenv("STRATA_GPU_MODE", mode.c_str(), 1);
     setenv("STRATA_GPU_SESSION", session.c_str(), 1);
