@@ -62,11 +62,22 @@ struct PythonFrame {
   std::string file;      // co_filename
   int line = 0;
 };
+// A native frame as the collector resolved it in the target (dladdr): the module holding the
+// return address, that address in the module's own terms (pc minus load bias: what its DWARF
+// and symbol table use; look up elfAddress - 1 for the calling line), the nearest dynamic symbol.
+struct NativeFrame {
+  std::uint64_t pc = 0;
+  std::uint64_t elfAddress = 0;
+  std::string module;
+  std::string symbol;
+};
 struct LaunchSite {
   std::uint32_t id = 0;
   std::uint32_t pid = 0;
   std::vector<PythonFrame> python;
   std::vector<std::uint64_t> native;  // return addresses, innermost first
+  std::vector<NativeFrame> nativeFrames;  // the same frames resolved, when the source knew them
+  std::string api;                        // the launch call: "cudaLaunchKernel", "cuLaunchKernel"
 };
 
 }  // namespace strata::cuda

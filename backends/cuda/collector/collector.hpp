@@ -1,0 +1,148 @@
+// The CUPTI side of the collector: subscription, activity buffers, launch and API-exit
+// callbacks, the flush thread, start and stop. The library holds one Collector per process
+// (entry.cpp); tests make their own and drive its callbacks directly.
+#pragma once
+
+#include <cupti.h>
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "activity_parser.hpp"
+#include "config.hpp"
+#include "launch_sites.hpp"
+#include "publisher.hpp"
+#include "ring_writer.hpp"
+#include "strata/cuda/collector/strata_gpu.h"
+
+namespace strata::cuda::collector {
+
+// The two CUPTI calls whose answers decide whether collection may start. Replaceable because
+// without a GPU they cannot give the answers the decision must handle (a foreign subscriber,
+// another library version); every other call goes to CUPTI itself.
+struct CuptiOps {
+  CUptiResult (*getVersion)(uint32_t*) = &cuptiGetVersion;
+  CUptiResult (*subscribe)(CUpti_SubscriberHandle*, CUpti_CallbackFunc, void*, CUpti_SubscriberParams*) =
+      &cuptiSubscribe_v2;
+  CUptiResult (*unsubscribe)(CUpti_SubscriberHandle) = &cuptiUnsubscribe;  // pairs with `subscribe`
+};
+
+// cuptiGetResultString, or "CUPTI result N".
+std::string resultName(CUptiResult result);
+
+// Activity layouts change between CUPTI versions: the library must be the one built against.
+// nullopt when `library` equals `built`, otherwise the refusal, naming both.
+std::optional<std::string> versionRefusal(std::uint32_t library, std::uint32_t built);
+
+struct SubscribeDecision {
+  enum Outcome { Proceed, StandAside, Fail } outcome = Proceed;
+  ring::State state = ring::State::Collecting;
+  std::string text;
+};
+// What a cuptiSubscribe_v2 result means for Strata; `oldSubscriber` is what CUPTI wrote into
+// CUpti_SubscriberParams::oldSubscriberName.
+SubscribeDecision decideSubscribe(CUptiResult result, const char* oldSubscriber, std::uint32_t pid);
+
+// Whether a callback id is one of the kernel and graph launch entry points.
+bool isLaunchCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
+
+class Collector {
+ public:
+  explicit Collector(CuptiOps ops = {});
+  ~Collector();
+  Collector(const Collector&) = delete;
+  Collector& operator=(const Collector&) = delete;
+
+  // Makes the ring (first time), then sets CUPTI up. Whatever happens is also in the ring's
+  // status; the error says it too.
+  Result<void> start(const Config& config);
+  Result<void> stop();
+  Result<void> flush();
+  std::string statusLine() const;
+  void setErrorHook(StrataGpuErrorHook hook, void* user);
+  bool pushExternalId(std::uint64_t id);
+  bool popExternalId();
+
+  // CUPTI's callbacks (public so tests can drive them with records and callback data they make).
+  void onCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
+  void onBufferRequested(std::uint8_t** buffer, std::size_t* size, std::size_t* maxRecords);
+  void onBufferCompleted(CUcontext context, std::uint32_t streamId, std::uint8_t* buffer, std::size_t size,
+                         std::size_t validSize);
+  // The process is exiting (atexit): last flush, status Stopped.
+  void onExit();
+  // In a forked child: stop touching CUPTI and the parent's ring.
+  void onForkChild();
+
+  // For tests and the entry points.
+  ring::RingWriter& ring() { return ring_; }
+  ring::Mode mode() const { return mode_.load(std::memory_order_relaxed); }
+  const Config& config() const { return config_; }
+  SiteTable& sites() { return sites_; }
+  // Everything start() does except talking to CUPTI: ring, names, publisher, then running as
+  // if subscribed, so callbacks and buffers take the same paths. For tests, which have no GPU.
+  Result<void> runWithoutCupti(const Config& config);
+
+ private:
+  Result<void> prepare(const Config& config);
+  void setStatus(ring::State state, const std::string& text);
+  Result<void> fail(ring::State state, const std::string& text);
+  Result<void> enableActivities(std::string& notes);
+  void disableActivities();
+  void enableCallbacks(bool on);
+  void onLaunch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* cb);
+  void onApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* cb);
+  void reportCudaError(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, int result, const char* errorName,
+                       const CUpti_CallbackData* cb);
+  void startFlushThread();
+  void stopFlushThread();
+  void flushLoop();
+  std::uint64_t firstProgramPc();
+
+  CuptiOps ops_;
+  Config config_;
+  std::atomic<ring::Mode> mode_{ring::Mode::Off};
+  std::atomic<bool> running_{false};
+  std::atomic<bool> forked_{false};
+  std::atomic<bool> errorsOn_{false};
+  std::atomic<bool> finalizePending_{false};
+  std::atomic<bool> errorReported_{false};
+  std::uint32_t pid_ = 0;
+
+  mutable std::mutex producer_;  // ring writes, publisher, status text; never held across CUPTI
+  ring::RingWriter ring_;
+  std::string statusText_;
+  std::unique_ptr<Publisher> publisher_;
+  ApiNames names_;
+  bool namesLoaded_ = false;
+  PythonFrames python_;
+  NativeStack native_;
+  SiteTable sites_;
+  LaunchJoin join_;
+
+  std::mutex control_;  // start/stop/flush against each other
+  // Cleared by the callback that finalizes CUPTI, on whichever thread that is.
+  std::atomic<CUpti_SubscriberHandle> subscriber_{nullptr};
+  std::vector<CUpti_ActivityKind> enabled_;
+
+  std::mutex buffersMutex_;
+  std::vector<std::uint8_t*> freeBuffers_;
+  std::atomic<std::size_t> outstanding_{0};
+
+  std::thread flushThread_;
+  std::atomic<bool> flushStop_{false};
+  bool cuptiFlushPeriod_ = false;
+
+  std::atomic<StrataGpuErrorHook> hook_{nullptr};
+  std::atomic<void*> hookUser_{nullptr};
+};
+
+// The collector CUPTI calls back through (the buffer callbacks carry no user data).
+Collector* activeCollector();
+void setActiveCollector(Collector* collector);
+
+}  // namespace strata::cuda::collector

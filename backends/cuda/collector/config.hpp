@@ -1,0 +1,42 @@
+// The collector's settings: from the environment the adapter sets (launch mode, inherited by
+// children) or from the text given to strata_gpu_start (late mode).
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "strata/cuda/collector/ring_format.hpp"
+#include "strata/result.hpp"
+
+namespace strata::cuda::collector {
+
+struct Config {
+  ring::Mode mode = ring::Mode::Trace;
+  std::string dir = "/tmp";          // where the ring file goes
+  std::string session;               // written into the ring; the reader checks it
+  std::size_t ringBytes = 32u << 20;
+  std::size_t bufferBytes = 4u << 20;      // one CUPTI activity buffer
+  std::size_t bufferTotalBytes = 128u << 20;  // all buffers CUPTI may hold at once
+  unsigned flushPeriodMs = 100;
+  bool errors = true;        // watch every API's return for sticky CUDA errors
+  bool graphWhole = false;   // GRAPH_TRACE: one record per graph launch instead of per node
+};
+
+// The variables, each optional:
+//   STRATA_GPU_MODE     off | trace | stacks         (trace)
+//   STRATA_GPU_DIR      directory for the ring        (/tmp)
+//   STRATA_GPU_SESSION  token the reader matches
+//   STRATA_GPU_RING_MB  ring size in MiB, 1..1024     (32)
+//   STRATA_GPU_BUFFER_MB  CUPTI buffer memory in MiB, 8..4096 (128, in 4 MiB buffers)
+//   STRATA_GPU_FLUSH_MS   flush period, 10..10000     (100)
+//   STRATA_GPU_ERRORS   1 | 0: stop on sticky CUDA errors (1)
+//   STRATA_GPU_GRAPHS   nodes | whole                 (nodes)
+Result<Config> configFromEnvironment(const std::function<const char*(const char*)>& getenv);
+
+// The same keys in lower case without the prefix, as "key=value" words separated by spaces or
+// semicolons ("mode=stacks dir=/run/x session=abc"), applied over `base`.
+Result<Config> parseConfig(std::string_view text, Config base);
+
+}  // namespace strata::cuda::collector

@@ -1,0 +1,187 @@
+// The layout of a collector ring file: what libstrata_cupti.so (the producer, in the target)
+// and the adapter's reader (the consumer) both rely on. Plain data at fixed offsets; the
+// README in backends/cuda/collector describes it in words.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "strata/cuda/record.hpp"
+
+namespace strata::cuda::ring {
+
+inline constexpr char kMagic[8] = {'S', 'T', 'R', 'G', 'P', 'U', 'R', '1'};
+inline constexpr std::uint32_t kFormatVersion = 1;
+inline constexpr std::size_t kHeaderSize = 4096;
+inline constexpr std::size_t kAlign = 8;
+// A message never exceeds this, so a ring of at least 1 MiB always has room for one.
+inline constexpr std::size_t kMaxMessage = 64 * 1024;
+inline constexpr std::size_t kMinCapacity = 1 << 20;
+inline constexpr std::size_t kStatusTextSize = 512;
+inline constexpr std::size_t kSessionSize = 64;
+// File names: strata-gpu-<pid>.ring, or strata-gpu-<pid>-<n>.ring when an exec'd image of the
+// same process already left one.
+inline constexpr const char* kFilePrefix = "strata-gpu-";
+inline constexpr const char* kFileSuffix = ".ring";
+
+enum class State : std::uint32_t {
+  Starting = 1,    // ring made, CUPTI being set up
+  Collecting = 2,
+  Stopped = 3,     // strata_gpu_stop, or the process is exiting
+  StoodAside = 4,  // another CUPTI client holds the process; text names it
+  Refused = 5,     // the CUPTI library is not the version the collector was built for
+  Failed = 6,      // a CUPTI call failed; text names it and its result
+  Off = 7,         // mode off: loaded, collecting nothing
+};
+
+enum class Mode : std::uint32_t { Off = 0, Trace = 1, Stacks = 2 };
+
+enum class MessageType : std::uint16_t {
+  Padding = 0,     // fills the end of the data area before a wrap; skip it
+  Record = 1,      // one GpuRecord (128 bytes)
+  String = 2,      // StringMessage + text
+  Site = 3,        // SiteMessage + frames
+  CudaError = 4,   // CudaErrorMessage
+  ObjectName = 5,  // ObjectNameMessage (NVTX names of threads, devices, streams)
+};
+
+// Every message starts with this; `length` counts the header and is a multiple of 8.
+struct MessageHeader {
+  std::uint32_t length;
+  std::uint16_t type;
+  std::uint16_t reserved;
+};
+static_assert(sizeof(MessageHeader) == 8);
+
+// Ids are the producer's own (per process, from 1); the reader maps them to session ids.
+// A string or site is always written before the first record that uses it.
+struct StringMessage {
+  std::uint32_t id;
+  std::uint32_t size;  // bytes of text that follow (no terminator)
+};
+
+struct PythonFrameWire {
+  std::uint32_t function;  // string id: co_qualname
+  std::uint32_t file;      // string id: co_filename
+  std::int32_t line;
+  std::uint32_t reserved;
+};
+struct NativeFrameWire {
+  std::uint64_t pc;          // return address (the innermost frame: the call's own pc)
+  std::uint64_t elfAddress;  // pc minus the module's load bias
+  std::uint32_t module;      // string id: the module's path (0: unknown)
+  std::uint32_t symbol;      // string id: nearest dynamic symbol (0: none)
+};
+struct SiteMessage {
+  std::uint32_t id;
+  std::uint32_t cbid;     // the launch API (CUPTI callback id)
+  std::uint32_t api;      // string id: the launch API's name
+  std::uint16_t domain;   // CUPTI callback domain (1 driver, 2 runtime)
+  std::uint16_t pythonCount;
+  std::uint16_t nativeCount;
+  std::uint16_t reserved0;
+  std::uint32_t reserved1;
+  // then pythonCount PythonFrameWire, nativeCount NativeFrameWire (innermost first)
+};
+static_assert(sizeof(SiteMessage) == 24 && sizeof(PythonFrameWire) == 16 && sizeof(NativeFrameWire) == 24);
+
+struct CudaErrorMessage {
+  std::int32_t result;            // the API's return value (cudaError_t or CUresult)
+  std::uint32_t domain;           // CUPTI callback domain of the API
+  std::uint32_t cbid;
+  std::uint32_t tid;              // the thread that made the call
+  std::uint32_t api;              // string id: the API's name
+  std::uint32_t error;            // string id: the error's name
+  std::uint32_t lastKernel;       // string id: the last kernel this thread launched (0: none)
+  std::uint32_t lastCorrelation;  // that launch's correlation id
+  std::uint32_t lastSite;         // that launch's site (0: unknown)
+  std::uint32_t callerModule;     // string id: the module holding callerPc
+  std::uint64_t time;             // CLOCK_REALTIME ns at the API's exit
+  std::uint64_t callerPc;         // first return address outside CUDA and the collector
+  std::uint64_t callerElfAddress; // callerPc minus its module's load bias
+};
+static_assert(sizeof(CudaErrorMessage) == 64);
+
+struct ObjectNameMessage {
+  std::uint32_t objectKind;  // CUPTI_ACTIVITY_OBJECT_*: 1 process, 2 thread, 3 device, 4 context, 5 stream
+  std::uint32_t ids[3];      // process/thread, or device/context/stream
+  std::uint32_t name;        // string id
+  std::uint32_t reserved;
+};
+
+// The first kHeaderSize bytes of the file. Fields that change after creation are accessed
+// through std::atomic_ref on both sides; the producer and consumer positions sit on their own
+// cache lines.
+struct Header {
+  char magic[8];            // written last at creation: a reader that sees it sees the rest
+  std::uint32_t formatVersion;
+  std::uint32_t headerSize;
+  std::uint64_t capacity;   // bytes of the data area that follows the header; power of two
+  std::uint32_t pid;
+  std::uint32_t recordSize;  // sizeof(GpuRecord)
+  std::uint64_t createdRealtimeNs;   // one paired sample of both clocks, for conversions
+  std::uint64_t createdMonotonicNs;
+  char session[kSessionSize];        // STRATA_GPU_SESSION of the collector, NUL-padded
+  char pad0[256 - 112];
+
+  // Producer side.
+  std::uint64_t writePos;        // bytes ever written (release after the payload)
+  std::uint64_t recordsWritten;
+  std::uint64_t droppedRecords;  // records that found the ring full: exact
+  std::uint64_t droppedMessages; // names/errors that could not be kept pending: exact
+  char pad1[64 - 32];
+
+  // Consumer side.
+  std::uint64_t readPos;  // bytes ever consumed (release after reading)
+  char pad2[64 - 8];
+
+  // Flush handshake: the reader bumps flushRequest (and futex-wakes it); the collector's
+  // flush thread flushes CUPTI, then stores the request it served in flushDone.
+  std::uint32_t flushRequest;
+  std::uint32_t flushDone;
+  char pad3[64 - 8];
+
+  // Status, under a sequence lock: statusSeq is odd while the producer writes it.
+  std::uint32_t statusSeq;
+  std::uint32_t state;               // State
+  std::uint32_t mode;                // Mode
+  std::uint32_t cuptiVersion;        // cuptiGetVersion() at start (0: not asked)
+  std::uint32_t builtCuptiVersion;   // CUPTI_API_VERSION of the headers it was built with
+  std::uint32_t cudaErrors;          // sticky CUDA errors seen (the first is also a message)
+  std::uint64_t cuptiDropped;        // records CUPTI itself dropped (cuptiActivityGetNumDroppedRecords)
+  std::uint64_t unjoinedLaunches;    // kernels whose launch site was overwritten before they arrived
+  std::uint64_t heartbeatNs;         // CLOCK_MONOTONIC of the flush thread's last round
+  std::uint64_t sitesOverflowed;     // launches past the site table's capacity (site 0)
+  char statusText[kStatusTextSize];  // NUL-terminated
+};
+static_assert(offsetof(Header, writePos) == 256);
+static_assert(offsetof(Header, readPos) == 320);
+static_assert(offsetof(Header, flushRequest) == 384);
+static_assert(offsetof(Header, statusSeq) == 448);
+static_assert(sizeof(Header) <= kHeaderSize);
+static_assert(sizeof(GpuRecord) == 128);
+
+inline constexpr std::size_t alignUp(std::size_t n) { return (n + kAlign - 1) & ~(kAlign - 1); }
+
+inline const char* stateName(State s) {
+  switch (s) {
+    case State::Starting: return "starting";
+    case State::Collecting: return "collecting";
+    case State::Stopped: return "stopped";
+    case State::StoodAside: return "stood-aside";
+    case State::Refused: return "refused";
+    case State::Failed: return "failed";
+    case State::Off: return "off";
+  }
+  return "unknown";
+}
+inline const char* modeName(Mode m) {
+  switch (m) {
+    case Mode::Off: return "off";
+    case Mode::Trace: return "trace";
+    case Mode::Stacks: return "stacks";
+  }
+  return "unknown";
+}
+
+}  // namespace strata::cuda::ring
