@@ -198,7 +198,7 @@ void Collector::setStatus(ring::State state, const std::string& text) {
 
 Result<void> Collector::fail(ring::State state, const std::string& text) {
   setStatus(state, text);
-  return Error{1, text, true};
+  return Error{errors::kGpuUnavailable, text, true};
 }
 
 std::string Collector::statusLine() const {
@@ -245,8 +245,8 @@ Result<void> Collector::runWithoutCupti(const Config& config) {
 
 Result<void> Collector::start(const Config& config) {
   std::lock_guard<std::mutex> control(control_);
-  if (forked_) return Error{1, "this is a forked child of the process the collector started in", true};
-  if (running_) return Error{1, "already collecting (" + std::string(ring::modeName(mode())) + ")", true};
+  if (forked_) return Error{errors::kGpuCollectionState, "this is a forked child of the process the collector started in", true};
+  if (running_) return Error{errors::kGpuCollectionState, "already collecting (" + std::string(ring::modeName(mode())) + ")", true};
   if (auto prepared = prepare(config); !prepared) return prepared;
   setActiveCollector(this);
   mode_ = config.mode;
@@ -337,7 +337,7 @@ Result<void> Collector::enableActivities(std::string& notes) {
     if (k.required) {
       std::string why = "cuptiActivityEnable(" + std::string(k.name) + ") failed: " + resultName(r);
       if (r == CUPTI_ERROR_UNKNOWN || r == CUPTI_ERROR_NOT_INITIALIZED) why += " (is there a GPU and a working CUDA driver?)";
-      return Error{1, why, true};
+      return Error{errors::kGpuUnavailable, why, true};
     }
     notes += " " + std::string(k.name) + " not available (" + resultName(r) + ");";
   }
@@ -367,7 +367,7 @@ void Collector::enableCallbacks(bool on) {
 
 Result<void> Collector::stop() {
   std::lock_guard<std::mutex> control(control_);
-  if (!running_) return Error{1, "GPU collection is not running (" + statusLine() + ")", true};
+  if (!running_) return Error{errors::kGpuCollectionState, "GPU collection is not running (" + statusLine() + ")", true};
   running_ = false;
   stopFlushThread();
   enableCallbacks(false);
@@ -384,9 +384,9 @@ Result<void> Collector::stop() {
 }
 
 Result<void> Collector::flush() {
-  if (!running_) return Error{1, "GPU collection is not running", true};
+  if (!running_) return Error{errors::kGpuCollectionState, "GPU collection is not running", true};
   if (CUptiResult r = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); r != CUPTI_SUCCESS)
-    return Error{1, "cuptiActivityFlushAll failed: " + resultName(r), true};
+    return Error{errors::kGpuUnavailable, "cuptiActivityFlushAll failed: " + resultName(r), true};
   return {};
 }
 

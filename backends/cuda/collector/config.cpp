@@ -8,7 +8,7 @@ namespace strata::cuda::collector {
 namespace {
 
 Error bad(std::string_view key, std::string_view value, std::string_view expected) {
-  return Error{1, std::string(key) + "='" + std::string(value) + "': expected " + std::string(expected), true};
+  return Error{errors::kGpuSetting, std::string(key) + "='" + std::string(value) + "': expected " + std::string(expected), true};
 }
 
 Result<unsigned> number(std::string_view key, std::string_view value, unsigned lo, unsigned hi) {
@@ -53,7 +53,7 @@ Result<void> apply(Config& c, std::string_view key, std::string_view value, std:
     else if (value == "whole") c.graphWhole = true;
     else return bad(shown, value, "nodes or whole");
   } else {
-    return Error{1, "unknown setting '" + std::string(shown) +
+    return Error{errors::kGpuSetting, "unknown setting '" + std::string(shown) +
                         "' (known: mode, dir, session, ring_mb, buffer_mb, flush_ms, errors, graphs)", true};
   }
   return {};
@@ -85,7 +85,7 @@ Result<Config> parseConfig(std::string_view text, Config base) {
     std::string_view word = text.substr(i, j - i);
     auto eq = word.find('=');
     if (eq == std::string_view::npos)
-      return Error{1, "setting '" + std::string(word) + "' is not key=value", true};
+      return Error{errors::kGpuSetting, "setting '" + std::string(word) + "' is not key=value", true};
     std::string_view key = word.substr(0, eq);
     if (auto r = apply(base, key, word.substr(eq + 1), key); !r) return r.takeError();
     i = j;

@@ -62,8 +62,8 @@ bool Batch::empty() const {
 
 Result<std::unique_ptr<RingReader>> RingReader::open(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
-  if (fd < 0) return errnoError("open " + path);
-  auto fail = [&](std::string why, int id = 1) -> Result<std::unique_ptr<RingReader>> {
+  if (fd < 0) return errnoError(errors::kGpuRing, "open " + path);
+  auto fail = [&](std::string why, ErrorId id = errors::kGpuRing) -> Result<std::unique_ptr<RingReader>> {
     close(fd);
     return Error{id, path + ": " + why, true};
   };
@@ -118,13 +118,13 @@ std::uint64_t RingReader::pending() const {
 }
 
 Result<std::size_t> RingReader::drain(RingSink& sink, std::size_t maxRecords) {
-  if (!corrupt_.empty()) return Error{1, corrupt_, true};
+  if (!corrupt_.empty()) return Error{errors::kGpuRing, corrupt_, true};
   std::uint64_t read = at(header_->readPos).load(std::memory_order_relaxed);
   const std::uint64_t write = at(header_->writePos).load(std::memory_order_acquire);
   auto corrupt = [&](std::uint64_t pos, const std::string& why) -> Result<std::size_t> {
     corrupt_ = "GPU ring " + path_ + " is corrupt at byte " + std::to_string(pos) + ": " + why +
                "; no more records are read from it";
-    return Error{1, corrupt_, true};
+    return Error{errors::kGpuRing, corrupt_, true};
   };
   if (write - read > capacity_ || write < read)
     return corrupt(read, "write position " + std::to_string(write) + " is not within capacity of read position");
@@ -380,7 +380,7 @@ SessionReader::~SessionReader() = default;
 
 Result<void> SessionReader::poll(Batch& out, std::size_t maxRecords) {
   DIR* d = opendir(dir_.c_str());
-  if (!d) return errnoError("read GPU ring directory " + dir_);
+  if (!d) return errnoError(errors::kGpuRing, "read GPU ring directory " + dir_);
   std::vector<std::string> names;
   while (dirent* e = readdir(d))
     if (isRingName(e->d_name)) names.emplace_back(e->d_name);

@@ -42,8 +42,8 @@ RingWriter::~RingWriter() {
 }
 
 Result<void> RingWriter::create(const std::string& dir, std::string_view session, std::size_t capacity, Mode mode) {
-  if (isOpen()) return Error{1, "the ring " + path_ + " is already open", false};
-  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return errnoError("mkdir " + dir);
+  if (isOpen()) return Error{errors::kGpuRing, "the ring " + path_ + " is already open", false};
+  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return errnoError(errors::kGpuRing, "mkdir " + dir);
   const pid_t pid = getpid();
   const std::string stem = dir + "/" + kFilePrefix + std::to_string(pid);
   int fd = -1;
@@ -52,11 +52,11 @@ Result<void> RingWriter::create(const std::string& dir, std::string_view session
   for (int n = 0; n < 1000 && fd < 0; ++n) {
     path = n == 0 ? stem + kFileSuffix : stem + "-" + std::to_string(n) + kFileSuffix;
     fd = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0 && errno != EEXIST) return errnoError("create " + path);
+    if (fd < 0 && errno != EEXIST) return errnoError(errors::kGpuRing, "create " + path);
   }
-  if (fd < 0) return Error{1, "create " + stem + "-N" + kFileSuffix + ": 1000 rings of this pid already exist", false};
+  if (fd < 0) return Error{errors::kGpuRing, "create " + stem + "-N" + kFileSuffix + ": 1000 rings of this pid already exist", false};
   auto fail = [&](const std::string& op) -> Result<void> {
-    Error e = errnoError(op + " " + path);
+    Error e = errnoError(errors::kGpuRing, op + " " + path);
     unlink(path.c_str());
     close(fd);
     return e;

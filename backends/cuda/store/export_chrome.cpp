@@ -95,7 +95,7 @@ Result<ExportReport> Store::exportChrome(const std::string& path, const ExportOp
 
   std::string tmp = path + ".tmp";
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) return errnoError("gpuExport: open " + tmp, errno, kIo);
+  if (!f) return errnoError(kIo, "gpuExport: open " + tmp, errno);
   Writer w(f);
   std::string& out = w.buf();
   out += "{\"displayTimeUnit\":\"ns\",\"baseTimeNanoseconds\":" + std::to_string(base) + ",\"traceEvents\":[\n";
@@ -277,12 +277,12 @@ Result<ExportReport> Store::exportChrome(const std::string& path, const ExportOp
   if (ioFailed || closeErr) {
     int err = closeErr ? closeErr : errno;
     std::remove(tmp.c_str());
-    return errnoError("gpuExport: write " + tmp, err, kIo);
+    return errnoError(kIo, "gpuExport: write " + tmp, err);
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     int err = errno;
     std::remove(tmp.c_str());
-    return errnoError("gpuExport: rename " + tmp + " to " + path, err, kIo);
+    return errnoError(kIo, "gpuExport: rename " + tmp + " to " + path, err);
   }
   return report;
 }

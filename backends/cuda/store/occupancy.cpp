@@ -16,7 +16,7 @@ Result<Occupancy> estimateOccupancy(const DeviceProperties& d, const LaunchShape
 #if !STRATA_HAVE_CUDA_OCCUPANCY
   (void)d;
   (void)launch;
-  return Error{3106, "no occupancy estimate: Strata was built without the CUDA toolkit's cuda_occupancy.h", true};
+  return Error{errors::kNoOccupancy, "no occupancy estimate: Strata was built without the CUDA toolkit's cuda_occupancy.h", true};
 #else
   std::string missing;
   auto need = [&](bool ok, const char* field) {
@@ -31,9 +31,9 @@ Result<Occupancy> estimateOccupancy(const DeviceProperties& d, const LaunchShape
   need(d.sharedMemPerBlock > 0, "sharedMemPerBlock");
   need(d.sharedMemPerMultiprocessor > 0, "sharedMemPerMultiprocessor");
   if (!missing.empty()) {
-    return Error{3106, "no occupancy estimate: device " + std::to_string(d.device) + "'s properties lack " + missing, true};
+    return Error{errors::kNoOccupancy, "no occupancy estimate: device " + std::to_string(d.device) + "'s properties lack " + missing, true};
   }
-  if (launch.blockThreads <= 0) return Error{3106, "no occupancy estimate: the launch has no block size", true};
+  if (launch.blockThreads <= 0) return Error{errors::kNoOccupancy, "no occupancy estimate: the launch has no block size", true};
 
   cudaOccDeviceProp prop;
   prop.computeMajor = d.computeMajor;
@@ -63,11 +63,11 @@ Result<Occupancy> estimateOccupancy(const DeviceProperties& d, const LaunchShape
   cudaOccError err = cudaOccMaxActiveBlocksPerMultiprocessor(&res, &prop, &attr, &state, launch.blockThreads,
                                                              launch.dynamicSharedMemory);
   if (err == CUDA_OCC_ERROR_UNKNOWN_DEVICE) {
-    return Error{3106, "no occupancy estimate: compute capability " + std::to_string(d.computeMajor) + "." +
+    return Error{errors::kNoOccupancy, "no occupancy estimate: compute capability " + std::to_string(d.computeMajor) + "." +
                            std::to_string(d.computeMinor) + " is unknown to this CUDA's occupancy calculator", true};
   }
   if (err != CUDA_OCC_SUCCESS) {
-    return Error{3106, "no occupancy estimate: the calculator refused the launch (block " +
+    return Error{errors::kNoOccupancy, "no occupancy estimate: the calculator refused the launch (block " +
                            std::to_string(launch.blockThreads) + " threads, " + std::to_string(launch.registersPerThread) +
                            " registers/thread, " + std::to_string(launch.staticSharedMemory + launch.dynamicSharedMemory) +
                            " B shared memory)", true};

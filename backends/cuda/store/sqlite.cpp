@@ -3,7 +3,7 @@
 
 namespace strata::cuda::sql {
 
-Result<Db> Db::open(const std::string& path, int flags, int errorId) {
+Result<Db> Db::open(const std::string& path, int flags, ErrorId errorId) {
   sqlite3* raw = nullptr;
   int rc = sqlite3_open_v2(path.c_str(), &raw, flags | SQLITE_OPEN_NOMUTEX, nullptr);
   Db db(raw);
@@ -14,7 +14,7 @@ Result<Db> Db::open(const std::string& path, int flags, int errorId) {
   return db;
 }
 
-Result<void> Db::exec(const char* sql, int errorId) const {
+Result<void> Db::exec(const char* sql, ErrorId errorId) const {
   char* err = nullptr;
   if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
     std::string msg = err ? err : message();
@@ -24,7 +24,7 @@ Result<void> Db::exec(const char* sql, int errorId) const {
   return {};
 }
 
-Result<Stmt> Stmt::prepare(const Db& db, std::string_view sql, int errorId, bool persistent) {
+Result<Stmt> Stmt::prepare(const Db& db, std::string_view sql, ErrorId errorId, bool persistent) {
   Stmt st;
   if (sqlite3_prepare_v3(db.get(), sql.data(), static_cast<int>(sql.size()),
                          persistent ? SQLITE_PREPARE_PERSISTENT : 0, &st.st_, nullptr) != SQLITE_OK) {
@@ -33,7 +33,7 @@ Result<Stmt> Stmt::prepare(const Db& db, std::string_view sql, int errorId, bool
   return st;
 }
 
-Result<void> run(const Db& db, Stmt& st, int errorId, std::string_view what) {
+Result<void> run(const Db& db, Stmt& st, ErrorId errorId, std::string_view what) {
   int rc = st.step();
   if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
     std::string msg = std::string(what) + ": " + db.message();

@@ -32,8 +32,8 @@ class Db {
   sqlite3* get() const { return db_; }
   explicit operator bool() const { return db_ != nullptr; }
 
-  static Result<Db> open(const std::string& path, int flags, int errorId);
-  Result<void> exec(const char* sql, int errorId) const;
+  static Result<Db> open(const std::string& path, int flags, ErrorId errorId);
+  Result<void> exec(const char* sql, ErrorId errorId) const;
   std::string message() const { return db_ ? sqlite3_errmsg(db_) : "no database"; }
 
  private:
@@ -54,7 +54,7 @@ class Stmt {
   ~Stmt() {
     if (st_) sqlite3_finalize(st_);
   }
-  static Result<Stmt> prepare(const Db& db, std::string_view sql, int errorId, bool persistent = true);
+  static Result<Stmt> prepare(const Db& db, std::string_view sql, ErrorId errorId, bool persistent = true);
   sqlite3_stmt* get() const { return st_; }
   explicit operator bool() const { return st_ != nullptr; }
 
@@ -108,6 +108,6 @@ class Stmt {
 };
 
 // Runs a statement that returns no rows; resets it either way.
-Result<void> run(const Db& db, Stmt& st, int errorId, std::string_view what);
+Result<void> run(const Db& db, Stmt& st, ErrorId errorId, std::string_view what);
 
 }  // namespace strata::cuda::sql

@@ -104,6 +104,24 @@ inline constexpr ErrorId kBadWatchpoint{1611};         // a watchpoint that cann
 inline constexpr ErrorId kNoFreeDebugRegister{1612};   // all four hardware debug registers are in use
 inline constexpr ErrorId kSignalFailed{1613};          // a signal could not be sent to the program
 
+// ---- 1800-1899: GPU collection: the CUPTI collector in the program, its rings, starting and stopping
+inline constexpr ErrorId kGpuSetting{1800};           // a GPU collection setting that does not parse (STRATA_GPU, gpu options)
+inline constexpr ErrorId kGpuRing{1801};              // a GPU ring that cannot be created, opened or read, or is corrupt
+inline constexpr ErrorId kGpuRingNotReady{1802};      // a GPU ring the collector is still making (try again later)
+inline constexpr ErrorId kGpuCollectionState{1803};   // start while collecting, stop while not, or in a forked child
+inline constexpr ErrorId kGpuUnavailable{1804};       // CUPTI cannot collect: no GPU or driver, or a CUPTI call failed
+
+// ---- 1900-1999: the GPU store: trace files, importers and queries -----------------------------
+inline constexpr ErrorId kStoreIo{1900};              // a trace or store file that cannot be opened, read or written
+inline constexpr ErrorId kNotAStore{1901};            // a file that is no Strata GPU store (or of a newer format)
+inline constexpr ErrorId kTraceMalformed{1902};       // a trace file that does not parse: the message names file and position
+inline constexpr ErrorId kSqlRejected{1903};          // !sql: a statement that would write, or several statements
+inline constexpr ErrorId kSqlFailed{1904};            // !sql: SQLite's own error (syntax, no such table, ...)
+inline constexpr ErrorId kNoGpuRecord{1905};          // no GPU record with that id
+inline constexpr ErrorId kStoreReadOnly{1906};        // writing to a store opened read-only
+inline constexpr ErrorId kQueryInterrupted{1907};     // a query that ran past its time limit
+inline constexpr ErrorId kNoOccupancy{1908};          // no occupancy estimate for a launch (the message says what is missing)
+
 // ---- 1700-1799: the strata CLI and the benchmarks (printed by those tools, not sent over DAP) ----
 inline constexpr ErrorId kBadCommandLine{1700};        // a command-line option that does not parse
 inline constexpr ErrorId kTimedOut{1701};              // the peer did not answer in time

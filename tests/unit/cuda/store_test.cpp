@@ -272,7 +272,7 @@ TEST_CASE("atomically: a failure leaves nothing behind, and the store goes on") 
     std::vector<GpuRecord> recs;
     for (int i = 0; i < 5000; ++i) recs.push_back(kernelRecord(10'000 + static_cast<std::uint64_t>(i) * 100, 10'050 + static_cast<std::uint64_t>(i) * 100, lost, 9));
     if (auto x = store->ingest(recs); !x) return x;
-    return strata::Error{1, "stop here", true};
+    return strata::Error{strata::errors::kInternal, "stop here", true};
   });
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().message == "stop here");

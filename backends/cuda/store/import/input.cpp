@@ -52,7 +52,7 @@ Result<std::unique_ptr<File>> File::open(const std::string& path) {
   std::unique_ptr<File> f(new File);
   f->path_ = path;
   f->f_ = std::fopen(path.c_str(), "rb");
-  if (!f->f_) return errnoError("open " + path, errno, kIo);
+  if (!f->f_) return errnoError(kIo, "open " + path, errno);
   f->in_.resize(1 << 18);
   unsigned char magic[2] = {0, 0};
   std::size_t got = std::fread(magic, 1, 2, f->f_);
@@ -69,7 +69,7 @@ Result<std::unique_ptr<File>> File::open(const std::string& path) {
 Result<std::size_t> File::read(char* out, std::size_t n) {
   if (!gzip_) {
     std::size_t got = std::fread(out, 1, n, f_);
-    if (got == 0 && std::ferror(f_)) return errnoError("read " + path_, errno, kIo);
+    if (got == 0 && std::ferror(f_)) return errnoError(kIo, "read " + path_, errno);
     rawOffset_ += got;
     return got;
   }
@@ -108,7 +108,7 @@ Result<std::size_t> File::inflateSome(char* out, std::size_t n) {
   while (zs_.avail_out > 0) {
     if (zs_.avail_in == 0) {
       std::size_t got = std::fread(in_.data(), 1, in_.size(), f_);
-      if (got == 0 && std::ferror(f_)) return errnoError("read " + path_, errno, kIo);
+      if (got == 0 && std::ferror(f_)) return errnoError(kIo, "read " + path_, errno);
       rawOffset_ += got;
       zs_.next_in = in_.data();
       zs_.avail_in = static_cast<uInt>(got);

@@ -150,7 +150,7 @@ class Importer {
       if (auto r = store_.ingest(out); !r) return r;
       report_.records += n;
     }
-    if (std::ferror(spool_)) return errnoError("reading the import's spool file", errno, kIo);
+    if (std::ferror(spool_)) return errnoError(kIo, "reading the import's spool file", errno);
     return {};
   }
 
@@ -281,10 +281,10 @@ class Importer {
     } else {
       if (!spool_) {
         spool_ = std::tmpfile();
-        if (!spool_) return errnoError("creating a spool file for the import (TMPDIR)", errno, kIo);
+        if (!spool_) return errnoError(kIo, "creating a spool file for the import (TMPDIR)", errno);
       }
       if (std::fwrite(batch_.data(), sizeof(Pending), batch_.size(), spool_) != batch_.size()) {
-        return errnoError("writing the import's spool file", errno, kIo);
+        return errnoError(kIo, "writing the import's spool file", errno);
       }
     }
     batch_.clear();

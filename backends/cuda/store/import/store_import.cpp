@@ -28,7 +28,7 @@ std::string_view traceFormatName(TraceFormat f) {
 
 Result<TraceFormat> detectTraceFormat(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return errnoError("open " + path, errno, kIo);
+  if (!f) return errnoError(kIo, "open " + path, errno);
   char raw[16] = {};
   std::size_t n = std::fread(raw, 1, sizeof raw, f);
   std::fclose(f);

@@ -105,7 +105,7 @@ TEST_CASE("a site's native frames lead back to the source line of the launch") {
   CHECK(where.function == "strata_test_launch_a");
   CHECK(where.file.ends_with("launch_sites_test.cpp"));
   int marked = 0, n = 0;
-  if (std::FILE* f = std::fopen(__FILE__, "r")) {
+  if (std::FILE* f = std::fopen(STRATA_LAUNCH_SITES_SOURCE, "r")) {
     char line[512];
     while (std::fgets(line, sizeof line, f)) {
       ++n;

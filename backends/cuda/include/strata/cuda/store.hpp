@@ -20,17 +20,18 @@
 
 namespace strata::cuda {
 
-// Numbered error ids of the store and the importers (3100-3199).
+// The store's and the importers' error ids (strata/error_ids.hpp, 1900-1999), by short names.
 namespace store_errors {
-inline constexpr int kIo = 3100;           // a file could not be opened, read or written
-inline constexpr int kNotAStore = 3101;    // a file that is no Strata store (or a newer format)
-inline constexpr int kMalformed = 3102;    // a trace file that does not parse: names file and position
-inline constexpr int kSqlRejected = 3103;  // !sql: a statement that would write, or several
-inline constexpr int kSql = 3104;          // !sql: SQLite's own error (syntax, no such table, ...)
-inline constexpr int kNotFound = 3105;     // no record with that id
-inline constexpr int kBadArgument = 3106;  // an argument out of range (empty window, maxItems 0)
-inline constexpr int kReadOnly = 3107;     // writing to a store opened read-only
-inline constexpr int kInterrupted = 3108;  // a query that ran past its time limit
+inline constexpr ErrorId kIo = errors::kStoreIo;
+inline constexpr ErrorId kNotAStore = errors::kNotAStore;
+inline constexpr ErrorId kMalformed = errors::kTraceMalformed;
+inline constexpr ErrorId kSqlRejected = errors::kSqlRejected;
+inline constexpr ErrorId kSql = errors::kSqlFailed;
+inline constexpr ErrorId kNotFound = errors::kNoGpuRecord;
+inline constexpr ErrorId kBadArgument = errors::kBadArguments;
+inline constexpr ErrorId kReadOnly = errors::kStoreReadOnly;
+inline constexpr ErrorId kInterrupted = errors::kQueryInterrupted;
+inline constexpr ErrorId kNoOccupancy = errors::kNoOccupancy;
 }  // namespace store_errors
 
 struct TimeSpan {

@@ -101,7 +101,7 @@ class RingReader {
  public:
   // Fails when the file is not a ring of this format; a ring whose producer has not finished
   // making it yet fails with id kNotReady (try again later).
-  static constexpr int kNotReady = 2;
+  static constexpr ErrorId kNotReady = errors::kGpuRingNotReady;
   static Result<std::unique_ptr<RingReader>> open(const std::string& path);
   ~RingReader();
   RingReader(const RingReader&) = delete;
