@@ -433,13 +433,26 @@ std::uint64_t SessionReader::droppedRecords() const {
   return n;
 }
 
-bool SessionReader::flush(std::chrono::milliseconds timeout) {
-  std::vector<std::pair<RingReader*, std::uint32_t>> asked;
+std::size_t SessionReader::requestFlush() {
+  flushAsked_.clear();
   for (auto& [name, ring] : rings_)
     if (!ring->finished && ring->reader->producerAlive()) {
       auto state = ring->reader->status().state;
-      if (state == State::Collecting) asked.emplace_back(ring->reader.get(), ring->reader->requestFlush());
+      if (state == State::Collecting) flushAsked_.emplace_back(ring->reader.get(), ring->reader->requestFlush());
     }
+  return flushAsked_.size();
+}
+
+bool SessionReader::flushServed() const {
+  for (const auto& [reader, request] : flushAsked_)
+    // A producer that died since cannot answer; what it flushed is in its ring.
+    if (!reader->flushServed(request) && reader->producerAlive()) return false;
+  return true;
+}
+
+bool SessionReader::flush(std::chrono::milliseconds timeout) {
+  requestFlush();
+  const auto asked = flushAsked_;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   bool all = true;
   for (auto& [reader, request] : asked) {

@@ -156,6 +156,11 @@ class SessionReader {
   // Asks every live collector to flush and waits (at most `timeout`) until all have; false
   // when one did not answer in time (a process stopped by a debugger cannot).
   bool flush(std::chrono::milliseconds timeout);
+  // The same in two halves, for a caller that must not block (the adapter's event loop):
+  // requestFlush asks every live collecting collector and returns how many it asked;
+  // flushServed says whether all of those have answered since.
+  std::size_t requestFlush();
+  bool flushServed() const;
 
   std::string_view string(std::uint32_t id) const;  // session-wide id; "" when unknown
   const LaunchSite* site(std::uint32_t id) const;
@@ -166,6 +171,7 @@ class SessionReader {
   std::string session_;
   std::map<std::string, std::unique_ptr<Ring>> rings_;  // by file name
   std::map<std::string, std::string> rejected_;         // file name -> why (other session, bad)
+  std::vector<std::pair<RingReader*, std::uint32_t>> flushAsked_;  // requestFlush's tickets
   std::unordered_map<std::string, std::uint32_t> stringIds_;
   std::vector<std::string> strings_;  // by id; [0] = ""
   std::vector<LaunchSite> sites_;     // by id; [0] = none
