@@ -70,7 +70,9 @@ Result<RecordDetail> Store::kernel(std::uint64_t id) {
       q->bind(1, r.pid).bind(2, r.site);
       d.siteKnown = q->step() == SQLITE_ROW;
     }
-    auto f = sql::Stmt::prepare(m.db, "SELECT kind,function,file,line,address FROM site_frames WHERE pid=? AND site=? ORDER BY kind,depth", kIo, false);
+    auto f = sql::Stmt::prepare(m.db, "SELECT kind,function,file,line,address,module FROM site_frames WHERE pid=? AND site=? ORDER BY kind,depth", kIo, false);
+    if (!f)  // a store of format 1 (no module column)
+      f = sql::Stmt::prepare(m.db, "SELECT kind,function,file,line,address,NULL FROM site_frames WHERE pid=? AND site=? ORDER BY kind,depth", kIo, false);
     if (f) {
       f->bind(1, r.pid).bind(2, r.site);
       while (f->step() == SQLITE_ROW) {
@@ -78,6 +80,13 @@ Result<RecordDetail> Store::kernel(std::uint64_t id) {
           d.python.push_back(PythonFrame{std::string(f->text(1)), std::string(f->text(2)), static_cast<int>(f->i64(3))});
         } else {
           d.native.push_back(f->u64(4));
+          NativeFrame n;
+          n.pc = f->u64(4);
+          n.function = std::string(f->text(1));
+          n.file = std::string(f->text(2));
+          n.line = static_cast<int>(f->i64(3));
+          n.module = std::string(f->text(5));
+          d.nativeFrames.push_back(std::move(n));
         }
       }
     }

@@ -49,7 +49,7 @@ CREATE TABLE devices(device INTEGER PRIMARY KEY, name TEXT, compute_major INTEGE
 CREATE TABLE launch_sites(pid INTEGER NOT NULL, id INTEGER NOT NULL, python_frames INTEGER NOT NULL,
   native_frames INTEGER NOT NULL, PRIMARY KEY(pid, id)) WITHOUT ROWID;
 CREATE TABLE site_frames(pid INTEGER NOT NULL, site INTEGER NOT NULL, kind TEXT NOT NULL,
-  depth INTEGER NOT NULL, function TEXT, file TEXT, line INTEGER, address INTEGER,
+  depth INTEGER NOT NULL, function TEXT, file TEXT, line INTEGER, address INTEGER, module TEXT,
   PRIMARY KEY(pid, site, kind, depth)) WITHOUT ROWID;
 CREATE TABLE dropped(pid INTEGER PRIMARY KEY, count INTEGER NOT NULL);
 )sql";
@@ -192,7 +192,7 @@ Result<void> Store::Impl::prepareStatements() {
       {&st.upDevice, "INSERT OR REPLACE INTO devices VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
       {&st.insSite, "INSERT OR REPLACE INTO launch_sites(pid,id,python_frames,native_frames) VALUES(?,?,?,?)"},
       {&st.delFrames, "DELETE FROM site_frames WHERE pid=? AND site=?"},
-      {&st.insFrame, "INSERT INTO site_frames(pid,site,kind,depth,function,file,line,address) VALUES(?,?,?,?,?,?,?,?)"},
+      {&st.insFrame, "INSERT INTO site_frames(pid,site,kind,depth,function,file,line,address,module) VALUES(?,?,?,?,?,?,?,?,?)"},
       {&st.addDropped, "INSERT INTO dropped(pid,count) VALUES(?,?) ON CONFLICT(pid) DO UPDATE SET count=count+excluded.count"},
       {&st.setMeta, "INSERT OR REPLACE INTO meta(key,value) VALUES(?,?)"},
       {&st.selChunk, "SELECT track,data FROM chunks WHERE id=?"},
@@ -409,12 +409,22 @@ Result<void> Store::addLaunchSite(const LaunchSite& site) {
   for (std::size_t i = 0; i < site.python.size(); ++i) {
     const PythonFrame& f = site.python[i];
     m.st.insFrame.bind(1, site.pid).bind(2, site.id).bindStaticText(3, "python").bind(4, static_cast<std::int64_t>(i))
-        .bindText(5, f.function).bindText(6, f.file).bind(7, f.line).bindNull(8);
+        .bindText(5, f.function).bindText(6, f.file).bind(7, f.line).bindNull(8).bindNull(9);
     if (auto r = sql::run(m.db, m.st.insFrame, kIo, "site_frames"); !r) return r;
   }
   for (std::size_t i = 0; i < site.native.size(); ++i) {
-    m.st.insFrame.bind(1, site.pid).bind(2, site.id).bindStaticText(3, "native").bind(4, static_cast<std::int64_t>(i))
-        .bindNull(5).bindNull(6).bindNull(7).bindU(8, site.native[i]);
+    m.st.insFrame.bind(1, site.pid).bind(2, site.id).bindStaticText(3, "native").bind(4, static_cast<std::int64_t>(i));
+    // What the source resolved (the collector's dladdr, the live reader's DWARF) is kept: after
+    // the program is gone its addresses mean nothing.
+    const NativeFrame* f = i < site.nativeFrames.size() && site.nativeFrames[i].pc == site.native[i] ? &site.nativeFrames[i] : nullptr;
+    const std::string_view function = f ? (f->function.empty() ? std::string_view(f->symbol) : std::string_view(f->function)) : "";
+    if (function.empty()) m.st.insFrame.bindNull(5);
+    else m.st.insFrame.bindText(5, function);
+    if (f && !f->file.empty()) m.st.insFrame.bindText(6, f->file).bind(7, f->line);
+    else m.st.insFrame.bindNull(6).bindNull(7);
+    m.st.insFrame.bindU(8, site.native[i]);
+    if (f && !f->module.empty()) m.st.insFrame.bindText(9, f->module);
+    else m.st.insFrame.bindNull(9);
     if (auto r = sql::run(m.db, m.st.insFrame, kIo, "site_frames"); !r) return r;
   }
   return {};

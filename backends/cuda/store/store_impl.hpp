@@ -18,7 +18,8 @@
 
 namespace strata::cuda {
 
-inline constexpr int kStoreFormatVersion = 1;
+// 2: site_frames.module, and native frames' function/file/line.
+inline constexpr int kStoreFormatVersion = 2;
 inline constexpr const char* kStoreFormatName = "strata-gpu-store";
 
 // Duration statistics of one name (kernels, API calls).

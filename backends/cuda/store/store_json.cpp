@@ -131,10 +131,21 @@ json::value toJson(const RecordDetail& d) {
     py.push_back(json::object{{"function", f.function}, {"file", f.file}, {"line", f.line}});
   }
   for (std::uint64_t a : d.native) native.push_back(a);
+  json::array nativeStack;
+  for (const NativeFrame& f : d.nativeFrames) {
+    json::object n{{"address", f.pc}, {"function", f.function}};
+    if (!f.file.empty()) {
+      n["file"] = f.file;
+      n["line"] = f.line;
+    }
+    if (!f.module.empty()) n["module"] = f.module;
+    nativeStack.push_back(std::move(n));
+  }
   o["site"] = r.site;
   o["siteKnown"] = d.siteKnown;
   o["pythonFrames"] = std::move(py);
   o["nativeFrames"] = std::move(native);
+  o["nativeStack"] = std::move(nativeStack);
   auto related = [](const RelatedRecord& x) {
     return json::object{{"id", x.id}, {"kind", recordKindName(x.kind)}, {"name", x.name}, {"pid", x.pid},
                         {"tid", x.tid}, {"startNs", x.startNs}, {"endNs", x.endNs}};

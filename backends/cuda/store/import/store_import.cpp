@@ -126,7 +126,9 @@ Result<ImportReport> importStore(const std::string& path, Store& store) {
       }
     }
     {
-      auto st = sql::Stmt::prepare(*db, "SELECT pid,site,kind,function,file,line,address FROM site_frames ORDER BY pid,site,kind,depth", kMalformed, false);
+      auto st = sql::Stmt::prepare(*db, "SELECT pid,site,kind,function,file,line,address,module FROM site_frames ORDER BY pid,site,kind,depth", kMalformed, false);
+      if (!st)  // format 1: no module column
+        st = sql::Stmt::prepare(*db, "SELECT pid,site,kind,function,file,line,address,NULL FROM site_frames ORDER BY pid,site,kind,depth", kMalformed, false);
       if (!st) return fail("site_frames");
       LaunchSite site;
       bool open = false;
@@ -145,6 +147,13 @@ Result<ImportReport> importStore(const std::string& path, Store& store) {
           site.python.push_back(PythonFrame{std::string(st->text(3)), std::string(st->text(4)), static_cast<int>(st->i64(5))});
         } else {
           site.native.push_back(st->u64(6));
+          NativeFrame n;
+          n.pc = st->u64(6);
+          n.function = std::string(st->text(3));
+          n.file = std::string(st->text(4));
+          n.line = static_cast<int>(st->i64(5));
+          n.module = std::string(st->text(7));
+          site.nativeFrames.push_back(std::move(n));
         }
       }
       if (rc != SQLITE_DONE) return fail("site_frames");

@@ -70,6 +70,11 @@ struct NativeFrame {
   std::uint64_t elfAddress = 0;
   std::string module;
   std::string symbol;
+  // Resolved from the module's DWARF by the reader's side (empty/0 when unknown): the function
+  // (demangled; the symbol when DWARF has none) and the calling line.
+  std::string function;
+  std::string file;
+  int line = 0;
 };
 struct LaunchSite {
   std::uint32_t id = 0;

@@ -127,6 +127,7 @@ struct RecordDetail {
   bool siteKnown = false;
   std::vector<PythonFrame> python;     // innermost first
   std::vector<std::uint64_t> native;   // return addresses, innermost first (unresolved)
+  std::vector<NativeFrame> nativeFrames;  // the same frames with what was resolved when they were stored
   std::optional<RelatedRecord> launch;  // the runtime/driver call with the same correlation
   std::optional<RelatedRecord> op;      // the framework op (CpuOp) with the same external id
 };
