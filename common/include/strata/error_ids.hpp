@@ -110,6 +110,10 @@ inline constexpr ErrorId kGpuRing{1801};              // a GPU ring that cannot 
 inline constexpr ErrorId kGpuRingNotReady{1802};      // a GPU ring the collector is still making (try again later)
 inline constexpr ErrorId kGpuCollectionState{1803};   // start while collecting, stop while not, or in a forked child
 inline constexpr ErrorId kGpuUnavailable{1804};       // CUPTI cannot collect: no GPU or driver, or a CUPTI call failed
+// 1850-1899: the session's side of GPU collection (backends/cuda/live) and `strata gpu`
+inline constexpr ErrorId kGpuCollectorMissing{1850};  // libstrata_cupti.so was not found (the message says where Strata looked)
+inline constexpr ErrorId kGpuRingDirectory{1851};     // the directory for a session's GPU rings cannot be made or used
+inline constexpr ErrorId kGpuRunFailed{1852};         // `strata gpu run` could not start the program or write its store
 
 // ---- 1900-1999: the GPU store: trace files, importers and queries -----------------------------
 inline constexpr ErrorId kStoreIo{1900};              // a trace or store file that cannot be opened, read or written
