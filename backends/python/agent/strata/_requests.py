@@ -98,6 +98,33 @@ class RequestHandlers:
             return None, lambda: os._exit(0)
         return None
 
+    # ---- GPU collection started late (the adapter sends these; clients use gpuStart/gpuStop)
+    def on_strataGpuStart(self, args):
+        collector = args.get("collector")
+        if not collector:
+            raise RequestError("arguments.collector (the path of libstrata_cupti.so) is required")
+        from . import _gpu
+        try:
+            result, status = _gpu.start(collector, args.get("config") or "")
+        except OSError as e:
+            raise RequestError(f"cannot load the GPU collector {collector}: {e}")
+        if result != 0:
+            raise RequestError(f"GPU collection did not start: {status}")
+        return {"status": status}
+
+    def on_strataGpuStop(self, args):
+        collector = args.get("collector")
+        if not collector:
+            raise RequestError("arguments.collector (the path of libstrata_cupti.so) is required")
+        from . import _gpu
+        try:
+            result, status = _gpu.stop(collector)
+        except OSError as e:
+            raise RequestError(f"cannot load the GPU collector {collector}: {e}")
+        if result != 0:
+            raise RequestError(f"GPU collection did not stop: {status}")
+        return {"status": status}
+
     # ---- breakpoints ---------------------------------------------------------------------
     def on_setBreakpoints(self, args):
         src = args.get("source") or {}
