@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "adapter/cli/dap_client.hpp"
+#include "adapter/cli/gpu.hpp"
 #include "adapter/cli/stacks.hpp"
 #include "adapter/cli/stops.hpp"
 #include "strata/protocol/types.hpp"
@@ -43,6 +44,11 @@ options:
 usage: strata stacks [--json] PID
   Attaches to the native process PID, prints every thread's stack and detaches; the process
   runs on untouched. --json prints one JSON object.
+
+usage: strata gpu run [--trace|--stacks] [--store FILE] -- PROGRAM [ARGS...]
+       strata gpu top|kernel|timeline|sql|export ... FILE
+  Runs a program with GPU (CUDA) collection into a store file, or queries a store or a
+  torch.profiler / Nsight Systems trace (strata gpu --help says more).
 )";
 
 struct RunOptions {
@@ -195,6 +201,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (cmd == "stacks") return strata::cli::stacksCommand(argc, argv, 2);
+  if (cmd == "gpu") return strata::cli::gpuCommand(argc, argv, 2);
   if (cmd != "run") return usageError("unknown command '" + cmd + "'");
   RunOptions o;
   std::vector<std::string> breakTexts;
