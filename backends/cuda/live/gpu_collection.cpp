@@ -81,10 +81,10 @@ struct GpuCollection::Impl : std::enable_shared_from_this<Impl> {
   dump::LineResolver lines;
   struct Process {
     ring::State reported = ring::State::Starting;
-    bool saidDropped = false, saidProblem = false;
+    bool saidDropped = false;
     std::uint64_t dropped = 0;
   };
-  std::map<std::uint32_t, Process> processes;
+  std::map<std::string, Process> processes;  // by ring file: an exec'd image of a pid has its own
   std::set<std::string> saidRings;  // ring paths whose trouble was reported
   std::uint64_t newRecords = 0, newDropped = 0;
   bool started = false, finishing = false, finished = false;
@@ -165,7 +165,7 @@ struct GpuCollection::Impl : std::enable_shared_from_this<Impl> {
   void statuses() {
     for (const CollectorStatus& s : reader->processes()) {
       sawRing = true;
-      Process& p = processes[s.pid];
+      Process& p = processes[s.path];
       if (!s.problem.empty() && saidRings.insert(s.path).second)
         note(GpuNote::Kind::RingProblem, s.pid, true, "process " + std::to_string(s.pid) + ": " + s.problem);
       if (s.state != p.reported) {
@@ -319,13 +319,7 @@ Result<std::unique_ptr<GpuCollection>> GpuCollection::create(asio::any_io_execut
   } else if (mkdir(options.dir.c_str(), 0700) != 0 && errno != EEXIST) {
     return errnoError(errors::kGpuRingDirectory, "make the GPU ring directory " + options.dir);
   }
-  if (!options.collector.empty()) {
-    impl->files = locateCollector(options.executable);
-    impl->files.collector = access(options.collector.c_str(), R_OK) == 0 ? options.collector : "";
-    impl->files.searched = {options.collector};
-  } else {
-    impl->files = locateCollector(options.executable);
-  }
+  impl->files = options.collector.empty() ? locateCollector(options.executable) : collectorAt(options.collector);
   impl->reader = std::make_unique<SessionReader>(options.dir, options.session);
   impl->options = std::move(options);
   impl->callbacks = std::move(callbacks);

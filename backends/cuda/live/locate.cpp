@@ -64,11 +64,18 @@ CollectorFiles locateCollector(const std::string& executable) {
     tryCollector(exe.parent_path().parent_path() / "lib" / "strata" / kCollectorName);
   }
   tryCollector(STRATA_CUPTI_COLLECTOR);
-  if (!f.collector.empty()) {
-    fs::path beside = fs::path(f.collector).parent_path() / kCuptiName;
-    if (readable(beside)) f.cupti = beside.string();
-    else if (readable(STRATA_CUPTI_LIBRARY)) f.cupti = STRATA_CUPTI_LIBRARY;
-  }
+  if (!f.collector.empty()) f.cupti = collectorAt(f.collector).cupti;
+  return f;
+}
+
+CollectorFiles collectorAt(const std::string& collector) {
+  CollectorFiles f;
+  f.searched = {collector};
+  if (!readable(collector)) return f;
+  f.collector = collector;
+  fs::path beside = fs::path(collector).parent_path() / kCuptiName;
+  if (readable(beside)) f.cupti = beside.string();
+  else if (readable(STRATA_CUPTI_LIBRARY)) f.cupti = STRATA_CUPTI_LIBRARY;
   return f;
 }
 

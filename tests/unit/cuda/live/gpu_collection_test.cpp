@@ -135,6 +135,7 @@ TEST_CASE("launch environment: the collector, its CUPTI for NVTX, and the sessio
   TempDir files;
   const std::string collector = files.path + "/libstrata_cupti.so";
   std::ofstream(collector) << "x";
+  std::ofstream(files.path + "/libcupti.so.13") << "x";
   GpuCollectionOptions o;
   o.mode = GpuMode::Stacks;
   o.collector = collector;
@@ -148,6 +149,7 @@ TEST_CASE("launch environment: the collector, its CUPTI for NVTX, and the sessio
   CHECK(fs::is_directory(s.dir.path + "/rings"));
   CHECK(m["STRATA_GPU_SESSION"] == "s1");
   CHECK(m["STRATA_GPU_FLUSH_MS"] == "50");
+  CHECK(m["NVTX_INJECTION64_PATH"] == files.path + "/libcupti.so.13");  // the one beside the collector
 
   auto late = s.gpu->lateStart();
   REQUIRE(late.ok());

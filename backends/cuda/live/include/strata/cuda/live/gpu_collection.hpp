@@ -39,6 +39,8 @@ struct CollectorFiles {
 // <prefix>/bin/EXE (installed); the build tree's (compiled in). libcupti.so.13 beside the
 // collector first (a bundle), then the toolkit's the collector was built with.
 CollectorFiles locateCollector(const std::string& executable);
+// A collector named by path (and its CUPTI, found the same way).
+CollectorFiles collectorAt(const std::string& collector);
 
 // Why CUDA cannot start on this machine ("" when an NVIDIA driver looks present): the hint a
 // run that left no ring gets.
@@ -94,7 +96,7 @@ struct GpuNote {
     StoodAside,    // another CUPTI client holds the process
     Refused,       // CUPTI version mismatch
     Failed,        // a CUPTI call failed: no GPU, no driver, ...
-    RingProblem,   // a ring that cannot be read (corrupt, not a ring)
+    RingProblem,   // a ring that cannot be read (corrupt, not a ring), or the store that cannot be written
     Dropped,       // the first records lost in a process
     NoCollector,   // libstrata_cupti.so not found: nothing can be collected
     NoRing,        // at exit: no process ever loaded the collector
