@@ -66,7 +66,11 @@ class Server {
   void serve(std::shared_ptr<protocol::Connection> connection, bool exitWhenDone) {
     int id = nextId_++;
     auto session = std::make_shared<adapter::Session>(
-        io_, connection, adapter::SessionOptions{id, log_, adapterExe_, adapter::builtinBackends()}, [this, id, exitWhenDone] {
+        io_, connection, adapter::SessionOptions{id, log_, adapterExe_, adapter::builtinBackends()},
+        [this, alive = std::weak_ptr<int>(alive_), id, exitWhenDone] {
+          // A session can close after the server is gone (its last step runs in main's final
+          // poll): then there is no table to leave and nothing left to stop.
+          if (alive.expired()) return;
           sessions_.erase(id);
           if (exitWhenDone) io_.stop();
         });
@@ -102,6 +106,8 @@ class Server {
   std::string adapterExe_;
   int nextId_ = 1;
   std::map<int, std::shared_ptr<adapter::Session>> sessions_;
+  // Expires first as the server goes (declared last): sessions closing later see it gone.
+  std::shared_ptr<int> alive_ = std::make_shared<int>(0);
 };
 
 int fail(const std::string& message) {

@@ -100,8 +100,12 @@ void ProcessBackend::setSourceBreakpoints(const std::string& path,
                                           Reply<std::vector<BreakpointReport>> reply) {
   (void)path;
   std::vector<BreakpointReport> out;
-  for (const auto& b : breakpoints)
-    out.push_back(BreakpointReport{false, b.line, "the program runs without debugging (noDebug)"});
+  for (const auto& b : breakpoints) {
+    BreakpointReport r;
+    r.line = b.line;
+    r.message = "the program runs without debugging (noDebug)";
+    out.push_back(std::move(r));
+  }
   reply(std::move(out));
 }
 

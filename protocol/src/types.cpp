@@ -9,7 +9,7 @@ using codec::Encoder;
 using codec::Decoder;
 
 // Both conversions of a struct, from its one field list.
-#define STRATA_CODEC(T)                                                   \
+#define STRATA_FIELDS_CODEC(T)                                                   \
   void tag_invoke(const json::value_from_tag&, json::value& jv, const T& v) { \
     json::object o;                                                       \
     Encoder e{o};                                                         \
@@ -41,7 +41,7 @@ static void fieldsOfInitializeRequestArguments(V& v, T& t) {
   v.field("supportsStartDebuggingRequest", t.supportsStartDebuggingRequest, false);
   v.field("supportsANSIStyling", t.supportsANSIStyling, false);
 }
-STRATA_CODEC(InitializeRequestArguments)
+STRATA_FIELDS_CODEC(InitializeRequestArguments)
 
 template <class V, class T>
 static void fieldsOfExceptionBreakpointsFilter(V& v, T& t) {
@@ -52,7 +52,7 @@ static void fieldsOfExceptionBreakpointsFilter(V& v, T& t) {
   v.field("supportsCondition", t.supportsCondition, false);
   v.field("conditionDescription", t.conditionDescription, false);
 }
-STRATA_CODEC(ExceptionBreakpointsFilter)
+STRATA_FIELDS_CODEC(ExceptionBreakpointsFilter)
 
 template <class V, class T>
 static void fieldsOfCapabilities(V& v, T& t) {
@@ -96,7 +96,7 @@ static void fieldsOfCapabilities(V& v, T& t) {
   v.field("supportsGpuTimeline", t.supportsGpuTimeline, false);
   v.field("supportsParallelStacks", t.supportsParallelStacks, false);
 }
-STRATA_CODEC(Capabilities)
+STRATA_FIELDS_CODEC(Capabilities)
 
 template <class V, class T>
 static void fieldsOfLaunchRequestArguments(V& v, T& t) {
@@ -112,7 +112,7 @@ static void fieldsOfLaunchRequestArguments(V& v, T& t) {
   v.field("justMyCode", t.justMyCode, false);
   v.field("__restart", t.__restart, false);
 }
-STRATA_CODEC(LaunchRequestArguments)
+STRATA_FIELDS_CODEC(LaunchRequestArguments)
 
 template <class V, class T>
 static void fieldsOfDisconnectArguments(V& v, T& t) {
@@ -120,20 +120,20 @@ static void fieldsOfDisconnectArguments(V& v, T& t) {
   v.field("terminateDebuggee", t.terminateDebuggee, false);
   v.field("suspendDebuggee", t.suspendDebuggee, false);
 }
-STRATA_CODEC(DisconnectArguments)
+STRATA_FIELDS_CODEC(DisconnectArguments)
 
 template <class V, class T>
 static void fieldsOfTerminateArguments(V& v, T& t) {
   v.field("restart", t.restart, false);
 }
-STRATA_CODEC(TerminateArguments)
+STRATA_FIELDS_CODEC(TerminateArguments)
 
 template <class V, class T>
 static void fieldsOfCancelArguments(V& v, T& t) {
   v.field("requestId", t.requestId, false);
   v.field("progressId", t.progressId, false);
 }
-STRATA_CODEC(CancelArguments)
+STRATA_FIELDS_CODEC(CancelArguments)
 
 template <class V, class T>
 static void fieldsOfRunInTerminalRequestArguments(V& v, T& t) {
@@ -144,14 +144,14 @@ static void fieldsOfRunInTerminalRequestArguments(V& v, T& t) {
   v.field("env", t.env, false);
   v.field("argsCanBeInterpretedByShell", t.argsCanBeInterpretedByShell, false);
 }
-STRATA_CODEC(RunInTerminalRequestArguments)
+STRATA_FIELDS_CODEC(RunInTerminalRequestArguments)
 
 template <class V, class T>
 static void fieldsOfRunInTerminalResponseBody(V& v, T& t) {
   v.field("processId", t.processId, false);
   v.field("shellProcessId", t.shellProcessId, false);
 }
-STRATA_CODEC(RunInTerminalResponseBody)
+STRATA_FIELDS_CODEC(RunInTerminalResponseBody)
 
 template <class V, class T>
 static void fieldsOfSource(V& v, T& t) {
@@ -162,7 +162,7 @@ static void fieldsOfSource(V& v, T& t) {
   v.field("origin", t.origin, false);
   v.field("adapterData", t.adapterData, false);
 }
-STRATA_CODEC(Source)
+STRATA_FIELDS_CODEC(Source)
 
 template <class V, class T>
 static void fieldsOfSourceBreakpoint(V& v, T& t) {
@@ -173,7 +173,7 @@ static void fieldsOfSourceBreakpoint(V& v, T& t) {
   v.field("logMessage", t.logMessage, false);
   v.field("mode", t.mode, false);
 }
-STRATA_CODEC(SourceBreakpoint)
+STRATA_FIELDS_CODEC(SourceBreakpoint)
 
 template <class V, class T>
 static void fieldsOfSetBreakpointsArguments(V& v, T& t) {
@@ -182,7 +182,7 @@ static void fieldsOfSetBreakpointsArguments(V& v, T& t) {
   v.field("lines", t.lines, false);
   v.field("sourceModified", t.sourceModified, false);
 }
-STRATA_CODEC(SetBreakpointsArguments)
+STRATA_FIELDS_CODEC(SetBreakpointsArguments)
 
 template <class V, class T>
 static void fieldsOfFunctionBreakpoint(V& v, T& t) {
@@ -190,13 +190,13 @@ static void fieldsOfFunctionBreakpoint(V& v, T& t) {
   v.field("condition", t.condition, false);
   v.field("hitCondition", t.hitCondition, false);
 }
-STRATA_CODEC(FunctionBreakpoint)
+STRATA_FIELDS_CODEC(FunctionBreakpoint)
 
 template <class V, class T>
 static void fieldsOfSetFunctionBreakpointsArguments(V& v, T& t) {
   v.field("breakpoints", t.breakpoints, true);
 }
-STRATA_CODEC(SetFunctionBreakpointsArguments)
+STRATA_FIELDS_CODEC(SetFunctionBreakpointsArguments)
 
 template <class V, class T>
 static void fieldsOfExceptionFilterOptions(V& v, T& t) {
@@ -204,7 +204,7 @@ static void fieldsOfExceptionFilterOptions(V& v, T& t) {
   v.field("condition", t.condition, false);
   v.field("mode", t.mode, false);
 }
-STRATA_CODEC(ExceptionFilterOptions)
+STRATA_FIELDS_CODEC(ExceptionFilterOptions)
 
 template <class V, class T>
 static void fieldsOfSetExceptionBreakpointsArguments(V& v, T& t) {
@@ -212,7 +212,7 @@ static void fieldsOfSetExceptionBreakpointsArguments(V& v, T& t) {
   v.field("filterOptions", t.filterOptions, false);
   v.field("exceptionOptions", t.exceptionOptions, false);
 }
-STRATA_CODEC(SetExceptionBreakpointsArguments)
+STRATA_FIELDS_CODEC(SetExceptionBreakpointsArguments)
 
 template <class V, class T>
 static void fieldsOfBreakpoint(V& v, T& t) {
@@ -227,26 +227,26 @@ static void fieldsOfBreakpoint(V& v, T& t) {
   v.field("instructionReference", t.instructionReference, false);
   v.field("reason", t.reason, false);
 }
-STRATA_CODEC(Breakpoint)
+STRATA_FIELDS_CODEC(Breakpoint)
 
 template <class V, class T>
 static void fieldsOfBreakpointsBody(V& v, T& t) {
   v.field("breakpoints", t.breakpoints, true);
 }
-STRATA_CODEC(BreakpointsBody)
+STRATA_FIELDS_CODEC(BreakpointsBody)
 
 template <class V, class T>
 static void fieldsOfThread(V& v, T& t) {
   v.field("id", t.id, true);
   v.field("name", t.name, true);
 }
-STRATA_CODEC(Thread)
+STRATA_FIELDS_CODEC(Thread)
 
 template <class V, class T>
 static void fieldsOfThreadsBody(V& v, T& t) {
   v.field("threads", t.threads, true);
 }
-STRATA_CODEC(ThreadsBody)
+STRATA_FIELDS_CODEC(ThreadsBody)
 
 template <class V, class T>
 static void fieldsOfOutputEventBody(V& v, T& t) {
@@ -259,19 +259,19 @@ static void fieldsOfOutputEventBody(V& v, T& t) {
   v.field("column", t.column, false);
   v.field("data", t.data, false);
 }
-STRATA_CODEC(OutputEventBody)
+STRATA_FIELDS_CODEC(OutputEventBody)
 
 template <class V, class T>
 static void fieldsOfExitedEventBody(V& v, T& t) {
   v.field("exitCode", t.exitCode, true);
 }
-STRATA_CODEC(ExitedEventBody)
+STRATA_FIELDS_CODEC(ExitedEventBody)
 
 template <class V, class T>
 static void fieldsOfTerminatedEventBody(V& v, T& t) {
   v.field("restart", t.restart, false);
 }
-STRATA_CODEC(TerminatedEventBody)
+STRATA_FIELDS_CODEC(TerminatedEventBody)
 
 template <class V, class T>
 static void fieldsOfProcessEventBody(V& v, T& t) {
@@ -281,12 +281,12 @@ static void fieldsOfProcessEventBody(V& v, T& t) {
   v.field("startMethod", t.startMethod, false);
   v.field("pointerSize", t.pointerSize, false);
 }
-STRATA_CODEC(ProcessEventBody)
+STRATA_FIELDS_CODEC(ProcessEventBody)
 
 template <class V, class T>
 static void fieldsOfCapabilitiesEventBody(V& v, T& t) {
   v.field("capabilities", t.capabilities, true);
 }
-STRATA_CODEC(CapabilitiesEventBody)
+STRATA_FIELDS_CODEC(CapabilitiesEventBody)
 
 }  // namespace strata::protocol

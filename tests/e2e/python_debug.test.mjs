@@ -281,6 +281,8 @@ forEachPython((py) => {
   test(`${v}: pause stops a busy loop`, async () => {
     const program = pyTarget('busy.py');
     const { c } = await launchAndStop(py, program, { expectStop: false });
+    // Paused before the loop, the program has no `n` yet: wait until it says it loops.
+    await waitUntil(() => /looping\n/.test(c.output('stdout')), 20000, 'the program to reach its loop');
     const threads = await c.threadsRequest();
     const tid = threads.body.threads[0].id;
     const s = c.waitForEvent('stopped', 20000);

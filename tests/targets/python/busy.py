@@ -3,6 +3,7 @@ import time
 
 deadline = time.monotonic() + 60
 n = 0
+print("looping", flush=True)
 while time.monotonic() < deadline:
     n += 1  # @bp:busy
 print("gave up", n)
