@@ -28,7 +28,7 @@ test('8 threads with names stop together at a breakpoint; thread events; the pro
   assert.equal(caps.length, 1);
   assert.equal(caps[0].body.capabilities.supportsDataBreakpoints, true);
   assert.deepEqual(caps[0].body.capabilities.exceptionBreakpointFilters.map((f) => f.filter),
-    ['SIGSEGV', 'SIGBUS', 'SIGFPE', 'SIGILL', 'SIGABRT']);
+    ['SIGSEGV', 'SIGBUS', 'SIGFPE', 'SIGILL', 'SIGABRT', 'cuda']);
   const th = await c.threadsRequest();
   const names = th.body.threads.map((t) => t.name).sort();
   assert.equal(th.body.threads.length, 9);
