@@ -82,6 +82,7 @@ class Monitor:
         self.func_bps = []
         self.pending_bps = {}
         self.exc_filters = {}
+        self.cuda_errors = True  # the `cuda` filter, on by default
         self.cond = threading.Condition(threading.RLock())
         self.threads = {}
         self.internal = set()
@@ -311,12 +312,19 @@ class Monitor:
     def set_exception_filters(self, filters, options):
         chosen = {}
         errors = {}
+        cuda = excmod.CUDA_FILTER in filters
         for f in filters:
-            if f in excmod.NAMES:
+            if f in excmod.RAISE_NAMES:
                 chosen[f] = set()
         for opt in options or ():
             f = opt.get("filterId")
-            if f not in excmod.NAMES:
+            if f == excmod.CUDA_FILTER:
+                if opt.get("condition"):
+                    errors[f] = "conditions on the CUDA errors filter are not supported"
+                else:
+                    cuda = True
+                continue
+            if f not in excmod.RAISE_NAMES:
                 continue
             try:
                 chosen[f] = excmod.parse_type_condition(opt.get("condition", ""))
@@ -325,6 +333,7 @@ class Monitor:
                 chosen.pop(f, None)
         with self.cond:
             self.exc_filters = chosen
+            self.cuda_errors = cuda
             self._update_events()
         return errors
 
@@ -584,6 +593,36 @@ class Monitor:
                   text=name)
         ts.exc = None
         return None
+
+    def stop_on_cuda_error(self, info, frame):
+        """A sticky CUDA error in this thread, from the collector's hook (inside a CUPTI
+        callback, this thread's CUDA call not yet returned): an exception stop at the line that
+        made the call, the innermost frame of the program's own code. Returns whether it stopped."""
+        ident = threading.get_ident()
+        if ident in self.internal or not self.active or not self.cuda_errors:
+            return False
+        f = frame
+        while f is not None and f.f_code.co_filename.startswith(PKG_DIR):
+            f = f.f_back
+        innermost = f
+        while f is not None and not self.is_user(f):
+            f = f.f_back
+        f = f or innermost  # only library code on the stack: its innermost frame
+        if f is None:
+            self.output(f"CUDA error in thread {threading.get_native_id()}, which runs no Python code, "
+                        f"so there is no line to stop at: {info['message']}\n", category="important")
+            return False
+        from . import _gpu
+        ts = self.thread(ident)
+        ts.busy = True
+        try:
+            ts.exc, ts.exc_mode = _gpu.CudaError(info), "always"
+            ts.exc_text = excmod.stack_text(f, f"{info['error']}: {info['message']}", self._is_launcher)
+            self.stop(ts, f, "exception", description=info["message"], text=info["error"])
+        finally:
+            ts.exc = None
+            ts.busy = False
+        return True
 
     # ---- stopping and resuming ----------------------------------------------------------
     def _wait_turn(self, ts, frame):
