@@ -181,6 +181,9 @@ forEachPython((py) => {
     const scopes = await c.scopesRequest({ frameId: st[0].id });
     const vars = await c.variablesRequest({ variablesReference: scopes.body.scopes[0].variablesReference });
     assert.match(vars.body.variables.find((x) => x.name === 'config').value, /mode=trace dir=/);
+    const refused = await c.setExceptionBreakpointsRequest({ filters: [], filterOptions: [{ filterId: 'cuda', condition: 'x' }] });
+    assert.deepEqual(refused.body.breakpoints.map((b) => [b.verified, b.message]),
+      [[false, 'conditions on the CUDA errors filter are not supported']]);
     const terminated = c.waitForEvent('terminated', 30000);
     await c.continueRequest({ threadId: tid });
     await terminated;
