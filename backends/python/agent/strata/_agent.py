@@ -1,5 +1,6 @@
 """The in-target agent: owns the link, its internal threads, output delivery and the lifecycle."""
 import atexit
+import functools
 import os
 import sys
 import threading
@@ -290,7 +291,7 @@ class Agent(RequestHandlers):
         if collector is None:
             return
         try:
-            _gpu.watch_errors(collector, self.monitor.stop_on_cuda_error)
+            _gpu.watch_errors(collector, functools.partial(_gpu.stop_on_error, self.monitor))
         except (OSError, AttributeError) as e:
             self.send_event("output", {"category": "important",
                                        "output": f"CUDA errors will not stop the program: cannot load {collector}: {e}\n"})

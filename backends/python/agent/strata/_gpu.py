@@ -163,6 +163,40 @@ def demangle(name):
         return name
 
 
+def stop_on_error(monitor, info, frame):
+    """The hook's work for the agent (watch_errors(path, partial(stop_on_error, monitor))): a
+    sticky CUDA error in this thread, its CUDA call not yet returned, becomes an exception stop
+    at the line that made the call, the innermost frame of the program's own code. Returns
+    whether it stopped."""
+    import threading
+    from . import _exceptions as excmod
+    from ._monitor import PKG_DIR
+    ident = threading.get_ident()
+    if ident in monitor.internal or not monitor.active or not monitor.cuda_errors:
+        return False
+    f = frame
+    while f is not None and f.f_code.co_filename.startswith(PKG_DIR):
+        f = f.f_back
+    innermost = f
+    while f is not None and not monitor.is_user(f):
+        f = f.f_back
+    f = f or innermost  # only library code on the stack: its innermost frame
+    if f is None:
+        monitor.output(f"CUDA error in thread {threading.get_native_id()}, which runs no Python code, "
+                       f"so there is no line to stop at: {info['message']}\n", category="important")
+        return False
+    ts = monitor.thread(ident)
+    ts.busy = True
+    try:
+        ts.exc, ts.exc_mode = CudaError(info), "always"
+        ts.exc_text = excmod.stack_text(f, f"{info['error']}: {info['message']}", monitor._is_launcher)
+        monitor.stop(ts, f, "exception", description=info["message"], text=info["error"])
+    finally:
+        ts.exc = None
+        ts.busy = False
+    return True
+
+
 def exception_info(info, stack):
     """exceptionInfo's body for a CUDA error stop (the native backend answers the same)."""
     domain = {1: "driver API", 2: "runtime API"}.get(info["domain"], "API")

@@ -594,36 +594,6 @@ class Monitor:
         ts.exc = None
         return None
 
-    def stop_on_cuda_error(self, info, frame):
-        """A sticky CUDA error in this thread, from the collector's hook (inside a CUPTI
-        callback, this thread's CUDA call not yet returned): an exception stop at the line that
-        made the call, the innermost frame of the program's own code. Returns whether it stopped."""
-        ident = threading.get_ident()
-        if ident in self.internal or not self.active or not self.cuda_errors:
-            return False
-        f = frame
-        while f is not None and f.f_code.co_filename.startswith(PKG_DIR):
-            f = f.f_back
-        innermost = f
-        while f is not None and not self.is_user(f):
-            f = f.f_back
-        f = f or innermost  # only library code on the stack: its innermost frame
-        if f is None:
-            self.output(f"CUDA error in thread {threading.get_native_id()}, which runs no Python code, "
-                        f"so there is no line to stop at: {info['message']}\n", category="important")
-            return False
-        from . import _gpu
-        ts = self.thread(ident)
-        ts.busy = True
-        try:
-            ts.exc, ts.exc_mode = _gpu.CudaError(info), "always"
-            ts.exc_text = excmod.stack_text(f, f"{info['error']}: {info['message']}", self._is_launcher)
-            self.stop(ts, f, "exception", description=info["message"], text=info["error"])
-        finally:
-            ts.exc = None
-            ts.busy = False
-        return True
-
     # ---- stopping and resuming ----------------------------------------------------------
     def _wait_turn(self, ts, frame):
         while self.active and self.halt and ts.run_epoch != self.epoch:

@@ -1,4 +1,5 @@
 """One method per DAP request the agent serves; errors become success:false responses."""
+import functools
 import os
 import sys
 import threading
@@ -105,7 +106,8 @@ class RequestHandlers:
             raise RequestError("arguments.collector (the path of libstrata_cupti.so) is required")
         from . import _gpu
         try:
-            result, status = _gpu.start(collector, args.get("config") or "", self.monitor.stop_on_cuda_error)
+            result, status = _gpu.start(collector, args.get("config") or "",
+                                        functools.partial(_gpu.stop_on_error, self.monitor))
         except OSError as e:
             raise RequestError(f"cannot load the GPU collector {collector}: {e}")
         if result != 0:
