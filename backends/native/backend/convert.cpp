@@ -178,12 +178,16 @@ ExceptionInfo toExceptionInfo(const dbg::DebuggerStop& s) {
     d.typeName = g.error;
     d.fullTypeName = g.error + " (CUDA " + domainName(g.domain) + " error " + std::to_string(g.result) + ")";
     d.message = g.message;
-    // Where the error came from, one fact a line.
+    // Where the error came from, one fact a line (the Python agent writes the same lines).
+    const std::string kernel = g.lastKernel.empty()
+                                   ? std::string("none")
+                                   : g.lastKernel + " (correlation id " + std::to_string(g.lastCorrelation) + ")";
     d.stackTrace = "CUDA call: " + (g.api.empty() ? std::string("?") : g.api) + " (" + domainName(g.domain) +
-                   ", callback id " + std::to_string(g.cbid) + ")\nresult: " + std::to_string(g.result) + " " + g.error +
-                   "\nlast kernel launched on this thread: " +
-                   (g.lastKernel.empty() ? std::string("none") : g.lastKernel + " (correlation id " + std::to_string(g.lastCorrelation) + ")") +
-                   "\nthread: " + std::to_string(g.threadId) + "\nprogram's call: " + hexAddress(g.callerPc);
+                   ", callback id " + std::to_string(g.cbid) + ")\n" +
+                   "result: " + std::to_string(g.result) + " " + g.error + "\n" +
+                   "last kernel launched on this thread: " + kernel + "\n" +
+                   "thread: " + std::to_string(g.threadId) + "\n" +
+                   "program's call: " + hexAddress(g.callerPc);
     return d;
   }
   std::string name = s.description.substr(0, s.description.find(':'));
