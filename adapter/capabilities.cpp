@@ -1,6 +1,8 @@
 // One table maps each backend feature to its DAP capability; every conversion goes through it.
 #include "adapter/capabilities.hpp"
 
+#include <algorithm>
+
 #include "adapter/convert.hpp"
 
 namespace strata::adapter {
@@ -57,7 +59,10 @@ BackendFeatures featuresOfEveryBackend(const std::vector<BackendFeatures>& debug
 
 std::vector<backends::ExceptionFilter> exceptionFiltersOfEveryBackend(const std::vector<BackendFeatures>& debuggers) {
   std::vector<backends::ExceptionFilter> all;
-  for (const auto& d : debuggers) all.insert(all.end(), d.exceptionFilters.begin(), d.exceptionFilters.end());
+  // Several backends may share a filter (`cuda`): once.
+  for (const auto& d : debuggers)
+    for (const auto& f : d.exceptionFilters)
+      if (std::none_of(all.begin(), all.end(), [&](const auto& x) { return x.filter == f.filter; })) all.push_back(f);
   return all;
 }
 

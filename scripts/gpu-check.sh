@@ -4,7 +4,8 @@
 #                                        (default build/gpu-check): binaries, the shared libraries
 #                                        they load, the CUDA examples, the torch loop, the scripts
 #   scripts/gpu-check.sh run [BUNDLE]    on a machine with a GPU, CUDA 13 and PyTorch: the
-#                                        collector checks, the torch loop through `strata gpu run
+#                                        collector checks, the CUDA error stops through
+#                                        strata-dap, the torch loop through `strata gpu run
 #                                        --stacks`, the overhead table; PASS/FAIL/SKIP lines
 #   scripts/gpu-check.sh [BUNDLE]        both
 # `run` needs nothing from the build machine but the bundle (BUNDLE/gpu-check.sh run works too).
@@ -23,9 +24,12 @@ pack() {
   cmake --preset release >/dev/null || exit 1
   local targets=(strata strata-dap strata_cupti strata_gpu_dump example_cuda_vector_add example_cuda_streams
                  example_cuda_oob_write example_cuda_launch_loop)
+  # The Python agent (strata-dap's Python backend), with its extension for each CPython found.
+  targets+=(strata_python_package $(ninja -C build/release -t targets all | awk -F: '/^strata_(core|pyc)_py[0-9]+:/{print $1}'))
   cmake --build --preset release --target "${targets[@]}" -- -j"${JOBS:-2}" || exit 1
   local b=build/release
   rm -rf "$out" && mkdir -p "$out"/{bin,lib,examples,examples-src,tools,bench}
+  cp -r "$b/backends/python/python" "$out/agent"
   cp "$b/adapter/cli/strata" "$b/adapter/strata-dap" "$b/backends/cuda/collector/strata_gpu_dump" \
      "$b/backends/cuda/collector/libstrata_cupti.so" "$out/bin/"
   # The collector's version gate wants the CUPTI it was built with (130001): carried beside it.
@@ -54,7 +58,8 @@ pack() {
     lib="$(ldconfig -p | awk -v n="$name" '$1 == n && /x86-64/ {print $NF; exit}')"
     [ -n "$lib" ] && cp -L "$lib" "$out/bin/$name"
   done
-  cp backends/cuda/collector/tools/gpu_check_collector.py backends/cuda/collector/tools/late_start.py "$out/tools/"
+  cp backends/cuda/collector/tools/gpu_check_collector.py backends/cuda/collector/tools/late_start.py \
+     backends/cuda/collector/tools/gpu_check_error_stop.py "$out/tools/"
   cp bench/gpu/collection_overhead.py "$out/bench/"
   cp examples/python/train_torch.py "$out/"
   cp "$repo/scripts/gpu-check.sh" "$out/gpu-check.sh"
@@ -112,6 +117,17 @@ run_checks() {
   fail=$((fail + $(grep -c '^FAIL' "$work/collector.out")))
   skip=$((skip + $(grep -c '^SKIP' "$work/collector.out")))
   [ $rc -eq 124 ] && verdict FAIL "collector checks" "timed out after 240 s"
+
+  echo "== CUDA errors as exception stops through strata-dap (oob_write, a torch out-of-bounds index)"
+  STRATA_AGENT_PYTHONPATH="$dir/agent" timeout 120 "$python" "$dir/tools/gpu_check_error_stop.py" \
+      --dap "$dir/bin/strata-dap" --collector "$dir/bin/libstrata_cupti.so" --examples "$dir/examples" \
+      --sources "$dir/examples-src" --python "$python" --work "$work/errors" > "$work/errors.out" 2>&1
+  rc=$?
+  cat "$work/errors.out"
+  pass=$((pass + $(grep -c '^PASS' "$work/errors.out")))
+  fail=$((fail + $(grep -c '^FAIL' "$work/errors.out")))
+  skip=$((skip + $(grep -c '^SKIP' "$work/errors.out")))
+  [ $rc -eq 124 ] && verdict FAIL "CUDA error stops" "timed out after 120 s"
 
   echo "== the torch loop through strata gpu run --stacks"
   if ! "$python" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then

@@ -120,7 +120,7 @@ test('a native session: every capability advertised for it works', async () => {
   for (const k of ['supportsSetExpression', 'supportsCompletionsRequest', 'supportsSingleThreadExecutionRequests']) {
     assert.equal(advertised[k], undefined, k);
   }
-  assert.deepEqual(advertised.exceptionBreakpointFilters.map((f) => f.filter), ['SIGSEGV', 'SIGBUS', 'SIGFPE', 'SIGILL', 'SIGABRT']);
+  assert.deepEqual(advertised.exceptionBreakpointFilters.map((f) => f.filter), ['SIGSEGV', 'SIGBUS', 'SIGFPE', 'SIGILL', 'SIGABRT', 'cuda']);
   const stepped = c.waitForEvent('stopped', 30000);
   await c.nextRequest({ threadId: stop.body.threadId, granularity: 'instruction' });
   assert.equal((await stepped).body.reason, 'step');
@@ -147,7 +147,7 @@ test('a Python session: every capability advertised for it works', { skip: NO_PY
   const advertised = await checkSession(c, init.body, stop,
     [frame.id, locals, 'x', undefined, undefined, program, { bp: line, func: 'helper', value: '0' }]);
   assert.equal(advertised.supportsReadMemoryRequest, undefined);
-  assert.deepEqual(advertised.exceptionBreakpointFilters.map((f) => f.filter), ['raised', 'uncaught', 'userUnhandled']);
+  assert.deepEqual(advertised.exceptionBreakpointFilters.map((f) => f.filter), ['raised', 'uncaught', 'userUnhandled', 'cuda']);
   // singleThread continues that thread alone.
   const r = await c.continueRequest({ threadId: stop.body.threadId, singleThread: true });
   assert.equal(r.body.allThreadsContinued, false);

@@ -28,7 +28,7 @@ test('8 threads with names stop together at a breakpoint; thread events; the pro
   assert.equal(caps.length, 1);
   assert.equal(caps[0].body.capabilities.supportsDataBreakpoints, true);
   assert.deepEqual(caps[0].body.capabilities.exceptionBreakpointFilters.map((f) => f.filter),
-    ['SIGSEGV', 'SIGBUS', 'SIGFPE', 'SIGILL', 'SIGABRT']);
+    ['SIGSEGV', 'SIGBUS', 'SIGFPE', 'SIGILL', 'SIGABRT', 'cuda']);
   const th = await c.threadsRequest();
   const names = th.body.threads.map((t) => t.name).sort();
   assert.equal(th.body.threads.length, 9);
@@ -144,7 +144,7 @@ test('exception filters: without SIGSEGV the crash is not stopped; SIGABRT stops
   assert.equal(c.eventsNamed('stopped').length, 0);
   assert.equal(c.eventsNamed('exited')[0].body.exitCode, 139);
   const bad = await c.setExceptionBreakpointsRequest({ filters: ['raised'] }).catch((e) => e);
-  assert.match(String(bad.message), /unknown exception filter 'raised' \(the native backend has 'SIGSEGV', 'SIGBUS', 'SIGFPE', 'SIGILL' and 'SIGABRT'\)/);
+  assert.match(String(bad.message), /unknown exception filter 'raised' \(the native backend has 'SIGSEGV', 'SIGBUS', 'SIGFPE', 'SIGILL', 'SIGABRT' and 'cuda'\)/);
   await c.disconnectRequest();
   const { c: c2, stopped } = await launchNative(['abort']);
   assert.equal(stopped.body.reason, 'exception');

@@ -28,7 +28,7 @@ forEachPython((py) => {
     // What only the Python backend does comes with it; what every backend does came before.
     assert.equal(caps[0].body.capabilities.supportsSetExpression, true);
     assert.equal(caps[0].body.capabilities.supportsLogPoints, undefined);
-    assert.deepEqual(caps[0].body.capabilities.exceptionBreakpointFilters.map((f) => f.filter), ['raised', 'uncaught', 'userUnhandled']);
+    assert.deepEqual(caps[0].body.capabilities.exceptionBreakpointFilters.map((f) => f.filter), ['raised', 'uncaught', 'userUnhandled', 'cuda']);
 
     const all = await c.stackTraceRequest({ threadId: tid });
     assert.deepEqual(all.body.stackFrames.map((f) => f.name), ['compute', 'main', '<module>']);

@@ -141,6 +141,9 @@ class Collector {
   std::atomic<void*> hookUser_{nullptr};
 };
 
+// The one Collector of the library's process (entry.cpp), behind the exported entry points.
+Collector& processCollector();
+
 // The collector CUPTI calls back through (the buffer callbacks carry no user data).
 Collector* activeCollector();
 void setActiveCollector(Collector* collector);

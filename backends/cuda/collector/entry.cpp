@@ -10,15 +10,21 @@
 
 #define STRATA_EXPORT extern "C" __attribute__((visibility("default")))
 
+namespace strata::cuda::collector {
+
+// Never destroyed: the atexit handler and forked children must not race its destructor.
+Collector& processCollector() {
+  static Collector* c = new Collector();
+  return *c;
+}
+
+}  // namespace strata::cuda::collector
+
 namespace {
 
 using strata::cuda::collector::Collector;
 
-// Never destroyed: the atexit handler and forked children must not race its destructor.
-Collector& collector() {
-  static Collector* c = new Collector();
-  return *c;
-}
+Collector& collector() { return strata::cuda::collector::processCollector(); }
 
 void installProcessHooks() {
   static std::once_flag once;

@@ -26,6 +26,16 @@ constexpr const char* kFaultSignals[][3] = {
     {"SIGILL", "Illegal instruction (SIGILL)", "Stop on an instruction the CPU cannot execute"},
     {"SIGABRT", "Abort (SIGABRT)", "Stop when the program aborts (abort(), a failed assert, std::terminate)"}};
 
+// The exception filter of sticky CUDA errors (the collector's strata_gpu_error_stop).
+constexpr const char* kCudaFilter[3] = {
+    "cuda", "CUDA errors",
+    "Stop when a CUDA call returns a sticky error (illegal address, device assert, launch failure) in a program "
+    "run with GPU collection: at the program's call, with the error and the last kernel launched"};
+
+const char* domainName(std::uint32_t domain) {
+  return domain == 1 ? "driver API" : domain == 2 ? "runtime API" : "API";
+}
+
 }  // namespace
 
 // ---- requests -----------------------------------------------------------------------------------
@@ -65,8 +75,11 @@ int signalOfFilter(const std::string& filterId) {
 std::vector<ExceptionFilter> exceptionFilters() {
   std::vector<ExceptionFilter> out;
   for (auto& t : kFaultSignals) out.push_back({t[0], t[1], t[2], true, false, ""});
+  out.push_back({kCudaFilter[0], kCudaFilter[1], kCudaFilter[2], true, false, ""});
   return out;
 }
+
+bool isCudaFilter(const std::string& filterId) { return filterId == kCudaFilter[0]; }
 
 Result<std::uint64_t> parseMemoryReference(const std::string& reference, std::int64_t offset) {
   const char* text = reference.c_str();
@@ -142,7 +155,7 @@ StopReport toReport(const dbg::DebuggerStop& stop, pid_t pid, const std::map<int
     case dbg::DebuggerStopReason::DataBreakpoint: info.reason = "data breakpoint"; break;
     case dbg::DebuggerStopReason::Exception:
       info.reason = "exception";
-      info.text = stop.description.substr(0, stop.description.find(':'));
+      info.text = stop.gpuError ? stop.gpuError->error : stop.description.substr(0, stop.description.find(':'));
       break;
     case dbg::DebuggerStopReason::Breakpoint: {
       info.reason = "breakpoint";
@@ -156,6 +169,27 @@ StopReport toReport(const dbg::DebuggerStop& stop, pid_t pid, const std::map<int
 }
 
 ExceptionInfo toExceptionInfo(const dbg::DebuggerStop& s) {
+  if (s.gpuError) {
+    const dbg::GpuErrorStop& g = *s.gpuError;
+    ExceptionInfo d;
+    d.exceptionId = g.error;
+    d.description = g.message;
+    d.breakMode = "always";
+    d.typeName = g.error;
+    d.fullTypeName = g.error + " (CUDA " + domainName(g.domain) + " error " + std::to_string(g.result) + ")";
+    d.message = g.message;
+    // Where the error came from, one fact a line (the Python agent writes the same lines).
+    const std::string kernel = g.lastKernel.empty()
+                                   ? std::string("none")
+                                   : g.lastKernel + " (correlation id " + std::to_string(g.lastCorrelation) + ")";
+    d.stackTrace = "CUDA call: " + (g.api.empty() ? std::string("?") : g.api) + " (" + domainName(g.domain) +
+                   ", callback id " + std::to_string(g.cbid) + ")\n" +
+                   "result: " + std::to_string(g.result) + " " + g.error + "\n" +
+                   "last kernel launched on this thread: " + kernel + "\n" +
+                   "thread: " + std::to_string(g.threadId) + "\n" +
+                   "program's call: " + hexAddress(g.callerPc);
+    return d;
+  }
   std::string name = s.description.substr(0, s.description.find(':'));
   ExceptionInfo d;
   d.exceptionId = name;

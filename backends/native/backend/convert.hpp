@@ -24,7 +24,8 @@ dbg::StepGranularity toDebugger(Granularity g);
 dbg::VariableFilter variableFilter(const std::string& filter);  // "", named, indexed
 // The exception filter of a fault signal ("SIGSEGV") to its number; 0: not one of ours.
 int signalOfFilter(const std::string& filterId);
-std::vector<ExceptionFilter> exceptionFilters();  // one per fault signal, all on
+std::vector<ExceptionFilter> exceptionFilters();  // one per fault signal and `cuda`, all on
+bool isCudaFilter(const std::string& filterId);   // "cuda": sticky CUDA errors
 
 // Memory references are hexadecimal addresses ("0x401136"); `offset` is added.
 Result<std::uint64_t> parseMemoryReference(const std::string& reference, std::int64_t offset);

@@ -440,20 +440,26 @@ void NativeBackend::setInstructionBreakpoints(const std::vector<InstructionBreak
 void NativeBackend::setExceptionBreakpoints(const std::vector<ExceptionFilterSpec>& filters,
                                             Reply<std::vector<BreakpointReport>> reply) {
   std::vector<int> signals;
+  bool cuda = false;
   std::vector<BreakpointReport> out;
   for (const auto& f : filters) {
     int signo = convert::signalOfFilter(f.filterId);
+    bool isCuda = convert::isCudaFilter(f.filterId);
     BreakpointReport s;
-    if (signo == 0) {
+    if (signo == 0 && !isCuda) {
       s.message = "unknown exception filter '" + f.filterId + "'";
     } else if (f.condition && !f.condition->empty()) {
-      s.message = "conditions on signal filters are not supported";
+      s.message = isCuda ? "conditions on the CUDA errors filter are not supported"
+                         : "conditions on signal filters are not supported";
     } else {
       s.verified = true;
-      signals.push_back(signo);
+      if (isCuda) cuda = true;
+      else signals.push_back(signo);
     }
     out.push_back(std::move(s));
   }
+  // Both run on the engine thread in order: the second's answer comes after the first's.
+  debugger_->setGpuErrorStops(cuda);
   debugger_->setStopSignals(std::move(signals), onSession([reply, out](Result<void> r) {
     if (!r) return reply(r.takeError());
     reply(out);

@@ -88,7 +88,7 @@ void NativeBackend::setVariable(std::int64_t variablesReference, const std::stri
 void NativeBackend::exceptionInfo(std::int64_t threadId, Reply<ExceptionInfo> reply) {
   auto it = exceptions_.find(threadId);
   if (it == exceptions_.end())
-    return reply(Error{errors::kNoException, "thread " + std::to_string(threadId) + " did not stop on a signal", false});
+    return reply(Error{errors::kNoException, "thread " + std::to_string(threadId) + " did not stop on a signal or a CUDA error", false});
   reply(convert::toExceptionInfo(it->second));
 }
 

@@ -197,6 +197,7 @@ std::vector<BreakpointPlacement> State::replace(std::vector<int>& owned, std::ve
 
 void State::onLibraries(const engine::LibraryEvent& event) {
   for (const auto& gone : event.removed) {
+    forgetGpuErrors(gone.path);
     modules.remove(gone.path);
     ModuleEntry entry;
     entry.path = gone.path;
@@ -210,6 +211,7 @@ void State::onLibraries(const engine::LibraryEvent& event) {
     const sym::Module module = **added;
     if (callbacks.module) emit([this, entry = toModuleEntry(module)] { callbacks.module(entry, true); });
     // Before the library's code runs: the engine holds every thread during this callback.
+    watchGpuErrors(module);
     for (auto& [id, bp] : std::map<int, std::shared_ptr<UserBreakpoint>>(breakpoints)) {
       bool was = bp->state.verified;
       resolve(*bp, module);

@@ -50,6 +50,9 @@ void NativeDebugger::State::onStopped(const engine::EngineStop& event) {
       break;
     case engine::EngineStopReason::Breakpoint:
       info.reason = DebuggerStopReason::Breakpoint;
+      // The collector's hidden breakpoint: an exception stop, never a user breakpoint (a user
+      // breakpoint at the same place still counts as hit).
+      if (isGpuErrorSite(event)) describeGpuError(event, info);
       for (auto site : event.breakpoints) {
         auto owner = siteOwner.find(site);
         if (owner == siteOwner.end()) continue;
@@ -83,6 +86,7 @@ void NativeDebugger::State::onStopped(const engine::EngineStop& event) {
     case engine::EngineStopReason::Entry: info.reason = DebuggerStopReason::Entry; break;
     case engine::EngineStopReason::Attach: info.reason = DebuggerStopReason::Attach; break;
     case engine::EngineStopReason::Exec:
+      forgetGpuErrors({});  // the old image's breakpoints are gone
       info.reason = DebuggerStopReason::Pause;
       info.description = "the program called execve";
       break;
@@ -97,6 +101,7 @@ void NativeDebugger::State::onExited(const engine::ExitEvent& event) {
   step.reset();
   for (auto& [id, bp] : breakpoints) bp->sites.clear(), bp->addresses.clear();
   siteOwner.clear();
+  forgetGpuErrors({});
   for (const auto& m : std::vector<sym::Module>(modules.modules())) modules.remove(m.object.path);
   if (callbacks.exited)
     emit([this, event] { callbacks.exited(event); });
@@ -161,6 +166,7 @@ std::future<Result<void>> NativeDebugger::detach(Done<void> done) {
     auto r = s->engine->detach().get();
     for (auto& [id, bp] : s->breakpoints) bp->sites.clear(), bp->addresses.clear();
     s->siteOwner.clear();
+    s->forgetGpuErrors({});  // the engine removed the hidden breakpoints with the others
     return r;
   }, std::move(done));
 }

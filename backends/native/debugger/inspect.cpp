@@ -15,6 +15,7 @@ void State::forgetStop() {
   frames.clear();
   handles.clear();
   stepTargets.clear();
+  gpuCallers.clear();
 }
 
 Result<FramePage> State::stackPage(pid_t tid, std::size_t start, std::size_t levels) {
@@ -27,7 +28,7 @@ Result<FramePage> State::stackPage(pid_t tid, std::size_t start, std::size_t lev
     }
     auto raw = unwinder->unwind(tid, modules);
     if (!raw) return Error{raw.error().id, "stack of thread " + std::to_string(tid) + ": " + raw.error().message, true};
-    it = stacks.emplace(tid, std::make_unique<sym::StackView>(std::move(raw).value(), modules)).first;
+    it = stacks.emplace(tid, std::make_unique<sym::StackView>(fromProgramCall(tid, std::move(raw).value()), modules)).first;
   }
   sym::StackView& view = *it->second;
   FramePage page;

@@ -159,6 +159,13 @@ struct NativeDebugger::State : engine::EventSink {
   Result<DataTarget> dataTargetIn(const std::shared_ptr<const sym::FrameContext>& frame, const std::string& text);
   Result<void> enterTarget(StepOperation& op, std::uint64_t pc);
 
+  // gpu_errors.cpp: the hidden breakpoint on the collector's strata_gpu_error_stop.
+  void watchGpuErrors(const sym::Module& module);
+  void forgetGpuErrors(const std::string& path);  // unloaded; empty path: every one (exec, exit, detach)
+  bool isGpuErrorSite(const engine::EngineStop& event) const;
+  void describeGpuError(const engine::EngineStop& event, DebuggerStop& info);
+  std::vector<sym::RawFrame> fromProgramCall(pid_t tid, std::vector<sym::RawFrame> raw) const;
+
   Callbacks callbacks;
   sym::SymbolCache cache;
   sym::ModuleMap modules{cache};
@@ -180,6 +187,9 @@ struct NativeDebugger::State : engine::EventSink {
   std::set<int> stopSignals;  // empty until set: every fault signal stops
   bool stopSignalsSet = false;
   std::map<int, std::pair<pid_t, StepInTarget>> stepTargets;  // valid until the next resume
+  bool gpuErrorStops = true;
+  std::map<std::string, engine::BreakpointId> gpuErrorSites;  // by the collector's path
+  std::map<pid_t, std::uint64_t> gpuCallers;  // this stop: stacks shown from the program's call
   int nextStepTarget = 1;
 
   std::map<pid_t, std::unique_ptr<sym::StackView>> stacks;

@@ -57,7 +57,12 @@ BackendFeatures PythonBackend::staticFeatures() {
       {"raised", "Raised Exceptions", "Stop whenever an exception is raised", false, true, cond},
       {"uncaught", "Uncaught Exceptions", "Stop where an exception nothing catches is raised", true, true, cond},
       {"userUnhandled", "User Uncaught Exceptions", "Stop when an exception leaves user code into library code",
-       false, true, cond}};
+       false, true, cond},
+      // The agent's stop through the CUDA collector's error hook (backends/python/agent/strata/_gpu.py).
+      {"cuda", "CUDA errors",
+       "Stop when a CUDA call returns a sticky error (illegal address, device assert, launch failure) in a "
+       "program run with GPU collection: at the calling line, with the error and the last kernel launched",
+       true, false, ""}};
   return f;
 }
 

@@ -1,5 +1,6 @@
 """The in-target agent: owns the link, its internal threads, output delivery and the lifecycle."""
 import atexit
+import functools
 import os
 import sys
 import threading
@@ -143,6 +144,7 @@ class Agent(RequestHandlers):
             conn.close()
             self.connected.clear()
             return
+        self._watch_cuda_errors()
         try:
             while True:
                 msg = conn.read()
@@ -277,7 +279,29 @@ class Agent(RequestHandlers):
                 self.send_event("thread", {"reason": "exited", "threadId": tid, "name": name})
 
     # ---- lifecycle -----------------------------------------------------------------------
+    def _watch_cuda_errors(self):
+        """Launch mode with GPU collection: the CUDA driver will load the collector the adapter
+        named in CUDA_INJECTION64_PATH at the program's first CUDA call. Loading it now (the
+        driver then finds it loaded) registers the error hook before any CUDA code runs."""
+        env = os.environ.get("CUDA_INJECTION64_PATH")
+        if not env or os.path.basename(env) != "libstrata_cupti.so":
+            return
+        from . import _gpu
+        collector = _gpu.injected_collector()
+        if collector is None:
+            return
+        try:
+            _gpu.watch_errors(collector, functools.partial(_gpu.stop_on_error, self.monitor))
+        except (OSError, AttributeError) as e:
+            self.send_event("output", {"category": "important",
+                                       "output": f"CUDA errors will not stop the program: cannot load {collector}: {e}\n"})
+
     def _at_exit(self):
+        gpu = sys.modules.get(__package__ + "._gpu")
+        if gpu is not None:
+            # CUDA calls made while the interpreter is torn down (torch frees its memory then)
+            # must not call into Python.
+            gpu.unwatch_errors()
         if self._exited or self.conn is None:
             return
         self._exited = True

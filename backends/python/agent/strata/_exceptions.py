@@ -15,6 +15,14 @@ FILTERS = [
      "supportsCondition": True,
      "conditionDescription": "Exception types to stop on, e.g. ValueError, KeyError"},
 ]
+# Sticky CUDA errors, reported by Strata's CUDA collector through its error hook (_gpu.py):
+# not a Python exception, so no RAISE events for it.
+CUDA_FILTER = "cuda"
+FILTERS.append({"filter": CUDA_FILTER, "label": "CUDA errors", "default": True,
+                "description": "Stop when a CUDA call returns a sticky error (illegal address, device "
+                               "assert, launch failure) in a program run with GPU collection: at the "
+                               "calling line, with the error and the last kernel launched"})
+RAISE_NAMES = {"raised", "uncaught", "userUnhandled"}
 NAMES = {f["filter"] for f in FILTERS}
 
 
@@ -176,14 +184,31 @@ def find_catcher(frame, exc, is_boundary):
     return None
 
 
-def traceback_text(frame, exc, is_boundary=None):
-    """The traceback a user would read: the program's frames only, not the launcher's."""
+def _frames_of(frame, is_boundary):
     frames = []
     f = frame
     while f is not None and not (is_boundary and is_boundary(f)):
         frames.append((f, f.f_lineno))
         f = f.f_back
     frames.reverse()
+    return frames
+
+
+def _plain_stack(frames):
+    """What traceback.StackSummary.format gives, without importing it (no carets)."""
+    stack = []
+    for f, line in frames:
+        code = f.f_code
+        stack.append(f'  File "{code.co_filename}", line {line}, in {code.co_name}\n')
+        src = getlines(code.co_filename)
+        if line and 0 < line <= len(src) and src[line - 1].strip():
+            stack.append(f"    {src[line - 1].strip()}\n")
+    return stack
+
+
+def traceback_text(frame, exc, is_boundary=None):
+    """The traceback a user would read: the program's frames only, not the launcher's."""
+    frames = _frames_of(frame, is_boundary)
     tb = sys.modules.get("traceback")
     if getattr(tb, "format_exception_only", None) is not None:
         stack = tb.StackSummary.extract(frames).format()
@@ -191,14 +216,15 @@ def traceback_text(frame, exc, is_boundary=None):
     else:
         # The program has not imported traceback: importing it here, on the way to a stop,
         # would cost it (and linecache, re, enum) 10-20 ms. The same text without the carets.
-        stack, only = [], _exception_only(exc)
-        for f, line in frames:
-            code = f.f_code
-            stack.append(f'  File "{code.co_filename}", line {line}, in {code.co_name}\n')
-            src = getlines(code.co_filename)
-            if line and 0 < line <= len(src) and src[line - 1].strip():
-                stack.append(f"    {src[line - 1].strip()}\n")
+        stack, only = _plain_stack(frames), _exception_only(exc)
     return "Traceback (most recent call last):\n" + "".join(stack) + "".join(only)
+
+
+def stack_text(frame, last_line, is_boundary=None):
+    """A traceback's shape for something that is not a Python exception (a CUDA error): the
+    program's frames, then `last_line`."""
+    return ("Traceback (most recent call last):\n" + "".join(_plain_stack(_frames_of(frame, is_boundary)))
+            + last_line + "\n")
 
 
 def _exception_only(exc):

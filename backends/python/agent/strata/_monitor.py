@@ -82,6 +82,7 @@ class Monitor:
         self.func_bps = []
         self.pending_bps = {}
         self.exc_filters = {}
+        self.cuda_errors = True  # the `cuda` filter, on by default
         self.cond = threading.Condition(threading.RLock())
         self.threads = {}
         self.internal = set()
@@ -311,12 +312,19 @@ class Monitor:
     def set_exception_filters(self, filters, options):
         chosen = {}
         errors = {}
+        cuda = excmod.CUDA_FILTER in filters
         for f in filters:
-            if f in excmod.NAMES:
+            if f in excmod.RAISE_NAMES:
                 chosen[f] = set()
         for opt in options or ():
             f = opt.get("filterId")
-            if f not in excmod.NAMES:
+            if f == excmod.CUDA_FILTER:
+                if opt.get("condition"):
+                    errors[f] = "conditions on the CUDA errors filter are not supported"
+                else:
+                    cuda = True
+                continue
+            if f not in excmod.RAISE_NAMES:
                 continue
             try:
                 chosen[f] = excmod.parse_type_condition(opt.get("condition", ""))
@@ -325,6 +333,7 @@ class Monitor:
                 chosen.pop(f, None)
         with self.cond:
             self.exc_filters = chosen
+            self.cuda_errors = cuda
             self._update_events()
         return errors
 

@@ -1,4 +1,5 @@
 """One method per DAP request the agent serves; errors become success:false responses."""
+import functools
 import os
 import sys
 import threading
@@ -105,7 +106,8 @@ class RequestHandlers:
             raise RequestError("arguments.collector (the path of libstrata_cupti.so) is required")
         from . import _gpu
         try:
-            result, status = _gpu.start(collector, args.get("config") or "")
+            result, status = _gpu.start(collector, args.get("config") or "",
+                                        functools.partial(_gpu.stop_on_error, self.monitor))
         except OSError as e:
             raise RequestError(f"cannot load the GPU collector {collector}: {e}")
         if result != 0:
@@ -370,6 +372,9 @@ class RequestHandlers:
         ts = self.monitor.threads.get(ident)
         if ts is None or ts.exc is None:
             raise RequestError("this thread is not stopped on an exception")
+        gpu = sys.modules.get(__package__ + "._gpu")
+        if gpu is not None and isinstance(ts.exc, gpu.CudaError):
+            return gpu.exception_info(ts.exc.info, ts.exc_text)
         name, msg = excmod.describe(ts.exc)
         t = type(ts.exc)
         return {"exceptionId": name, "description": msg, "breakMode": ts.exc_mode,

@@ -72,10 +72,10 @@ class Session {
       if (fd >= 0) close(fd);
   }
 
-  void launch(std::vector<std::string> args) {
+  void launch(std::vector<std::string> args, std::string program = STRATA_DBG_TARGET) {
     REQUIRE(pipe2(out_, O_CLOEXEC) == 0);
     engine::LaunchOptions options;
-    options.program = STRATA_DBG_TARGET;
+    options.program = std::move(program);
     options.args = std::move(args);
     options.stdoutFd = out_[1];
     pid = ok(debugger.launch(std::move(options)));

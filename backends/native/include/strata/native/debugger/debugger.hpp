@@ -53,6 +53,22 @@ struct InstructionBreakpoint {
 enum class DebuggerStopReason { Entry, Breakpoint, Step, Pause, Exception, Attach, DataBreakpoint };
 const char* stopReasonName(DebuggerStopReason reason);
 
+// A sticky CUDA error the collector (libstrata_cupti.so) reported by calling its
+// strata_gpu_error_stop: the StrataGpuError it passed, read from the target's memory.
+struct GpuErrorStop {
+  std::string api;         // "cudaDeviceSynchronize"
+  std::string error;       // "cudaErrorIllegalAddress"
+  int result = 0;          // 700
+  std::uint32_t domain = 0;  // 1 driver API, 2 runtime API
+  std::uint32_t cbid = 0;
+  std::uint32_t threadId = 0;
+  std::string lastKernel;  // demangled; empty when the thread launched none
+  std::uint32_t lastCorrelation = 0;
+  std::uint32_t lastSite = 0;
+  std::uint64_t callerPc = 0;  // the program's call (the frame shown on top)
+  std::string message;     // the collector's sentence, the kernel's name demangled
+};
+
 struct DebuggerStop {
   DebuggerStopReason reason = DebuggerStopReason::Pause;
   pid_t tid = 0;
@@ -62,6 +78,7 @@ struct DebuggerStop {
   int signalCode = 0;              // si_code of an exception
   std::uint64_t faultAddress = 0;  // si_addr of an exception
   std::uint64_t pc = 0;
+  std::optional<GpuErrorStop> gpuError;  // an Exception stop for a CUDA error, not a signal
 };
 
 struct ModuleEntry {
@@ -223,6 +240,10 @@ class NativeDebugger {
   // Which fault signals stop the program (default: all of SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT);
   // the others are delivered to it at once, as without a debugger.
   std::future<Result<void>> setStopSignals(std::vector<int> signals, Done<void> done = {});
+  // Whether a sticky CUDA error stops (default: yes). Where libstrata_cupti.so is loaded, a
+  // hidden breakpoint on its strata_gpu_error_stop makes the error an Exception stop whose
+  // stack starts at the program's call; it is never a user breakpoint and goes with detach.
+  std::future<Result<void>> setGpuErrorStops(bool on, Done<void> done = {});
 
   // Every loaded ELF object (the executable, ld.so, libraries).
   std::future<Result<std::vector<ModuleEntry>>> modules(Done<std::vector<ModuleEntry>> done = {});

@@ -1,0 +1,228 @@
+"""The GPU check's CUDA error stops through strata-dap, over DAP on stdio: the native example
+oob_write and a PyTorch out-of-bounds index, each launched with the collector injected
+(CUDA_INJECTION64_PATH), must stop with reason `exception` at the program's line with the
+error's name, and the last kernel in exceptionInfo. Prints PASS/FAIL/SKIP lines; exits 1 when
+a check failed.
+
+  python3 gpu_check_error_stop.py --dap DIR/bin/strata-dap --collector DIR/bin/libstrata_cupti.so \
+      --examples DIR/examples --sources DIR/examples-src [--python python3] [--work /tmp/x]
+
+The Python case needs the agent package (STRATA_AGENT_PYTHONPATH) and torch with CUDA.
+"""
+import argparse
+import json
+import os
+import queue
+import subprocess
+import sys
+import tempfile
+import threading
+
+failed = False
+
+
+def say(verdict, name, detail=""):
+    global failed
+    failed = failed or verdict == "FAIL"
+    print(f"{verdict} {name}{': ' + detail if detail else ''}", flush=True)
+
+
+def check(name, ok, detail):
+    say("PASS" if ok else "FAIL", name, detail)
+
+
+def marker_line(path, marker):
+    with open(path) as f:
+        for number, line in enumerate(f, 1):
+            if marker in line:
+                return number
+    raise SystemExit(f"{path}: no line marked {marker}")
+
+
+class Dap:
+    """strata-dap on stdio: requests answered in order, events kept."""
+
+    def __init__(self, dap):
+        self.proc = subprocess.Popen([dap, "--stdio"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.seq = 0
+        self.messages = queue.Queue()
+        self.events = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        out = self.proc.stdout
+        while True:
+            length = None
+            while True:
+                line = out.readline()
+                if not line:
+                    self.messages.put(None)
+                    return
+                line = line.strip()
+                if not line:
+                    break
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":", 1)[1])
+            self.messages.put(json.loads(out.read(length)))
+
+    def _next(self, timeout):
+        m = self.messages.get(timeout=timeout)
+        if m is None:
+            raise RuntimeError("strata-dap closed its output")
+        if m.get("type") == "event":
+            self.events.append(m)
+        return m
+
+    def request(self, command, timeout=60, **arguments):
+        self.seq += 1
+        body = json.dumps({"seq": self.seq, "type": "request", "command": command, "arguments": arguments}).encode()
+        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.proc.stdin.flush()
+        while True:
+            m = self._next(timeout)
+            if m.get("type") == "response" and m.get("request_seq") == self.seq:
+                if not m.get("success"):
+                    raise RuntimeError(f"{command}: {m.get('message')}")
+                return m.get("body") or {}
+
+    def event(self, name, timeout=120):
+        for e in self.events:
+            if e["event"] == name:
+                self.events.remove(e)
+                return e.get("body") or {}
+        while True:
+            m = self._next(timeout)
+            if m.get("type") == "event" and m["event"] == name:
+                self.events.remove(m)
+                return m.get("body") or {}
+
+    def output(self):
+        return "".join(e["body"].get("output", "") for e in self.events if e["event"] == "output")
+
+    def close(self):
+        try:
+            self.request("disconnect", timeout=10, terminateDebuggee=True)
+        except Exception:
+            pass
+        try:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=15)
+        except Exception:
+            self.proc.kill()
+
+
+def stop_of(dap_path, launch):
+    """Launches, waits for the first stop; (client, stopped body, top frame, exceptionInfo)."""
+    c = Dap(dap_path)
+    c.request("initialize", adapterID="strata", linesStartAt1=True, columnsStartAt1=True, pathFormat="path")
+    c.request("launch", **launch)
+    c.event("initialized")
+    c.request("configurationDone")
+    stopped = c.event("stopped", timeout=60)
+    frames = c.request("stackTrace", threadId=stopped["threadId"], levels=20)["stackFrames"]
+    info = {}
+    if stopped.get("reason") == "exception":
+        info = c.request("exceptionInfo", threadId=stopped["threadId"])
+    return c, stopped, frames, info
+
+
+def check_native(args, env):
+    source = os.path.join(args.sources, "oob_write.cu")
+    line = marker_line(source, "// @error:sync")
+    try:
+        c, stopped, frames, info = stop_of(args.dap, {"program": os.path.join(args.examples, "oob_write"), "env": env})
+    except Exception as e:  # noqa: BLE001 - reported, the other checks go on
+        say("FAIL", "native CUDA error stop", f"{type(e).__name__}: {e}")
+        return
+    try:
+        top = frames[0] if frames else {}
+        detail = f"reason {stopped.get('reason')}, text {stopped.get('text')}, top {top.get('name')} " \
+                 f"{os.path.basename((top.get('source') or {}).get('path', '?'))}:{top.get('line')}"
+        check("native CUDA error stop", stopped.get("reason") == "exception" and
+              stopped.get("text") == "cudaErrorIllegalAddress", detail)
+        check("native CUDA error stop at the program's line", top.get("name") == "main" and top.get("line") == line and
+              (top.get("source") or {}).get("path", "").endswith("oob_write.cu"), f"{detail} (marked: {line})")
+        trace = (info.get("details") or {}).get("stackTrace", "")
+        check("native exceptionInfo names the API and the kernel",
+              info.get("exceptionId") == "cudaErrorIllegalAddress" and "cudaDeviceSynchronize" in trace and
+              "last kernel launched on this thread: fill(int*, long long)" in trace, json.dumps(info)[:600])
+        c.request("continue", threadId=stopped["threadId"])
+        exited = c.event("exited", timeout=60)
+        check("native program goes on after the stop", exited.get("exitCode") == 1 and
+              "returned cudaErrorIllegalAddress (700)" in c.output(), f"exit {exited.get('exitCode')}")
+    except Exception as e:  # noqa: BLE001
+        say("FAIL", "native CUDA error stop", f"{type(e).__name__}: {e}")
+    finally:
+        c.close()
+
+
+TORCH_PROGRAM = '''\
+import torch
+x = torch.zeros(4, device="cuda")
+index = torch.tensor([10], device="cuda")
+x[index] = 1.0  # @error:index (a device-side assert in torch's indexing kernel)
+torch.cuda.synchronize()  # @error:torch
+print("not reached: the synchronize raised")
+'''
+
+
+def check_python(args, env, work):
+    has = subprocess.run([args.python, "-c", "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)"],
+                         capture_output=True)
+    if has.returncode != 0:
+        say("SKIP", "Python CUDA error stop", f"PyTorch with CUDA is not available to {args.python}")
+        return
+    if not os.environ.get("STRATA_AGENT_PYTHONPATH"):
+        say("SKIP", "Python CUDA error stop", "STRATA_AGENT_PYTHONPATH (the agent package) is not set")
+        return
+    script = os.path.join(work, "cuda_error_torch.py")
+    with open(script, "w") as f:
+        f.write(TORCH_PROGRAM)
+    lines = {marker_line(script, "# @error:torch"): "synchronize", marker_line(script, "# @error:index"): "index"}
+    try:
+        c, stopped, frames, info = stop_of(args.dap, {"program": script, "python": args.python, "env": env})
+    except Exception as e:  # noqa: BLE001
+        say("FAIL", "Python CUDA error stop", f"{type(e).__name__}: {e}")
+        return
+    try:
+        top = frames[0] if frames else {}
+        detail = f"reason {stopped.get('reason')}, text {stopped.get('text')}, top {top.get('name')} " \
+                 f"{os.path.basename((top.get('source') or {}).get('path', '?'))}:{top.get('line')}; " \
+                 f"description {stopped.get('description')}"
+        check("Python CUDA error stop", stopped.get("reason") == "exception" and
+              stopped.get("text") in ("cudaErrorAssert", "CUDA_ERROR_ASSERT"), detail)
+        check("Python CUDA error stop at the program's line",
+              (top.get("source") or {}).get("path") == script and top.get("line") in lines,
+              f"{detail} (marked: {lines})")
+        trace = (info.get("details") or {}).get("stackTrace", "")
+        check("Python exceptionInfo names the last kernel", "last kernel launched on this thread: none" not in trace and
+              "last kernel launched on this thread:" in trace, trace[-600:])
+        c.request("continue", threadId=stopped["threadId"])
+        exited = c.event("exited", timeout=60)
+        check("Python program goes on after the stop (torch raises the error)", exited.get("exitCode") == 1 and
+              "device-side assert" in c.output(), f"exit {exited.get('exitCode')}")
+    except Exception as e:  # noqa: BLE001
+        say("FAIL", "Python CUDA error stop", f"{type(e).__name__}: {e}")
+    finally:
+        c.close()
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--dap", required=True)
+    p.add_argument("--collector", required=True)
+    p.add_argument("--examples", required=True)
+    p.add_argument("--sources", required=True)
+    p.add_argument("--python", default=sys.executable)
+    p.add_argument("--work")
+    args = p.parse_args()
+    work = args.work or tempfile.mkdtemp(prefix="strata-gpu-errors-")
+    os.makedirs(work, exist_ok=True)
+    env = {"CUDA_INJECTION64_PATH": os.path.abspath(args.collector), "STRATA_GPU_DIR": work, "STRATA_GPU_MODE": "stacks"}
+    check_native(args, env)
+    check_python(args, env, work)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

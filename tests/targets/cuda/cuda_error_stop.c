@@ -1,0 +1,89 @@
+// Debuggee of the CUDA error stop tests. It loads a CUDA collector with dlopen, as the CUDA
+// driver loads libstrata_cupti.so, then makes a sticky CUDA error reach the debugger:
+//   cuda_error_stop stop       the real libstrata_cupti.so: a stand-in for the CUDA runtime calls
+//                              its strata_gpu_error_stop with a filled StrataGpuError, exactly the
+//                              call the collector makes for a sticky error (twice: 700, then 719)
+//   cuda_error_stop wait       the same after printing "ready" and reading a line from stdin
+//                              (a debugger attaches meanwhile)
+//   cuda_error_stop collector  a test build of the collector (the same sources, one more export):
+//                              its test entry makes the CUPTI callbacks a kernel launch and a
+//                              failing cudaDeviceSynchronize make, so the collector's own code
+//                              fills the struct and finds the program's call
+// No GPU is needed: nothing here calls CUDA.
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "strata/cuda/collector/strata_gpu.h"
+
+static void (*error_stop)(const StrataGpuError*);
+
+// What lies between the program's call and strata_gpu_error_stop in a real run (CUDA's frames
+// and the collector's): the debugger must show the program's frame on top, not this one.
+__attribute__((noinline)) static int fake_synchronize(int result, const char* error) {
+  static char message[512];
+  StrataGpuError e;
+  memset(&e, 0, sizeof e);
+  e.size = sizeof e;
+  e.result = result;
+  e.domain = 2;  // runtime API
+  e.cbid = 165;  // CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020
+  e.tid = (uint32_t)gettid();
+  e.lastCorrelation = 7;
+  e.lastSite = 3;
+  e.callerPc = (uint64_t)__builtin_return_address(0);
+  e.api = "cudaDeviceSynchronize";
+  e.error = error;
+  e.lastKernel = "_Z4fillPii";
+  snprintf(message, sizeof message,
+           "cudaDeviceSynchronize returned %s (%d): a kernel accessed memory it may not; the CUDA context can no "
+           "longer be used; last kernel launched on this thread: _Z4fillPii",
+           error, result);
+  e.message = message;
+  error_stop(&e);
+  return result;
+}
+
+static int through_collector(void) {
+  void* lib = dlopen(STRATA_CUPTI_DOUBLE, RTLD_NOW | RTLD_LOCAL);
+  if (!lib) return fprintf(stderr, "%s\n", dlerror()), 2;
+  int (*sticky)(const char*, const char*, int) =
+      (int (*)(const char*, const char*, int))dlsym(lib, "strata_gpu_test_sticky_error");
+  if (!sticky) return fprintf(stderr, "no strata_gpu_test_sticky_error in %s\n", STRATA_CUPTI_DOUBLE), 2;
+  // The collector's ring goes to a folder of our own, removed at the end.
+  char dir[] = "/tmp/strata-cuda-error-XXXXXX";
+  if (!mkdtemp(dir)) return perror("mkdtemp"), 2;
+  char config[128];
+  snprintf(config, sizeof config, "mode=trace dir=%s", dir);
+  int result = sticky(config, "_Z4fillPii", 700);  // @bp:collector_call
+  printf("after the error: %d\n", result);
+  char ring[192];
+  snprintf(ring, sizeof ring, "%s/strata-gpu-%d.ring", dir, (int)getpid());
+  unlink(ring);
+  rmdir(dir);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  const char* mode = argc > 1 ? argv[1] : "stop";
+  setvbuf(stdout, NULL, _IONBF, 0);
+  if (strcmp(mode, "collector") == 0) return through_collector();  // @bp:collector_main
+  void* lib = dlopen(STRATA_CUPTI_SO, RTLD_NOW | RTLD_LOCAL);
+  if (!lib) return fprintf(stderr, "%s\n", dlerror()), 2;
+  error_stop = (void (*)(const StrataGpuError*))dlsym(lib, "strata_gpu_error_stop");
+  if (!error_stop) return fprintf(stderr, "no strata_gpu_error_stop in %s\n", STRATA_CUPTI_SO), 2;
+  if (strcmp(mode, "wait") == 0) {
+    printf("ready\n");
+    char line[16];
+    if (!fgets(line, sizeof line, stdin)) return 0;
+  }
+  int first = fake_synchronize(700, "cudaErrorIllegalAddress");  // @bp:first_call
+  printf("after the first error: %d\n", first);
+  int second = fake_synchronize(719, "cudaErrorLaunchFailure");  // @bp:second_call
+  printf("after the second error: %d\n", second);
+  return 0;
+}
