@@ -372,3 +372,29 @@ TEST_CASE("Kineto times: µs text to ns exactly, whatever the digits") {
   CHECK(kineto::copyKindFromName("Memcpy DtoD (Device -> Device)") == 8);
   CHECK(kineto::syncKindFromName("Event Sync") == 1);
 }
+
+TEST_CASE("Kineto JSON: progress counts the file's bytes; abandoned, the import keeps nothing") {
+  TempDir dir;
+  std::string text = kinetoTrace(sampleEvents());
+  writeFile(dir.file("t.json"), text);
+  writeGzip(dir.file("t.json.gz"), text);
+  for (std::string name : {"t.json", "t.json.gz"}) {
+    INFO(name);
+    std::uint64_t size = std::filesystem::file_size(dir.file(name));
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> seen;
+    auto store = newStore(dir, name + ".strata");
+    auto r = importTrace(dir.file(name), *store, [&](std::uint64_t done, std::uint64_t total) {
+      seen.emplace_back(done, total);
+      return true;
+    });
+    REQUIRE(r.ok());
+    REQUIRE_FALSE(seen.empty());
+    CHECK(seen.back() == std::make_pair(size, size));
+    auto again = newStore(dir, name + ".cancelled.strata");
+    auto cancelled = importTrace(dir.file(name), *again, [](std::uint64_t, std::uint64_t) { return false; });
+    REQUIRE_FALSE(cancelled.ok());
+    CHECK(cancelled.error().id == strata::errors::kCancelled);
+    CHECK(cancelled.error().message == dir.file(name) + ": the import was cancelled (nothing of it was kept)");
+    CHECK(again->counts().records == 0);
+  }
+}

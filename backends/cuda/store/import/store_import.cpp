@@ -69,7 +69,11 @@ Result<TraceFormat> detectTraceFormat(const std::string& path) {
   return unknown;
 }
 
-Result<ImportReport> importStore(const std::string& path, Store& store) {
+Error importCancelled(const std::string& path) {
+  return Error{errors::kCancelled, path + ": the import was cancelled (nothing of it was kept)", false};
+}
+
+Result<ImportReport> importStore(const std::string& path, Store& store, const ImportProgress& progress) {
   char a[PATH_MAX], b[PATH_MAX];
   if (realpath(path.c_str(), a) && realpath(store.path().c_str(), b) && std::strcmp(a, b) == 0) {
     return Error{kBadArgument, path + ": a store cannot be imported into itself", true};
@@ -159,11 +163,17 @@ Result<ImportReport> importStore(const std::string& path, Store& store) {
         if (auto r = store.addDropped(static_cast<std::uint32_t>(st->i64(0)), st->u64(1)); !r) return r;
       }
     }
+    std::uint64_t chunks = 0, done = 0;
+    if (progress) {
+      auto n = sql::Stmt::prepare(*db, "SELECT count(*) FROM chunks", kMalformed, false);
+      if (n && n->step() == SQLITE_ROW) chunks = n->u64(0);
+    }
     auto st = sql::Stmt::prepare(*db, "SELECT id,data FROM chunks ORDER BY id", kMalformed, false);
     if (!st) return fail("chunks");
     std::vector<GpuRecord> recs;
     int rc;
     while ((rc = st->step()) == SQLITE_ROW) {
+      if (progress && ++done % 8 == 0 && !progress(done, chunks)) return importCancelled(path);
       if (!codec::decode(st->blob(1), codec::kAllColumns, recs)) {
         return Error{kMalformed, path + ": chunk " + std::to_string(st->i64(0)) + " is malformed", true};
       }
@@ -179,20 +189,20 @@ Result<ImportReport> importStore(const std::string& path, Store& store) {
   return report;
 }
 
-Result<ImportReport> importTrace(const std::string& path, Store& store) {
+Result<ImportReport> importTrace(const std::string& path, Store& store, const ImportProgress& progress) {
   auto format = detectTraceFormat(path);
   if (!format) return format.takeError();
   switch (*format) {
     case TraceFormat::KinetoJson:
-    case TraceFormat::KinetoJsonGz: return importKineto(path, store);
-    case TraceFormat::NsysSqlite: return importNsys(path, store);
-    case TraceFormat::StrataStore: return importStore(path, store);
+    case TraceFormat::KinetoJsonGz: return importKineto(path, store, progress);
+    case TraceFormat::NsysSqlite: return importNsys(path, store, progress);
+    case TraceFormat::StrataStore: return importStore(path, store, progress);
     case TraceFormat::Unknown: break;
   }
   return Error{kMalformed, path + ": not a trace Strata reads", true};
 }
 
-Result<OpenedTrace> openTrace(const std::string& path, const std::string& storePath) {
+Result<OpenedTrace> openTrace(const std::string& path, const std::string& storePath, const ImportProgress& progress) {
   auto format = detectTraceFormat(path);
   if (!format) return format.takeError();
   OpenedTrace out;
@@ -207,7 +217,7 @@ Result<OpenedTrace> openTrace(const std::string& path, const std::string& storeP
   }
   auto s = Store::create(storePath);
   if (!s) return s.takeError();
-  auto report = importTrace(path, **s);
+  auto report = importTrace(path, **s, progress);
   if (!report) {
     (*s).reset();
     std::remove(storePath.c_str());
