@@ -100,9 +100,7 @@ class AttachHandler final : public TypedHandler<protocol::AttachRequestArguments
   }
 
   void start(Session& session, const backends::AttachSpec& spec, Responder respond) {
-    auto backend = session.createAttachBackend(spec);
-    auto* raw = backend.get();
-    session.setBackend(std::move(backend), false);
+    auto* raw = session.startAttachDebugger(spec);
     auto self = session.shared_from_this();
     raw->attach(spec, [self, respond](Result<void> r) {
       if (!r) {
