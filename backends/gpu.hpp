@@ -53,6 +53,8 @@ class GpuService {
   virtual void openTrace(const GpuTraceSpec& spec, Reply<boost::json::value> reply) = 0;
   // The launch or cancel gave up on openTrace: stop the import; its reply is dropped.
   virtual void abandonOpen() = 0;
+  // A trace is being opened (openTrace has not answered yet).
+  virtual bool opening() const = 0;
 
   // The custom requests' bodies (tests/e2e/schema/strataCustom.json).
   virtual void summary(std::size_t limit, Reply<boost::json::value> reply) = 0;

@@ -27,8 +27,7 @@ class AttachHandler final : public TypedHandler<protocol::AttachRequestArguments
 
  protected:
   void run(Session& session, const protocol::AttachRequestArguments& args, Responder respond) override {
-    if (session.backend())
-      return respond(Error{errors::kWrongState, "this session already has a debuggee", true});
+    if (auto busy = cannotStart(session)) return respond(std::move(*busy));
     auto bad = [&](const std::string& text) {
       respond(Error{errors::kBadArguments, "invalid 'attach' request: " + text, true});
     };

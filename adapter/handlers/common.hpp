@@ -43,6 +43,16 @@ inline Result<Session::Handles::Entry> resolveOwnedId(Session& session, Session:
   return resolveId(table, id, what);
 }
 
+// Why a launch or attach cannot start now: a debuggee already, a trace opened or being opened.
+inline std::optional<Error> cannotStart(Session& session) {
+  if (session.backend()) return Error{errors::kWrongState, "this session already has a debuggee", true};
+  if (session.state() == Session::State::Launched)
+    return Error{errors::kWrongState, "this session has already opened a GPU trace", true};
+  if (session.gpu() && session.gpu()->opening())
+    return Error{errors::kWrongState, "this session is opening a GPU trace", true};
+  return std::nullopt;
+}
+
 // The GPU service of the session, or the error a GPU request gets without one.
 inline Result<backends::GpuService*> gpuService(Session& session) {
   if (auto* gpu = session.gpu()) return gpu;

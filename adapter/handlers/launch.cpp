@@ -36,10 +36,7 @@ class LaunchHandler final : public TypedHandler<protocol::LaunchRequestArguments
 
  protected:
   void run(Session& session, const protocol::LaunchRequestArguments& args, Responder respond) override {
-    if (session.backend())
-      return respond(Error{errors::kWrongState, "this session already has a debuggee", true});
-    if (session.state() == Session::State::Launched)
-      return respond(Error{errors::kWrongState, "this session has already opened a GPU trace", true});
+    if (auto busy = cannotStart(session)) return respond(std::move(*busy));
     if (args.trace) return openTrace(session, args, std::move(respond));
     auto spec = resolveLaunch(args, adapterEnvironment(), adapterCwd());
     if (!spec) {

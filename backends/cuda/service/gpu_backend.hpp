@@ -56,6 +56,7 @@ class GpuBackend final : public Backend, public GpuService {
   bool hasData() const override { return store_ != nullptr; }
   void openTrace(const GpuTraceSpec& spec, Reply<boost::json::value> reply) override;
   void abandonOpen() override;
+  bool opening() const override { return import_ != nullptr; }
   void summary(std::size_t limit, Reply<boost::json::value> reply) override;
   void timeline(const GpuTimelineQuery& query, Reply<boost::json::value> reply) override;
   void kernel(std::uint64_t id, Reply<GpuRecordDetail> reply) override;
