@@ -9,7 +9,9 @@ import path from 'node:path';
 import { assertClean, forEachPython } from './lib/harness.mjs';
 import { launchAndStop, lineOf as pyLine, pyTarget } from './lib/python.mjs';
 import { demoSrc, launchNative, lineOf as nativeLine } from './lib/native.mjs';
-import { BASE, GEMM, LAUNCHER, RELUS, lastError, openTrace, repl, tempDir, writeKineto, writeStore } from './lib/gpu.mjs';
+import {
+  BASE, GEMM, KINETO_RECORDS, LAUNCHER, RELUS, closeSession, lastError, openTrace, repl, tempDir, writeKineto, writeStore,
+} from './lib/gpu.mjs';
 import { lineOf } from './lib/python.mjs';
 
 const NO_DATA = /^No GPU data in this session yet: open a recorded trace with launch \{"trace": PATH\}/;
@@ -29,7 +31,7 @@ test('!help, !gpu top, !gpu kernel, !gpu timeline and !sql answer readable text 
 
   // The busiest kernels first, demangled, with their times.
   const top = (await repl(c, '!gpu top')).split('\n');
-  assert.match(top[0], /^GPU data: 406 records over 2\.10 ms .*1 device, 2 streams; none dropped$/);
+  assert.match(top[0], new RegExp(`^GPU data: ${KINETO_RECORDS} records over 2\\.11 ms .*1 device, 2 streams; none dropped$`));
   const relu = top.findIndex((l) => /800\.0 µs\s+400\s+2\.0 µs\s+2\.0 µs\s+2\.0 µs\s+relu_kernel$/.test(l));
   const gemm = top.findIndex((l) => new RegExp(`30\\.0 µs\\s+1\\s+30\\.0 µs.*  ${GEMM.replace(/[()*]/g, '\\$&')}$`).test(l));
   assert.ok(relu > 0 && gemm > relu, top.join('\n'));
@@ -43,6 +45,8 @@ test('!help, !gpu top, !gpu kernel, !gpu timeline and !sql answer readable text 
   assert.ok(k.startsWith(`${GEMM}\n  mangled: _Z4gemmPfS_S_i\n  launches: 1, total 30.0 µs`), k);
   assert.match(k, /grid \[64, 1, 1\], block \[256, 1, 1\], 32 registers per thread, shared memory 4\.0 KiB static/);
   assert.match(k, /launched by cudaLaunchKernel on thread 4001 \(correlation 77\)\n  in the op aten::mm/);
+  assert.ok(k.endsWith(`  from:\n    ${LAUNCHER}:${lineOf(LAUNCHER, 'launch_gemm')} in launch_gemm\n` +
+    `    ${LAUNCHER}:${lineOf(LAUNCHER, 'train_step')} in train_step\n    ${LAUNCHER}:${lineOf(LAUNCHER, 'main_loop')} in main`), k);
   assert.match(await repl(c, '!gpu kernel _kernel'), /^relu_kernel\n  launches: 400/);
   assert.match(await repl(c, '!gpu kernel e'), /^2 kernels have names containing 'e'; name one of them in full:/);
   assert.match((await failing(c, '!gpu kernel softmax')).message, /no kernel is named or has a name containing 'softmax' \(2 kernel names/);
@@ -50,7 +54,7 @@ test('!help, !gpu top, !gpu kernel, !gpu timeline and !sql answer readable text 
 
   // The timeline, merged to fit, per track; then a 1 µs window: one relu.
   const tl = await repl(c, '!gpu timeline');
-  assert.match(tl, new RegExp(`^Window ${BASE + 100000} ns \\+ 2\\.10 ms: \\d+ items \\(neighbours merged`));
+  assert.match(tl, new RegExp(`^Window ${BASE + 90000} ns \\+ 2\\.11 ms: \\d+ items \\(neighbours merged`));
   assert.ok(tl.indexOf('thread 4001 (pid 4000):') < tl.indexOf('GPU 0 stream 7:') && tl.indexOf('GPU 0 stream 7:') < tl.indexOf('GPU 0 stream 8:'));
   const w = await repl(c, `!gpu timeline ${BASE + 200000} ${BASE + 201000}`);
   assert.match(w, /: 1 items\nGPU 0 stream 8:\n\s+\+0 ns\s+2\.0 µs  kernel relu_kernel \[id \d+\]$/);
@@ -88,7 +92,7 @@ test('!help, !gpu top, !gpu kernel, !gpu timeline and !sql answer readable text 
   assert.deepEqual([bang[0].text, bang[0].start, bang[0].length], ['!gpu top ', 1, 2]);
   const none = (await c.send('completions', { text: '', column: 1 })).body.targets;
   assert.equal(none.length, 7, 'an empty line: every command');
-  await c.disconnectRequest();
+  await closeSession(c);
   assertClean(assert, c);
   fs.rmSync(dir, { recursive: true });
 });
@@ -103,7 +107,7 @@ test('!gpu kernel over a recorded store names the Python lines that launched the
     `    ${LAUNCHER}:${lineOf(LAUNCHER, 'train_step')} in train_step\n    ${LAUNCHER}:${lineOf(LAUNCHER, 'main_loop')} in main\n` +
     '    0x7f0000001234 (native)\n    0x555555556789 (native)'), k);
   assert.match(await repl(c, '!gpu top'), /; 2 records DROPPED by the collector/);
-  await c.disconnectRequest();
+  await closeSession(c);
   assertClean(assert, c);
   fs.rmSync(dir, { recursive: true });
 });

@@ -12,12 +12,11 @@ import zlib from 'node:zlib';
 import { assertClean, hasCustomSchema, startStdio } from './lib/harness.mjs';
 import { lineOf } from './lib/python.mjs';
 import {
-  BASE, GEMM, INIT, LAUNCHER, NSYS_KERNELS, PYTHON3, RELUS, kinetoText, lastError, openTrace, raw, tempDir,
-  writeKineto, writeNsys, writeStore,
+  BASE, GEMM, INIT, KINETO_RECORDS as RECORDS, LAUNCHER, NSYS_KERNELS, PYTHON3, RELUS, closeSession, kinetoText, lastError,
+  openTrace, tempDir, writeKineto, writeNsys, writeStore,
 } from './lib/gpu.mjs';
 
-const RECORDS = RELUS + 6;  // kinetoEvents(): relus, gemm, its launch call, the op, a copy, a memset, a sync
-const SPAN = { startNs: BASE + 100_000, endNs: BASE + (200 + (RELUS - 1) * 5 + 2) * 1000 };
+const SPAN = { startNs: BASE + 90_000, endNs: BASE + (200 + (RELUS - 1) * 5 + 2) * 1000 };
 const sum = (items) => items.reduce((n, i) => n + i.count, 0);
 
 async function timeline(c, args) {
@@ -70,6 +69,7 @@ test('a Kineto trace opens with no program, and every GPU request answers from i
   assert.deepEqual(s.timeSpan, SPAN);
   assert.deepEqual(s.devices, [{ device: 0, name: 'NVIDIA H100 80GB HBM3', propertiesKnown: true, kernels: RELUS + 1 }]);
   assert.deepEqual(s.streams.map((x) => [x.stream, x.records]), [[7, 4], [8, RELUS]]);
+  assert.equal(s.untimed, 0);
   assert.deepEqual([s.dropped, s.records, s.kernelNames], [0, RECORDS, 2]);
   assert.deepEqual((await c.send('gpuSummary', { limit: 1 })).body.kernels.map((k) => k.name), ['relu_kernel']);
   await assert.rejects(c.send('gpuSummary', { limit: 0 }), /arguments.limit: 0 is not between 1 and 10000/);
@@ -103,7 +103,14 @@ test('a Kineto trace opens with no program, and every GPU request answers from i
   assert.deepEqual([k.grid, k.block, k.registersPerThread, k.staticSharedMemory, k.dynamicSharedMemory], [[64, 1, 1], [256, 1, 1], 32, 4096, 0]);
   assert.deepEqual([k.launch.name, k.launch.tid, k.op.name], ['cudaLaunchKernel', 4001, 'aten::mm']);
   assert.ok(k.occupancy ? k.occupancy.occupancy > 0 && k.occupancy.occupancy <= 1 : /occupancy/.test(k.occupancyUnavailable));
-  assert.deepEqual([k.siteKnown, k.stackFrames], [false, []]);
+  // No launch site in a torch.profiler trace: the frames are the python_function events around
+  // the launch call, innermost first, each opening its line.
+  assert.equal(k.siteKnown, false);
+  assert.deepEqual(k.stackFrames.map((f) => [f.name, f.source.path, f.line]), [
+    ['launch_gemm', LAUNCHER, lineOf(LAUNCHER, 'launch_gemm')],
+    ['train_step', LAUNCHER, lineOf(LAUNCHER, 'train_step')],
+    ['main', LAUNCHER, lineOf(LAUNCHER, 'main_loop')],
+  ]);
   await assert.rejects(c.send('gpuKernel', { id: 987654321 }), /no GPU record with id 987654321/);
   assert.equal(lastError(c, 'gpuKernel').body.error.id, 1905);
 
@@ -122,13 +129,13 @@ test('a Kineto trace opens with no program, and every GPU request answers from i
   for (const name of ['GpuSummaryResponse', 'GpuTimelineResponse', 'GpuKernelResponse', 'GpuExportResponse', 'GpuActivityEvent'])
     assert.ok(hasCustomSchema(name), name);
   assert.deepEqual((await c.threadsRequest()).body.threads, [], 'no program, no threads');
-  await c.disconnectRequest();
+  await closeSession(c);
   assertClean(assert, c);
 
   const again = await openTrace(out, { launch: { gpuStore: path.join(dir, 'again.strata') } });
   const s2 = (await again.send('gpuSummary', {})).body;
   assert.deepEqual(s2.kernels.map((k2) => [k2.name, k2.count, k2.totalNs]), s.kernels.map((k2) => [k2.name, k2.count, k2.totalNs]));
-  await again.disconnectRequest();
+  await closeSession(again);
   assertClean(assert, again);
   fs.rmSync(dir, { recursive: true });
 });
@@ -141,7 +148,7 @@ test('a gzip Kineto trace opens alike; without gpuStore, the store is a temporar
   assert.ok(fs.existsSync(m[1]));
   const s = (await c.send('gpuSummary', {})).body;
   assert.deepEqual(s.kernels.map((k) => [k.name, k.count]), [['relu_kernel', RELUS], [GEMM, 1]]);
-  await c.disconnectRequest();
+  await closeSession(c);
   assertClean(assert, c);
   assert.ok(fs.existsSync(m[1]), 'kept after the session');
   fs.rmSync(path.dirname(m[1]), { recursive: true });
@@ -166,7 +173,7 @@ test('an Nsight Systems export opens: kernels, their launch calls, copies', { sk
     ['matmul(float*, float*, float*, int)', 101, [128, 1, 1], [256, 1, 1], 40, 'cudaLaunchKernel', 4243]);
   const whole = await timeline(c, { maxItems: 8 });
   assert.equal(sum(whole.items), 2 * NSYS_KERNELS + 2);
-  await c.disconnectRequest();
+  await closeSession(c);
   assertClean(assert, c);
   fs.rmSync(dir, { recursive: true });
 });
@@ -198,7 +205,7 @@ test('a Strata store with launch sites: gpuKernel gives the launching Python fra
   const scopes = await c.scopesRequest({ frameId: py[0].id });
   assert.deepEqual(scopes.body.scopes, []);
   await assert.rejects(c.scopesRequest({ frameId: 424242 }), /there is no debuggee/);
-  await c.disconnectRequest();
+  await closeSession(c);
   assertClean(assert, c);
   fs.rmSync(dir, { recursive: true });
 });
@@ -245,7 +252,7 @@ test('missing, malformed and truncated traces: an error naming file and position
   await initialized;
   assert.equal((await c.send('gpuSummary', {})).body.records, RECORDS);
   await assert.rejects(c.launchRequest({ trace: bad }), /this session has already opened a GPU trace/);
-  await c.disconnectRequest();
+  await closeSession(c);
   assertClean(assert, c);
   fs.rmSync(dir, { recursive: true });
 });

@@ -7,7 +7,8 @@ import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { execFileSync } from 'node:child_process';
-import { REPO, TARGETS, startStdio } from './harness.mjs';
+import { REPO, TARGETS, exitOf, startStdio, withTimeout } from './harness.mjs';
+import { lineOf } from './python.mjs';
 
 export const BASE = 1_000_000_000_000;
 export const GEMM = 'gemm(float*, float*, float*, int)';  // demangled _Z4gemmPfS_S_i
@@ -19,11 +20,19 @@ export const INIT = { adapterID: 'strata', linesStartAt1: true, columnsStartAt1:
 export function tempDir() { return fs.mkdtempSync(path.join(os.tmpdir(), 'strata-gpu-e2e-')); }
 
 // A torch.profiler trace: an op launching gemm on stream 7 (with its runtime call and the ac2g
-// flow), RELUS relu kernels on stream 8, a copy, a memset, a sync; device properties first and
-// baseTimeNanoseconds last, as torch writes them. Times are µs after BASE.
+// flow) inside three Python frames of gpu_launcher.py (with_stack's python_function events,
+// and a module scope that is no frame), RELUS relu kernels on stream 8, a copy, a memset, a
+// sync; device properties first and baseTimeNanoseconds last, as torch writes them. Times are
+// µs after BASE.
+export const KINETO_RECORDS = RELUS + 10;
 export function kinetoEvents() {
+  const py = (name, ts, dur) => ({ ph: 'X', cat: 'python_function', name, pid: 4000, tid: 4001, ts, dur });
   const ev = [
     { ph: 'M', name: 'process_name', pid: 4000, tid: 0, args: { name: 'python' } },
+    py(`${LAUNCHER}(${lineOf(LAUNCHER, 'main_loop')}): main`, 90, 90),
+    py(`${LAUNCHER}(${lineOf(LAUNCHER, 'train_step')}): train_step`, 95, 60),
+    py('nn.Module: Linear_0', 98, 55),
+    py(`${LAUNCHER}(${lineOf(LAUNCHER, 'launch_gemm')}): launch_gemm`, 99, 52),
     { ph: 'X', cat: 'cpu_op', name: 'aten::mm', pid: 4000, tid: 4001, ts: 100, dur: 50, args: { 'External id': 10 } },
     { ph: 'X', cat: 'cuda_runtime', name: 'cudaLaunchKernel', pid: 4000, tid: 4001, ts: 110, dur: 5, args: { 'External id': 10, correlation: 77 } },
     { ph: 's', id: 77, pid: 4000, tid: 4001, ts: 110, cat: 'ac2g', name: 'ac2g' },
@@ -126,6 +135,14 @@ export async function openTrace(trace, { init = {}, launch = {} } = {}) {
   await initialized;
   await c.configurationDoneRequest();
   return c;
+}
+
+// Disconnects and waits for the adapter to exit: it closes the session's store on the way out
+// (a checkpoint writes the file), so its folder is removed only afterwards.
+export async function closeSession(c) {
+  const exited = exitOf(c.adapterProcess);
+  await c.disconnectRequest();
+  await withTimeout(exited, 30000, 'the adapter to exit after disconnect');
 }
 
 // A request whose failure is part of the test: the response, success or not.

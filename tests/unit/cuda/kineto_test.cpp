@@ -398,3 +398,34 @@ TEST_CASE("Kineto JSON: progress counts the file's bytes; abandoned, the import 
     CHECK(again->counts().records == 0);
   }
 }
+
+TEST_CASE("Kineto JSON: with_stack's python_function events give a launch its Python frames") {
+  TempDir dir;
+  std::vector<std::string> events = sampleEvents();
+  // Enclosing the launch call at 110.25 µs on thread 4001: three Python frames, a module
+  // scope (no file and line) and a frame that ended before the launch.
+  events.push_back(R"J({"ph": "X", "cat": "python_function", "name": "/w/train.py(30): main", "pid": 4000, "tid": 4001, "ts": 80, "dur": 120})J");
+  events.push_back(R"J({"ph": "X", "cat": "python_function", "name": "/w/train.py(12): step", "pid": 4000, "tid": 4001, "ts": 95, "dur": 60})J");
+  events.push_back(R"J({"ph": "X", "cat": "python_function", "name": "nn.Module: Linear_0", "pid": 4000, "tid": 4001, "ts": 98, "dur": 55})J");
+  events.push_back(R"J({"ph": "X", "cat": "python_function", "name": "/w/model.py(7): forward", "pid": 4000, "tid": 4001, "ts": 99, "dur": 52})J");
+  events.push_back(R"J({"ph": "X", "cat": "python_function", "name": "/w/data.py(3): load", "pid": 4000, "tid": 4001, "ts": 81, "dur": 5})J");
+  writeFile(dir.file("t.json"), kinetoTrace(events));
+  auto store = newStore(dir);
+  REQUIRE(importTrace(dir.file("t.json"), *store).ok());
+  auto tl = store->timeline(kBase + 120'000, kBase + 121'000, 100);
+  REQUIRE(tl.ok());
+  std::uint64_t kernelId = 0;
+  for (auto& it : tl->items)
+    if (it.kind == RecordKind::Kernel) kernelId = it.id;
+  auto d = store->kernel(kernelId);
+  REQUIRE(d.ok());
+  REQUIRE(d->launch);
+  REQUIRE(d->python.size() == 3);
+  CHECK(d->python[0].function == "forward");
+  CHECK(d->python[0].file == "/w/model.py");
+  CHECK(d->python[0].line == 7);
+  CHECK(d->python[1].function == "step");
+  CHECK(d->python[2].function == "main");
+  CHECK(d->python[2].line == 30);
+  CHECK_FALSE(d->siteKnown);
+}
