@@ -13,6 +13,7 @@ import {
   BASE, GEMM, KINETO_RECORDS, LAUNCHER, RELUS, closeSession, lastError, openTrace, repl, tempDir, writeKineto, writeStore,
 } from './lib/gpu.mjs';
 import { lineOf } from './lib/python.mjs';
+import { NATIVE_PROGRAM, NATIVE_SOURCE } from './lib/gpu.mjs';
 
 const NO_DATA = /^No GPU data in this session yet: open a recorded trace with launch \{"trace": PATH\}/;
 
@@ -99,13 +100,13 @@ test('!help, !gpu top, !gpu kernel, !gpu timeline and !sql answer readable text 
 
 test('!gpu kernel over a recorded store names the Python lines that launched the slowest launch', async () => {
   const dir = tempDir();
-  const c = await openTrace(writeStore(dir, (name) => lineOf(LAUNCHER, name)));
+  const c = await openTrace(writeStore(dir, (name) => lineOf(LAUNCHER, name), nativeLine(NATIVE_SOURCE, 'combine_call')));
   const k = await repl(c, `!gpu kernel ${GEMM}`);
   assert.match(k, /launches: 3, total 450\.0 µs, avg 150\.0 µs, min 100\.0 µs, max 200\.0 µs/);
   assert.match(k, /The slowest launch:\n  kernel gemm\(float\*, float\*, float\*, int\) \[id \d+\]\n  200\.0 µs from/);
   assert.ok(k.includes(`  from:\n    ${LAUNCHER}:${lineOf(LAUNCHER, 'launch_gemm')} in launch_gemm\n` +
     `    ${LAUNCHER}:${lineOf(LAUNCHER, 'train_step')} in train_step\n    ${LAUNCHER}:${lineOf(LAUNCHER, 'main_loop')} in main\n` +
-    '    0x7f0000001234 (native)\n    0x555555556789 (native)'), k);
+    `    0x7f0000001234 in cudaLaunchKernel (/opt/cuda/lib64/libcudart.so.13)\n    0x555555556789 in combine (${NATIVE_PROGRAM})`), k);
   assert.match(await repl(c, '!gpu top'), /; 2 records DROPPED by the collector/);
   await closeSession(c);
   assertClean(assert, c);

@@ -11,9 +11,10 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { assertClean, hasCustomSchema, startStdio } from './lib/harness.mjs';
 import { lineOf } from './lib/python.mjs';
+import { lineOf as nativeLineOf } from './lib/native.mjs';
 import {
   BASE, GEMM, INIT, KINETO_RECORDS as RECORDS, LAUNCHER, NSYS_KERNELS, PYTHON3, RELUS, closeSession, kinetoText, lastError,
-  openTrace, tempDir, writeKineto, writeNsys, writeStore,
+  NATIVE_SOURCE, openTrace, tempDir, writeKineto, writeNsys, writeStore,
 } from './lib/gpu.mjs';
 
 const SPAN = { startNs: BASE + 90_000, endNs: BASE + (200 + (RELUS - 1) * 5 + 2) * 1000 };
@@ -178,9 +179,10 @@ test('an Nsight Systems export opens: kernels, their launch calls, copies', { sk
   fs.rmSync(dir, { recursive: true });
 });
 
-test('a Strata store with launch sites: gpuKernel gives the launching Python frames as StackFrames with sources', async () => {
+test('a Strata store with launch sites: gpuKernel gives the launching Python and native frames as StackFrames with sources', async () => {
   const dir = tempDir();
-  const file = writeStore(dir, (name) => lineOf(LAUNCHER, name));
+  const combine = nativeLineOf(NATIVE_SOURCE, 'combine_call');
+  const file = writeStore(dir, (name) => lineOf(LAUNCHER, name), combine);
   const c = await openTrace(file, { launch: { gpuStore: path.join(dir, 'unused.strata') } });
   assert.match(c.output('console'), /It is this session's GPU store \("gpuStore" is not used/);
   const s = (await c.send('gpuSummary', {})).body;
@@ -193,14 +195,19 @@ test('a Strata store with launch sites: gpuKernel gives the launching Python fra
   assert.equal(k.siteKnown, true);
   assert.deepEqual(k.launch && [k.launch.name, k.launch.tid], ['cudaLaunchKernel', 4243]);
   // The Python frames, innermost first, each opening its line; then the native ones.
-  const py = k.stackFrames.filter((f) => f.source);
+  const py = k.stackFrames.slice(0, 3);
   assert.deepEqual(py.map((f) => [f.name, f.source.path, f.line]), [
     ['launch_gemm', LAUNCHER, lineOf(LAUNCHER, 'launch_gemm')],
     ['train_step', LAUNCHER, lineOf(LAUNCHER, 'train_step')],
     ['main', LAUNCHER, lineOf(LAUNCHER, 'main_loop')],
   ]);
-  assert.deepEqual(k.stackFrames.slice(3).map((f) => [f.name, f.instructionPointerReference]),
-    [['0x7f0000001234', '0x7f0000001234'], ['0x555555556789', '0x555555556789']]);
+  // Native, innermost first: the runtime's call (its library is not on this machine: the
+  // collector's symbol), then the line of the program that called it (from its DWARF).
+  const [cudart, caller] = k.stackFrames.slice(3);
+  assert.deepEqual([cudart.name, cudart.instructionPointerReference, cudart.source, cudart.presentationHint],
+    ['cudaLaunchKernel', '0x7f0000001234', undefined, 'subtle']);
+  assert.deepEqual([caller.name, caller.instructionPointerReference, caller.source.path, caller.line],
+    ['combine', '0x555555556789', NATIVE_SOURCE, combine]);
   // A launch frame's id is the GPU backend's: it answers (no variables), with no program running.
   const scopes = await c.scopesRequest({ frameId: py[0].id });
   assert.deepEqual(scopes.body.scopes, []);

@@ -255,10 +255,15 @@ std::string record(const RecordDetail& d) {
   if (!d.python.empty() || !d.native.empty()) {
     out += "  from:\n";
     for (const auto& f : d.python) out += "    " + f.file + ":" + std::to_string(f.line) + " in " + f.function + "\n";
-    for (auto a : d.native) {
+    for (std::size_t i = 0; i < d.native.size(); ++i) {
       char buf[32];
-      std::snprintf(buf, sizeof buf, "0x%" PRIx64, a);
-      out += std::string("    ") + buf + " (native)\n";
+      std::snprintf(buf, sizeof buf, "0x%" PRIx64, d.native[i]);
+      out += std::string("    ") + buf;
+      const NativeFrame* f = i < d.nativeFrames.size() ? &d.nativeFrames[i] : nullptr;
+      if (f && !f->module.empty())
+        out += (f->symbol.empty() ? "" : " in " + f->symbol) + " (" + f->module + ")\n";
+      else
+        out += " (native)\n";
     }
   } else if (r.kind == RecordKind::Kernel) {
     out += "  the launching line is not known (no launch site was recorded for it)\n";

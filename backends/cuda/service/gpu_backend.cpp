@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "console_text.hpp"
+#include "strata/native/symbols/object_symbols.hpp"
 #include "strata/cuda/import.hpp"
 #include "strata/cuda/store_json.hpp"
 
@@ -312,15 +313,39 @@ void GpuBackend::kernel(std::uint64_t id, Reply<GpuRecordDetail> reply) {
     frame.column = 1;
     out.frames.push_back(std::move(frame));
   }
-  for (std::uint64_t address : d->native) {
-    FrameInfo frame;
-    frame.id = static_cast<std::int64_t>(++frames_);
-    frame.name = hex(address);
-    frame.instructionPointerReference = hex(address);
-    frame.presentationHint = "subtle";
-    out.frames.push_back(std::move(frame));
-  }
+  for (std::size_t i = 0; i < d->native.size(); ++i)
+    out.frames.push_back(nativeFrame(d->native[i], d->nativeFrames.empty() ? nullptr : &d->nativeFrames[i]));
   reply(std::move(out));
+}
+
+// A native launch frame: its function and line from the module's DWARF when the module is
+// readable here, else the collector's symbol, else the bare address.
+FrameInfo GpuBackend::nativeFrame(std::uint64_t pc, const cuda::NativeFrame* resolved) {
+  FrameInfo frame;
+  frame.id = static_cast<std::int64_t>(++frames_);
+  frame.name = hex(pc);
+  frame.instructionPointerReference = hex(pc);
+  frame.presentationHint = "subtle";
+  if (!resolved || resolved->module.empty()) return frame;
+  if (!resolved->symbol.empty()) frame.name = resolved->symbol;
+  auto it = modules_.find(resolved->module);
+  if (it == modules_.end()) {
+    auto opened = native::symbols::ObjectSymbols::open(resolved->module);
+    it = modules_.emplace(resolved->module, opened ? *opened : nullptr).first;
+  }
+  if (!it->second || resolved->elfAddress == 0) return frame;
+  // A return address: the call that made it is the byte before.
+  std::uint64_t at = resolved->elfAddress - 1;
+  if (auto f = it->second->functionAt(at)) frame.name = f->name.empty() ? f->displayName : f->name;
+  if (auto where = it->second->locationForAddress(at); where && !where->file.empty() && where->file[0] == '/') {
+    frame.source = SourceInfo{basename(where->file), where->file, 0, ""};
+    frame.line = where->line;
+    frame.column = std::max(where->column, 1);
+    frame.presentationHint = "normal";
+    std::error_code ec;
+    if (!fs::exists(where->file, ec)) frame.source->presentationHint = "deemphasize";
+  }
+  return frame;
 }
 
 void GpuBackend::exportTrace(const GpuExportQuery& q, Reply<json::value> reply) {

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -14,6 +15,10 @@
 #include "backends/backend.hpp"
 #include "backends/gpu.hpp"
 #include "strata/cuda/store.hpp"
+
+namespace strata::native::symbols {
+class ObjectSymbols;
+}
 
 namespace strata::backends {
 
@@ -80,6 +85,9 @@ class GpuBackend final : public Backend, public GpuService {
   Result<cuda::Store*> requireData(const char* what);
   void announce();
   void finishImport(const std::shared_ptr<Import>& job);
+  FrameInfo nativeFrame(std::uint64_t pc, const cuda::NativeFrame* resolved);
+  // Symbols of the modules native launch frames name, opened once (null: not readable here).
+  std::map<std::string, std::shared_ptr<native::symbols::ObjectSymbols>> modules_;
 
   asio::io_context& io_;
   BackendHost& host_;

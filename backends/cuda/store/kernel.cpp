@@ -94,6 +94,18 @@ Result<RecordDetail> Store::kernel(std::uint64_t id) {
         }
       }
     }
+    // A store opened read-only from before native_frames existed has none: nothing to add.
+    auto n = sql::Stmt::prepare(m.db, "SELECT depth,module,module_address,symbol FROM native_frames WHERE pid=? AND site=? ORDER BY depth", kIo, false);
+    if (n) {
+      n->bind(1, r.pid).bind(2, r.site);
+      std::vector<NativeFrame> resolved;
+      while (n->step() == SQLITE_ROW) {
+        auto depth = static_cast<std::size_t>(n->i64(0));
+        if (depth != resolved.size() || depth >= d.native.size()) break;
+        resolved.push_back(NativeFrame{d.native[depth], n->u64(2), std::string(n->text(1)), std::string(n->text(3))});
+      }
+      if (resolved.size() == d.native.size()) d.nativeFrames = std::move(resolved);
+    }
   }
 
   // The launching call: same correlation (and process, when known) on a CPU thread, started

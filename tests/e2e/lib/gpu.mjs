@@ -118,11 +118,14 @@ export function writeNsys(dir, name = 'report.sqlite', { broken = false } = {}) 
   return file;
 }
 
-// The store live collection would leave: gemm launched three times from gpu_launcher.py.
-export function writeStore(dir, lineOf, name = 'recorded.strata') {
+// The store live collection would leave: gemm launched three times from gpu_launcher.py, by
+// cudaLaunchKernel called from combine() of the native debuggee (NATIVE_SITE).
+export const NATIVE_PROGRAM = path.join(TARGETS, 'native_demo');
+export const NATIVE_SOURCE = path.join(REPO, 'tests/targets/native/dap/native_demo.cpp');
+export function writeStore(dir, lineOf, nativeLine, name = 'recorded.strata') {
   const file = path.join(dir, name);
   execFileSync(MAKE_STORE, [file, LAUNCHER, String(lineOf('launch_gemm')), String(lineOf('train_step')),
-    String(lineOf('main_loop'))]);
+    String(lineOf('main_loop')), NATIVE_PROGRAM, NATIVE_SOURCE, String(nativeLine)]);
   return file;
 }
 

@@ -1,14 +1,16 @@
 // Writes a Strata GPU store as live collection would, for the end-to-end tests: a device, CUDA
 // runtime calls, the kernels they launched (a mangled name among them) with launch sites whose
-// Python frames name lines of a given file, copies and a sync. Times start at 10^12 ns, so a
-// JavaScript client reads them exactly.
-//   make_gpu_store OUT.strata PYFILE LAUNCH_LINE STEP_LINE LOOP_LINE
+// Python frames name lines of a given file and whose native frames are a libcudart call (a
+// module not on this machine) and a line of a native program with debug information, copies
+// and a sync. Times start at 10^12 ns, so a JavaScript client reads them exactly.
+//   make_gpu_store OUT.strata PYFILE LAUNCH_LINE STEP_LINE LOOP_LINE PROGRAM SOURCE LINE
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "strata/cuda/store.hpp"
+#include "strata/native/symbols/object_symbols.hpp"
 
 using namespace strata::cuda;
 
@@ -25,7 +27,13 @@ int fail(const std::string& what) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 6) return fail("usage: make_gpu_store OUT.strata PYFILE LAUNCH_LINE STEP_LINE LOOP_LINE");
+  if (argc != 9) return fail("usage: make_gpu_store OUT.strata PYFILE LAUNCH_LINE STEP_LINE LOOP_LINE PROGRAM SOURCE LINE");
+  // The native frame's address in the program: the first code of SOURCE:LINE, as a return
+  // address into that line would be.
+  auto program = strata::native::symbols::ObjectSymbols::open(argv[6]);
+  if (!program) return fail(program.error().message);
+  auto at = (*program)->addressesForLine(argv[7], std::atoi(argv[8]));
+  if (!at || at->addresses.empty()) return fail(std::string("no code at ") + argv[7] + ":" + argv[8]);
   auto store = Store::create(argv[1]);
   if (!store) return fail(store.error().message);
   Store& s = **store;
@@ -56,6 +64,8 @@ int main(int argc, char** argv) {
   site.python = {{"launch_gemm", py, std::atoi(argv[3])}, {"train_step", py, std::atoi(argv[4])},
                  {"main", py, std::atoi(argv[5])}};
   site.native = {0x7f00'0000'1234ull, 0x5555'5555'6789ull};
+  site.nativeFrames = {{0x7f00'0000'1234ull, 0x4'1234ull, "/opt/cuda/lib64/libcudart.so.13", "cudaLaunchKernel"},
+                       {0x5555'5555'6789ull, at->addresses.front() + 1, argv[6], "combine"}};
   site.api = "cudaLaunchKernel";
   if (auto r = s.addLaunchSite(site); !r) return fail(r.error().message);
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <unordered_map>
 
 #include "../chunk_codec.hpp"
@@ -130,6 +131,22 @@ Result<ImportReport> importStore(const std::string& path, Store& store, const Im
       }
     }
     {
+      // Resolved native frames, by site (a store written before they were kept has none).
+      std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<NativeFrame>> resolved;
+      if (auto nf = sql::Stmt::prepare(*db, "SELECT pid,site,module,module_address,symbol FROM native_frames ORDER BY pid,site,depth",
+                                       kMalformed, false)) {
+        while (nf->step() == SQLITE_ROW) {
+          resolved[{static_cast<std::uint32_t>(nf->i64(0)), static_cast<std::uint32_t>(nf->i64(1))}].push_back(
+              NativeFrame{0, nf->u64(3), std::string(nf->text(2)), std::string(nf->text(4))});
+        }
+      }
+      auto add = [&](LaunchSite& site) -> Result<void> {
+        if (auto it = resolved.find({site.pid, site.id}); it != resolved.end() && it->second.size() == site.native.size()) {
+          site.nativeFrames = std::move(it->second);
+          for (std::size_t i = 0; i < site.native.size(); ++i) site.nativeFrames[i].pc = site.native[i];
+        }
+        return store.addLaunchSite(site);
+      };
       auto st = sql::Stmt::prepare(*db, "SELECT pid,site,kind,function,file,line,address FROM site_frames ORDER BY pid,site,kind,depth", kMalformed, false);
       if (!st) return fail("site_frames");
       LaunchSite site;
@@ -139,7 +156,7 @@ Result<ImportReport> importStore(const std::string& path, Store& store, const Im
         auto pid = static_cast<std::uint32_t>(st->i64(0));
         auto id = static_cast<std::uint32_t>(st->i64(1));
         if (open && (site.pid != pid || site.id != id)) {
-          if (auto r = store.addLaunchSite(site); !r) return r;
+          if (auto r = add(site); !r) return r;
           site = LaunchSite{};
         }
         open = true;
@@ -153,7 +170,7 @@ Result<ImportReport> importStore(const std::string& path, Store& store, const Im
       }
       if (rc != SQLITE_DONE) return fail("site_frames");
       if (open) {
-        if (auto r = store.addLaunchSite(site); !r) return r;
+        if (auto r = add(site); !r) return r;
       }
     }
     {

@@ -127,6 +127,9 @@ struct RecordDetail {
   bool siteKnown = false;
   std::vector<PythonFrame> python;     // innermost first
   std::vector<std::uint64_t> native;   // return addresses, innermost first (unresolved)
+  // The same frames as the collector resolved them (module, address in it, symbol), when it
+  // did: then as many as `native`, in the same order; else empty.
+  std::vector<NativeFrame> nativeFrames;
   std::optional<RelatedRecord> launch;  // the runtime/driver call with the same correlation
   std::optional<RelatedRecord> op;      // the framework op (CpuOp) with the same external id
 };
