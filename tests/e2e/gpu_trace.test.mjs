@@ -14,7 +14,7 @@ import { lineOf } from './lib/python.mjs';
 import { lineOf as nativeLineOf } from './lib/native.mjs';
 import {
   BASE, GEMM, INIT, KINETO_RECORDS as RECORDS, LAUNCHER, NSYS_KERNELS, PYTHON3, RELUS, closeSession, kinetoText, lastError,
-  NATIVE_SOURCE, openTrace, tempDir, writeKineto, writeNsys, writeStore,
+  NATIVE_SOURCE, openTrace, readPerfetto, tempDir, writeKineto, writeNsys, writeStore,
 } from './lib/gpu.mjs';
 
 const SPAN = { startNs: BASE + 90_000, endNs: BASE + (200 + (RELUS - 1) * 5 + 2) * 1000 };
@@ -123,6 +123,35 @@ test('a Kineto trace opens with no program, and every GPU request answers from i
   assert.equal(exported.traceEvents.filter((e) => e.ph === 'X' && e.name === 'relu_kernel').length, RELUS);
   const byDefault = (await c.send('gpuExport', {})).body;
   assert.equal(byDefault.path, path.join(dir, 'session.trace.json'), 'beside the store');
+  // Perfetto's protobuf: a descriptor for every track before its slices, every slice begun and
+  // ended on its own track, nested, each sequence's times going forward.
+  const pf = (await c.send('gpuExport', { format: 'perfetto' })).body;
+  assert.deepEqual([pf.format, pf.path, pf.events], ['perfetto', path.join(dir, 'session.pftrace'), RECORDS]);
+  const packets = readPerfetto(fs.readFileSync(pf.path));
+  assert.equal(pf.bytes, fs.statSync(pf.path).size);
+  const described = new Map(), open = new Map(), lastTs = new Map();
+  let begins = 0;
+  for (const p of packets) {
+    if (p.track) { described.set(p.track.uuid, p.track); continue; }
+    const e = p.event;
+    assert.ok(described.has(e.track), 'a slice on a described track');
+    if (lastTs.has(p.seq)) assert.ok(p.ts >= lastTs.get(p.seq), 'times go forward on a sequence');
+    lastTs.set(p.seq, p.ts);
+    const stack = open.get(e.track) ?? [];
+    if (e.type === 1) { stack.push(p.ts); begins++; } else {
+      assert.equal(e.type, 2);
+      assert.ok(stack.length > 0 && stack.pop() <= p.ts, 'an end closes a slice begun before it');
+    }
+    open.set(e.track, stack);
+  }
+  assert.equal(begins, RECORDS);
+  assert.ok([...open.values()].every((s) => s.length === 0), 'every slice ended');
+  const names = packets.filter((p) => p.event?.type === 1).map((p) => p.event.name);
+  assert.equal(names.filter((n) => n === 'relu_kernel').length, RELUS);
+  assert.equal(names.filter((n) => n === GEMM).length, 1);
+  const threads = [...described.values()].filter((t) => t.thread).map((t) => t.thread.name).sort();
+  assert.deepEqual(threads, ['stream 7', 'stream 8', 'thread 4001']);
+  assert.ok([...described.values()].some((t) => t.process?.name === 'GPU 0'));
   await assert.rejects(c.send('gpuExport', { path: 'relative.json' }), /'relative.json' is not an absolute path/);
   await assert.rejects(c.send('gpuExport', { format: 'svg' }), /expected 'chrome' or 'perfetto', got 'svg'/);
 

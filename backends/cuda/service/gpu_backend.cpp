@@ -351,25 +351,21 @@ FrameInfo GpuBackend::nativeFrame(std::uint64_t pc, const cuda::NativeFrame* res
 void GpuBackend::exportTrace(const GpuExportQuery& q, Reply<json::value> reply) {
   auto store = requireData("gpuExport");
   if (!store) return reply(store.takeError());
-  if (q.format != "chrome")
-    return reply(Error{errors::kGpuExportFormat,
-                       "gpuExport: the '" + q.format +
-                           "' format is not written by this Strata yet; export 'chrome' (ui.perfetto.dev opens it too)",
-                       false});
+  bool perfetto = q.format == "perfetto";
   std::string path = q.path;
   if (path.empty()) {
     // Beside the store, under a name no file has yet.
     fs::path base = fs::path(storePath_).replace_extension("");
     std::error_code ec;
     for (int i = 1; path.empty() || fs::exists(path, ec); ++i)
-      path = base.string() + (i == 1 ? "" : "-" + std::to_string(i)) + ".trace.json";
+      path = base.string() + (i == 1 ? "" : "-" + std::to_string(i)) + (perfetto ? ".pftrace" : ".trace.json");
   }
   cuda::ExportOptions options;
   if (q.startNs || q.endNs) {
     cuda::TimeSpan span = (*store)->counts().timeSpan;
     options.window = cuda::TimeSpan{q.startNs.value_or(span.startNs), q.endNs.value_or(span.endNs + 1)};
   }
-  auto r = (*store)->exportChrome(path, options);
+  auto r = (*store)->exportTrace(path, perfetto ? cuda::ExportFormat::Perfetto : cuda::ExportFormat::Chrome, options);
   if (!r) return reply(r.takeError());
   json::object body = cuda::toJson(*r).as_object();
   body["format"] = q.format;

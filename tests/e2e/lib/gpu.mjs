@@ -164,3 +164,61 @@ export async function repl(c, expression, frameId) {
   const r = await c.evaluateRequest({ expression, context: 'repl', ...(frameId ? { frameId } : {}) });
   return r.body.result;
 }
+
+// A Perfetto protobuf trace read back (protos/perfetto/trace: Trace.packet = 1; TracePacket
+// timestamp = 8, trusted_packet_sequence_id = 10, track_event = 11, track_descriptor = 60;
+// TrackEvent type = 9, track_uuid = 11, categories = 22, name = 23; TrackDescriptor uuid = 1,
+// process = 3 {pid = 1, process_name = 6}, thread = 4 {pid = 1, tid = 2, thread_name = 5}).
+// Varints are BigInts: track uuids pass 2^53.
+export function readPerfetto(bytes) {
+  const fields = (buf) => {
+    const out = [];
+    let i = 0;
+    const varint = () => {
+      let v = 0n, shift = 0n;
+      for (;;) {
+        const b = buf[i++];
+        if (b === undefined) throw new Error('a varint runs past the end');
+        v |= BigInt(b & 0x7f) << shift;
+        if (!(b & 0x80)) return v;
+        shift += 7n;
+      }
+    };
+    while (i < buf.length) {
+      const key = varint();
+      const [field, wire] = [Number(key >> 3n), Number(key & 7n)];
+      if (wire === 0) out.push([field, varint()]);
+      else if (wire === 2) {
+        const n = Number(varint());
+        if (i + n > buf.length) throw new Error('a field runs past the end');
+        out.push([field, buf.subarray(i, i + n)]);
+        i += n;
+      } else throw new Error(`wire type ${wire} is not used by Strata's export`);
+    }
+    return out;
+  };
+  const text = (b) => Buffer.from(b).toString('utf8');
+  const get = (fs, n) => fs.find(([f]) => f === n)?.[1];
+  return fields(bytes).map(([f, p]) => {
+    if (f !== 1) throw new Error(`Trace field ${f}`);
+    const pf = fields(p);
+    const packet = { ts: get(pf, 8), seq: get(pf, 10) };
+    const ev = get(pf, 11), desc = get(pf, 60);
+    if (ev) {
+      const ef = fields(ev);
+      packet.event = { type: Number(get(ef, 9)), track: get(ef, 11), name: get(ef, 23) && text(get(ef, 23)),
+        categories: ef.filter(([n]) => n === 22).map(([, v]) => text(v)) };
+    }
+    if (desc) {
+      const df = fields(desc);
+      packet.track = { uuid: get(df, 1) };
+      const proc = get(df, 3), thread = get(df, 4);
+      if (proc) packet.track.process = { pid: get(fields(proc), 1), name: text(get(fields(proc), 6)) };
+      if (thread) {
+        const tf = fields(thread);
+        packet.track.thread = { pid: get(tf, 1), tid: get(tf, 2), name: text(get(tf, 5)) };
+      }
+    }
+    return packet;
+  });
+}

@@ -135,6 +135,7 @@ struct RecordDetail {
 };
 
 // --- gpuExport --------------------------------------------------------------------------------
+enum class ExportFormat { Chrome, Perfetto };
 struct ExportOptions {
   std::optional<TimeSpan> window;  // only records overlapping it
 };
@@ -210,7 +211,9 @@ class Store {
   // Items overlapping [startNs, endNs), at most maxItems in all.
   Result<Timeline> timeline(std::uint64_t startNs, std::uint64_t endNs, std::uint32_t maxItems);
   Result<RecordDetail> kernel(std::uint64_t id);
-  // Chrome trace-event JSON (ui.perfetto.dev opens it). Written to `path`.tmp, then renamed.
+  // A file ui.perfetto.dev opens: Chrome trace-event JSON, or Perfetto's protobuf trace
+  // (TrackEvent slices). Written to `path`.tmp, then renamed.
+  Result<ExportReport> exportTrace(const std::string& path, ExportFormat format, const ExportOptions& options = {});
   Result<ExportReport> exportChrome(const std::string& path, const ExportOptions& options = {});
   // One read-only statement over the documented tables (README); at most maxRows rows,
   // stopped after timeoutMs.
