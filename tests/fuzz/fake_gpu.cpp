@@ -3,6 +3,8 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
+
 #include "fake_backend.hpp"
 
 namespace strata::fuzz {
@@ -87,8 +89,10 @@ void FakeGpu::summary(std::size_t limit, Reply<json::value> reply) {
 void FakeGpu::timeline(const GpuTimelineQuery& q, Reply<json::value> reply) {
   if (noData("gpuTimeline", reply)) return;
   require(q.maxItems >= 1, "gpuTimeline reached the GPU backend with maxItems 0");
-  std::uint64_t start = q.startNs.value_or(1000), end = q.endNs.value_or(5000);
-  require(end > start, "gpuTimeline reached the GPU backend with an empty window");
+  // Both ends given: the handler has checked them. One given: the other is the data's own.
+  require(!q.startNs || !q.endNs || *q.endNs > *q.startNs, "gpuTimeline reached the GPU backend with an empty window");
+  std::uint64_t start = q.startNs.value_or(1000), end = q.endNs.value_or(std::max<std::uint64_t>(5000, start + 1));
+  if (end <= start) return reply(Error{errors::kBadArguments, "gpuTimeline: the window ends before it starts", false});
   json::array items;
   for (std::uint32_t i = 0; i < q.maxItems && i < 3; ++i)
     items.push_back(json::object{{"track", 1}, {"startNs", start}, {"endNs", end}, {"count", 1}, {"kind", "kernel"},
