@@ -1,6 +1,8 @@
-// The backend factory of strata-dap: which of the shipped backends serves a launch or attach.
+// The backend factory of strata-dap: which of the shipped backends serves a launch or attach,
+// and the GPU backend every session holds beside it.
 #include "adapter/builtin_backends.hpp"
 
+#include "backends/cuda/service/gpu_backend.hpp"
 #include "backends/native/backend/native_backend.hpp"
 #include "backends/process/process_backend.hpp"
 #include "backends/python/proxy/python_backend.hpp"
@@ -9,18 +11,24 @@ namespace strata::adapter {
 
 BackendFactory builtinBackends() {
   BackendFactory f;
-  f.launch = [](Session& s, const backends::LaunchSpec& spec) -> std::unique_ptr<backends::Backend> {
+  f.launch = [](Session& s, backends::BackendHost& host,
+                const backends::LaunchSpec& spec) -> std::unique_ptr<backends::Backend> {
     if (spec.language == backends::LaunchSpec::Language::Python && !spec.noDebug)
-      return std::make_unique<backends::PythonBackend>(s.io(), s);
+      return std::make_unique<backends::PythonBackend>(s.io(), host);
     if (spec.language == backends::LaunchSpec::Language::Native && !spec.noDebug)
-      return std::make_unique<backends::NativeBackend>(s.io(), s);
-    return std::make_unique<backends::ProcessBackend>(s.io(), s);
+      return std::make_unique<backends::NativeBackend>(s.io(), host);
+    return std::make_unique<backends::ProcessBackend>(s.io(), host);
   };
-  f.attach = [](Session& s, const backends::AttachSpec& spec) -> std::unique_ptr<backends::Backend> {
-    if (spec.processId) return std::make_unique<backends::NativeBackend>(s.io(), s);
-    return std::make_unique<backends::PythonBackend>(s.io(), s);
+  f.attach = [](Session& s, backends::BackendHost& host,
+                const backends::AttachSpec& spec) -> std::unique_ptr<backends::Backend> {
+    if (spec.processId) return std::make_unique<backends::NativeBackend>(s.io(), host);
+    return std::make_unique<backends::PythonBackend>(s.io(), host);
+  };
+  f.gpu = [](Session& s, backends::BackendHost& host) -> std::unique_ptr<backends::Backend> {
+    return std::make_unique<backends::GpuBackend>(s.io(), host);
   };
   f.debuggers = {backends::PythonBackend::staticFeatures(), backends::NativeBackend::staticFeatures()};
+  f.services = {backends::GpuBackend::staticFeatures()};
   return f;
 }
 

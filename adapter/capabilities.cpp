@@ -39,6 +39,7 @@ constexpr FeatureCapability kTable[] = {
     {&BackendFeatures::modules, &Capabilities::supportsModulesRequest},
     {&BackendFeatures::stepInTargets, &Capabilities::supportsStepInTargetsRequest},
     {&BackendFeatures::loadedSources, &Capabilities::supportsLoadedSourcesRequest},
+    {&BackendFeatures::gpuTimeline, &Capabilities::supportsGpuTimeline},
 };
 
 }  // namespace
@@ -48,6 +49,12 @@ BackendFeatures commonFeatures(const BackendFeatures& a, const BackendFeatures& 
   for (const auto& row : kTable) out.*row.feature = a.*row.feature && b.*row.feature;
   // Exception filters belong to the backend that raises them: never shared.
   return out;
+}
+
+BackendFeatures withServices(BackendFeatures features, const std::vector<BackendFeatures>& services) {
+  for (const auto& service : services)
+    for (const auto& row : kTable) features.*row.feature = features.*row.feature || service.*row.feature;
+  return features;
 }
 
 BackendFeatures featuresOfEveryBackend(const std::vector<BackendFeatures>& debuggers) {

@@ -14,6 +14,9 @@ backends::BackendFeatures featuresOfEveryBackend(const std::vector<backends::Bac
 // The exception filters of all of them, for requests that come before launch.
 std::vector<backends::ExceptionFilter> exceptionFiltersOfEveryBackend(
     const std::vector<backends::BackendFeatures>& debuggers);
+// `features` plus what any of `services` (the backends beside the debugger) brings.
+backends::BackendFeatures withServices(backends::BackendFeatures features,
+                                       const std::vector<backends::BackendFeatures>& services);
 // Only what both have.
 backends::BackendFeatures commonFeatures(const backends::BackendFeatures& a, const backends::BackendFeatures& b);
 // Features as DAP capabilities (absent where false), exception filters included.

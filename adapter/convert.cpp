@@ -312,4 +312,10 @@ json::value toJson(Session& session, backends::Backend* owner, const std::vector
   return json::object{{"instructions", std::move(list)}};
 }
 
+json::value toJson(const backends::GpuActivityReport& a) {
+  return json::object{{"counts", json::object{{"records", a.records}, {"kernels", a.kernels}, {"copies", a.copies}}},
+                      {"timeSpan", json::object{{"startNs", a.startNs}, {"endNs", a.endNs}}},
+                      {"dropped", a.dropped}};
+}
+
 }  // namespace strata::adapter

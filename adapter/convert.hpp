@@ -52,5 +52,6 @@ json::value toJson(const backends::DataBreakpointTarget& target);               
 json::value toJson(const std::vector<backends::StepInTargetInfo>& targets);       // stepInTargets
 json::value toJson(Session& session, backends::Backend* owner,
                    const std::vector<backends::InstructionInfo>& instructions);   // disassemble
+json::value toJson(const backends::GpuActivityReport& activity);                 // the gpuActivity event
 
 }  // namespace strata::adapter

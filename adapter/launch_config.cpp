@@ -219,4 +219,53 @@ Result<LaunchSpec> resolveLaunch(const protocol::LaunchRequestArguments& args,
   return spec;
 }
 
+namespace {
+
+std::string launchCwd(const protocol::LaunchRequestArguments& args, const std::string& adapterCwd) {
+  std::string cwd = args.cwd.value_or(adapterCwd);
+  if (cwd.empty()) cwd = adapterCwd;
+  return (fs::path(adapterCwd) / cwd).lexically_normal().string();
+}
+
+}  // namespace
+
+Result<std::string> resolveGpuStore(const protocol::LaunchRequestArguments& args, const std::string& adapterCwd) {
+  if (!args.gpuStore) return std::string();
+  if (args.gpuStore->empty())
+    return launchError(errors::kBadArguments, "invalid 'launch' request: arguments.gpuStore: the path is empty");
+  std::string path = (fs::path(launchCwd(args, adapterCwd)) / *args.gpuStore).lexically_normal().string();
+  std::error_code ec;
+  if (fs::exists(path, ec))
+    return launchError(errors::kStoreIo, "gpuStore '" + path +
+                                             "' already exists: Strata never writes over a file; name a new one "
+                                             "(or open that store with \"trace\")");
+  auto dir = fs::path(path).parent_path();
+  if (!fs::is_directory(dir, ec))
+    return launchError(errors::kStoreIo, "gpuStore '" + path + "': the folder '" + dir.string() + "' does not exist");
+  return path;
+}
+
+Result<backends::GpuTraceSpec> resolveTraceLaunch(const protocol::LaunchRequestArguments& args,
+                                                  const std::string& adapterCwd) {
+  if (args.program || args.module)
+    return launchError(errors::kBadArguments,
+                       "invalid 'launch' request: give either 'trace' (open a recorded GPU trace) or "
+                       "'program'/'module' (run a program), not both");
+  if (!args.trace || args.trace->empty())
+    return launchError(errors::kBadArguments, "invalid 'launch' request: arguments.trace: the path is empty");
+  backends::GpuTraceSpec spec;
+  spec.path = (fs::path(launchCwd(args, adapterCwd)) / *args.trace).lexically_normal().string();
+  struct stat st{};
+  if (::stat(spec.path.c_str(), &st) != 0)
+    return launchError(errors::kStoreIo, "trace '" + spec.path + "' does not exist" +
+                                             (errno == ENOENT ? "" : std::string(": ") + std::strerror(errno)));
+  if (S_ISDIR(st.st_mode)) return launchError(errors::kStoreIo, "trace '" + spec.path + "' is a directory");
+  if (::access(spec.path.c_str(), R_OK) != 0)
+    return launchError(errors::kStoreIo, "trace '" + spec.path + "' is not readable: " + std::strerror(errno));
+  auto store = resolveGpuStore(args, adapterCwd);
+  if (!store) return store.takeError();
+  spec.storePath = *store;
+  return spec;
+}
+
 }  // namespace strata::adapter

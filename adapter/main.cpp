@@ -65,11 +65,11 @@ class Server {
 
   void serve(std::shared_ptr<protocol::Connection> connection, bool exitWhenDone) {
     int id = nextId_++;
+    // A session's last teardown step may run after the server is gone (main's final poll).
+    std::weak_ptr<bool> alive = alive_;
     auto session = std::make_shared<adapter::Session>(
         io_, connection, adapter::SessionOptions{id, log_, adapterExe_, adapter::builtinBackends()},
-        [this, alive = std::weak_ptr<int>(alive_), id, exitWhenDone] {
-          // A session can close after the server is gone (its last step runs in main's final
-          // poll): then there is no table to leave and nothing left to stop.
+        [this, alive, id, exitWhenDone] {
           if (alive.expired()) return;
           sessions_.erase(id);
           if (exitWhenDone) io_.stop();
@@ -107,7 +107,7 @@ class Server {
   int nextId_ = 1;
   std::map<int, std::shared_ptr<adapter::Session>> sessions_;
   // Expires first as the server goes (declared last): sessions closing later see it gone.
-  std::shared_ptr<int> alive_ = std::make_shared<int>(0);
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
 int fail(const std::string& message) {
@@ -176,10 +176,12 @@ int main(int argc, char** argv) {
   asio::io_context io(1);
   auto serverOwner = std::make_unique<Server>(io, options, log);
   Server& server = *serverOwner;
+  // A signal may still come while the last sessions tear down, after the server is gone.
+  Server* serving = &server;
   asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code& ec, int) {
     if (ec) return;
-    server.shutdown();
+    if (serving) serving->shutdown();
     io.stop();
   });
 
@@ -251,6 +253,7 @@ int main(int argc, char** argv) {
   }
   io.run();
   listener.reset();
+  serving = nullptr;
   serverOwner.reset();  // sessions still open end here: their debuggees are let go
   io.restart();
   io.poll();  // handlers that still hold a session (its last teardown step) run now

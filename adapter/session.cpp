@@ -9,19 +9,67 @@ namespace strata::adapter {
 
 using protocol::Request;
 
+// The host one backend reports through: each report reaches the session with the backend that
+// made it, which owns the ids inside (threads, frames, variables, sources, breakpoints).
+class Session::Port final : public backends::BackendHost {
+ public:
+  explicit Port(Session& session) : session_(session) {}
+  backends::Backend* owner = nullptr;
+
+  void output(backends::OutputCategory category, std::string text) override {
+    session_.output(category, std::move(text));
+  }
+  void processStarted(const std::string& name, std::int64_t pid, bool launched) override {
+    session_.processStarted(name, pid, launched);
+  }
+  void exited(const backends::ExitStatus& status) override { session_.exited(owner, status); }
+  bool congested() const override { return session_.congested(); }
+  void whenWritable(std::function<void()> resume) override { session_.whenWritable(std::move(resume)); }
+  bool canRunInTerminal() const override { return session_.canRunInTerminal(); }
+  void runInTerminal(const backends::TerminalLaunch& launch, backends::Reply<backends::TerminalProcess> reply) override {
+    session_.runInTerminal(launch, std::move(reply));
+  }
+  const std::string& adapterExecutable() const override { return session_.adapterExecutable(); }
+  void stopped(const backends::StopReport& stop) override { session_.stopped(owner, stop); }
+  void continued(std::int64_t threadId, bool allThreads) override { session_.continued(owner, threadId, allThreads); }
+  void threadChanged(std::int64_t threadId, bool started) override { session_.threadChanged(owner, threadId, started); }
+  void breakpointChanged(const backends::BreakpointReport& state) override { session_.breakpointChanged(owner, state); }
+  void moduleChanged(const backends::ModuleInfo& module, const std::string& reason) override {
+    session_.moduleChanged(module, reason);
+  }
+  void progress(const backends::ProgressReport& report) override { session_.progress(report); }
+  void gpuActivity(const backends::GpuActivityReport& report) override { session_.gpuActivity(report); }
+
+ private:
+  Session& session_;
+};
+
 Session::Session(asio::io_context& io, std::shared_ptr<protocol::Connection> connection,
                  SessionOptions options, std::function<void()> onEnd)
     : io_(io), connection_(std::move(connection)), options_(std::move(options)), onEnd_(std::move(onEnd)) {
-  // What every backend supports is known now; the chosen backend adds the rest after launch.
-  capabilities_ = toCapabilities(featuresOfEveryBackend(options_.backendFactory.debuggers));
+  // What every debugger supports, and what the services beside them bring, is known now; the
+  // chosen debugger adds the rest after launch.
+  capabilities_ = toCapabilities(withServices(featuresOfEveryBackend(options_.backendFactory.debuggers),
+                                              options_.backendFactory.services));
   for (auto& h : makeHandlers()) {
     h->declare(capabilities_);
     std::string name(h->command());
     handlers_.emplace(std::move(name), std::move(h));
   }
+  if (options_.backendFactory.gpu) {
+    auto port = newPort();
+    auto backend = options_.backendFactory.gpu(*this, *port);
+    if (backend) gpu_ = hold(std::move(port), std::move(backend)).backend.get();
+  }
 }
 
-Session::~Session() = default;
+Session::~Session() {
+  // Backends first (they may still report while going), then their ports.
+  while (!backends_.empty()) {
+    backends_.back().backend.reset();
+    backends_.pop_back();
+  }
+}
 
 void Session::start() {
   auto weak = weak_from_this();
@@ -182,24 +230,59 @@ void Session::markInitialized(const protocol::InitializeRequestArguments& client
   state_ = State::Initialized;
 }
 
-std::unique_ptr<backends::Backend> Session::createBackend(const backends::LaunchSpec& spec) {
-  return options_.backendFactory.launch(*this, spec);
+std::unique_ptr<Session::Port> Session::newPort() { return std::make_unique<Port>(*this); }
+
+Session::Held& Session::hold(std::unique_ptr<Port> port, std::unique_ptr<backends::Backend> backend) {
+  port->owner = backend.get();
+  backends_.push_back(Held{std::move(port), std::move(backend)});
+  return backends_.back();
 }
 
-std::unique_ptr<backends::Backend> Session::createAttachBackend(const backends::AttachSpec& spec) {
-  return options_.backendFactory.attach(*this, spec);
+std::vector<backends::Backend*> Session::allBackends() const {
+  std::vector<backends::Backend*> all;
+  if (debugger_) all.push_back(debugger_);
+  for (const auto& h : backends_)
+    if (h.backend.get() != debugger_) all.push_back(h.backend.get());
+  return all;
 }
 
-void Session::setBackend(std::unique_ptr<backends::Backend> backend, bool launched) {
-  backend_ = std::move(backend);
+void Session::setDebugger(backends::Backend* debugger, bool launched) {
+  debugger_ = debugger;
   launchedDebuggee_ = launched;
   state_ = State::Launched;
 }
 
+backends::Backend* Session::startDebugger(const backends::LaunchSpec& spec) {
+  auto port = newPort();
+  auto backend = options_.backendFactory.launch(*this, *port, spec);
+  auto* raw = hold(std::move(port), std::move(backend)).backend.get();
+  setDebugger(raw, true);
+  return raw;
+}
+
+backends::Backend* Session::startAttachDebugger(const backends::AttachSpec& spec) {
+  auto port = newPort();
+  auto backend = options_.backendFactory.attach(*this, *port, spec);
+  auto* raw = hold(std::move(port), std::move(backend)).backend.get();
+  setDebugger(raw, false);
+  return raw;
+}
+
+void Session::launchedWithoutProgram() { state_ = State::Launched; }
+
+backends::Backend* Session::threadOwner(std::int64_t threadId) const {
+  if (auto it = threadOwners_.find(threadId); it != threadOwners_.end()) return it->second;
+  return debugger_;
+}
+
+void Session::noteThreads(backends::Backend* owner, const std::vector<backends::ThreadInfo>& threads) {
+  for (const auto& t : threads) threadOwners_[t.id] = owner;
+}
+
 void Session::closeAfterFlush() {
-  if (backend_ && !debuggeeEnded_) {
+  if (debugger_ && !debuggeeEnded_) {
     // Leaving without terminating: the debuggee keeps running, untouched.
-    backend_->detach([](Result<void>) {});
+    debugger_->detach([](Result<void>) {});
   }
   connection_->close();
 }
@@ -207,19 +290,24 @@ void Session::closeAfterFlush() {
 void Session::onClosed() {
   if (ended_) return;
   note("connection closed");
-  if (backend_ && !debuggeeEnded_) backend_->detach([](Result<void>) {});
+  if (debugger_ && !debuggeeEnded_) debugger_->detach([](Result<void>) {});
   ended_ = true;
   for (auto& [seq, cb] : std::exchange(reverse_, {}))
     cb(Error{errors::kInternal, "the client went away", false});
-  // Destroy the backend on a fresh stack: we may be inside one of its callbacks.
+  // Destroy the backends on a fresh stack: we may be inside one of their callbacks. The last
+  // made goes first (the GPU backend, made first, may serve the debugger until then).
   auto self = shared_from_this();
   asio::post(io_, [self] {
-    self->backend_.reset();
+    self->debugger_ = self->gpu_ = nullptr;
+    while (!self->backends_.empty()) {
+      self->backends_.back().backend.reset();
+      self->backends_.pop_back();
+    }
     if (self->onEnd_) std::exchange(self->onEnd_, {})();
   });
 }
 
-// ---- BackendHost ------------------------------------------------------------------------
+// ---- what backends report ---------------------------------------------------------------
 
 void Session::output(backends::OutputCategory category, std::string text) {
   static const char* names[] = {"stdout", "stderr", "console", "important"};
@@ -239,8 +327,9 @@ void Session::processStarted(const std::string& name, std::int64_t pid, bool lau
   sendEvent("process", json::value_from(body));
 }
 
-void Session::exited(const backends::ExitStatus& status) {
-  if (debuggeeEnded_) return;
+void Session::exited(backends::Backend* from, const backends::ExitStatus& status) {
+  // Only the program's end ends the debuggee; a service beside it has no program.
+  if (debuggeeEnded_ || from != debugger_) return;
   debuggeeEnded_ = true;
   if (status.signal)
     output(backends::OutputCategory::Console,

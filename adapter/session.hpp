@@ -1,5 +1,6 @@
 // One DAP session: parses what the client sends, routes requests to handlers, keeps the
-// lifecycle state, owns the backend and turns its reports into events.
+// lifecycle state, owns its backends (the debugger that runs the program, the GPU backend
+// beside it) and turns their reports into events.
 #pragma once
 
 #include <boost/asio.hpp>
@@ -14,6 +15,7 @@
 #include "adapter/handles.hpp"
 #include "adapter/log.hpp"
 #include "backends/backend.hpp"
+#include "backends/gpu.hpp"
 #include "strata/protocol/transport.hpp"
 
 namespace strata::adapter {
@@ -22,15 +24,23 @@ namespace asio = boost::asio;
 
 class Session;
 
-// Creates the backend for a launch or an attach. strata-dap passes builtinBackends()
+// Creates the session's backends. strata-dap passes builtinBackends()
 // (adapter/builtin_backends.hpp); tests and the session fuzzer pass fakes, and link the
-// session without the debuggers.
+// session without the debuggers. Each backend reports through the host it is given, which
+// tells the session which backend a report (and the ids inside it) comes from.
 struct BackendFactory {
-  std::function<std::unique_ptr<backends::Backend>(Session&, const backends::LaunchSpec&)> launch;
-  std::function<std::unique_ptr<backends::Backend>(Session&, const backends::AttachSpec&)> attach;
+  // The debugger for a launch or an attach.
+  std::function<std::unique_ptr<backends::Backend>(Session&, backends::BackendHost&, const backends::LaunchSpec&)> launch;
+  std::function<std::unique_ptr<backends::Backend>(Session&, backends::BackendHost&, const backends::AttachSpec&)> attach;
+  // The backend that serves GPU data beside the debugger, made with the session (none: the
+  // session answers the GPU requests and !gpu with an error).
+  std::function<std::unique_ptr<backends::Backend>(Session&, backends::BackendHost&)> gpu;
   // What each debugging backend these can create supports, known before any exists: the
   // initialize response promises what all of them do (adapter/capabilities.hpp).
   std::vector<backends::BackendFeatures> debuggers;
+  // What the backends serving every session beside the debugger bring (the GPU requests):
+  // promised in the initialize response too.
+  std::vector<backends::BackendFeatures> services;
 };
 
 struct SessionOptions {
@@ -40,13 +50,13 @@ struct SessionOptions {
   BackendFactory backendFactory;
 };
 
-class Session final : public backends::BackendHost, public std::enable_shared_from_this<Session> {
+class Session final : public std::enable_shared_from_this<Session> {
  public:
   enum class State { AwaitingInitialize, Initialized, Launched, Ended };
 
   Session(asio::io_context& io, std::shared_ptr<protocol::Connection> connection,
           SessionOptions options, std::function<void()> onEnd);
-  ~Session() override;
+  ~Session();
   void start();
 
   // ---- for handlers ----
@@ -60,11 +70,23 @@ class Session final : public backends::BackendHost, public std::enable_shared_fr
   void sendEvent(std::string_view event, json::value body = nullptr);
   void reverseRequest(const std::string& command, json::value arguments,
                       std::function<void(Result<protocol::Response>)> onResponse);
-  backends::Backend* backend() { return backend_.get(); }
-  // The backends for `launch` and `attach`, from SessionOptions::backendFactory.
-  std::unique_ptr<backends::Backend> createBackend(const backends::LaunchSpec& spec);
-  std::unique_ptr<backends::Backend> createAttachBackend(const backends::AttachSpec& spec);
-  void setBackend(std::unique_ptr<backends::Backend> backend, bool launched);
+  // The debugger that runs the program (null before launch/attach, and in a session that only
+  // opened a GPU trace).
+  backends::Backend* backend() { return debugger_; }
+  // The GPU backend and its service (null: this session has none).
+  backends::Backend* gpuBackend() { return gpu_; }
+  backends::GpuService* gpu() { return gpu_ ? gpu_->gpu() : nullptr; }
+  // Every backend the session holds, the debugger first.
+  std::vector<backends::Backend*> allBackends() const;
+  // Makes the debugger for `launch` or `attach` (SessionOptions::backendFactory) and holds it.
+  backends::Backend* startDebugger(const backends::LaunchSpec& spec);
+  backends::Backend* startAttachDebugger(const backends::AttachSpec& spec);
+  // A launch that runs no program (launch {"trace"}): the session is launched, with no debugger.
+  void launchedWithoutProgram();
+  // Which backend a thread id belongs to: the one that reported it (its threads, stops and
+  // thread events), else the debugger.
+  backends::Backend* threadOwner(std::int64_t threadId) const;
+  void noteThreads(backends::Backend* owner, const std::vector<backends::ThreadInfo>& threads);
   bool launchedDebuggee() const { return launchedDebuggee_; }
   bool debuggeeEnded() const { return debuggeeEnded_; }
   // Answers `cancel`: true when the request was still in flight and is now answered.
@@ -73,21 +95,22 @@ class Session final : public backends::BackendHost, public std::enable_shared_fr
   void closeAfterFlush();
   void note(const std::string& text);
 
-  // ---- BackendHost ----
-  void output(backends::OutputCategory category, std::string text) override;
-  void processStarted(const std::string& name, std::int64_t pid, bool launched) override;
-  void exited(const backends::ExitStatus& status) override;
-  bool congested() const override;
-  void whenWritable(std::function<void()> resume) override;
-  bool canRunInTerminal() const override;
-  void runInTerminal(const backends::TerminalLaunch& launch,
-                     backends::Reply<backends::TerminalProcess> reply) override;
-  const std::string& adapterExecutable() const override { return options_.adapterExecutable; }
-  void stopped(const backends::StopReport& stop) override;
-  void continued(std::int64_t threadId, bool allThreads) override;
-  void threadChanged(std::int64_t threadId, bool started) override;
-  void breakpointChanged(const backends::BreakpointReport& state) override;
-  void moduleChanged(const backends::ModuleInfo& module, const std::string& reason) override;
+  // ---- what backends report, through their hosts (Session::Port); `from` is the reporter ----
+  void output(backends::OutputCategory category, std::string text);
+  void processStarted(const std::string& name, std::int64_t pid, bool launched);
+  void exited(backends::Backend* from, const backends::ExitStatus& status);
+  bool congested() const;
+  void whenWritable(std::function<void()> resume);
+  bool canRunInTerminal() const;
+  void runInTerminal(const backends::TerminalLaunch& launch, backends::Reply<backends::TerminalProcess> reply);
+  const std::string& adapterExecutable() const { return options_.adapterExecutable; }
+  void stopped(backends::Backend* from, const backends::StopReport& stop);
+  void continued(backends::Backend* from, std::int64_t threadId, bool allThreads);
+  void threadChanged(backends::Backend* from, std::int64_t threadId, bool started);
+  void breakpointChanged(backends::Backend* from, const backends::BreakpointReport& state);
+  void moduleChanged(const backends::ModuleInfo& module, const std::string& reason);
+  void progress(const backends::ProgressReport& report);
+  void gpuActivity(const backends::GpuActivityReport& report);
 
   // ---- ids: frames and variables live until the next resume, sources and breakpoints
   // for the session ----
@@ -131,6 +154,16 @@ class Session final : public backends::BackendHost, public std::enable_shared_fr
   void applyEarlyBreakpoints();
 
  private:
+  class Port;
+  // A backend and the host it reports through (the port outlives it).
+  struct Held {
+    std::unique_ptr<Port> port;
+    std::unique_ptr<backends::Backend> backend;
+  };
+  Held& hold(std::unique_ptr<Port> port, std::unique_ptr<backends::Backend> backend);
+  std::unique_ptr<Port> newPort();
+  void setDebugger(backends::Backend* debugger, bool launched);
+
   struct InFlight {
     std::string command;
     const Handler* handler = nullptr;
@@ -155,7 +188,11 @@ class Session final : public backends::BackendHost, public std::enable_shared_fr
   std::int64_t nextSeq_ = 1;
   std::map<std::int64_t, InFlight> inFlight_;
   std::map<std::int64_t, std::function<void(Result<protocol::Response>)>> reverse_;
-  std::unique_ptr<backends::Backend> backend_;
+  std::vector<Held> backends_;
+  backends::Backend* debugger_ = nullptr;
+  backends::Backend* gpu_ = nullptr;
+  std::map<std::int64_t, backends::Backend*> threadOwners_;
+  std::set<std::string> progress_;  // ids of progress started and not yet ended
   Handles frames_, variables_, sources_, breakpoints_;
   std::uint64_t resumes_ = 0;
   template <class Spec>

@@ -32,39 +32,67 @@ std::optional<Error> Session::requireStopped(std::int64_t threadId, std::string_
                false};
 }
 
-void Session::stopped(const backends::StopReport& stop) {
+void Session::stopped(backends::Backend* from, const backends::StopReport& stop) {
   // A stop starts a fresh set of frames; ids from an earlier stop must not resolve any more.
   resumed();
   sawStop_ = true;
+  if (stop.threadId) threadOwners_[*stop.threadId] = from;
   if (stop.allThreadsStopped) run_ = RunState{};
   else if (stop.threadId && run_.all) run_.except.insert(*stop.threadId);
   else if (stop.threadId) run_.except.erase(*stop.threadId);
-  sendEvent("stopped", json::value_from(toProtocol(*this, backend_.get(), stop)));
+  sendEvent("stopped", json::value_from(toProtocol(*this, from, stop)));
 }
 
-void Session::continued(std::int64_t threadId, bool allThreads) {
+void Session::continued(backends::Backend* from, std::int64_t threadId, bool allThreads) {
   resumed();
+  if (threadId) threadOwners_[threadId] = from;
   threadsResumed(threadId, allThreads);
   sendEvent("continued", json::value_from(protocol::ContinuedEventBody{threadId, allThreads}));
 }
 
-void Session::threadChanged(std::int64_t threadId, bool started) {
+void Session::threadChanged(backends::Backend* from, std::int64_t threadId, bool started) {
+  if (started) threadOwners_[threadId] = from;
+  else threadOwners_.erase(threadId);
   sendEvent("thread", json::value_from(protocol::ThreadEventBody{started ? "started" : "exited", threadId}));
 }
 
-void Session::breakpointChanged(const backends::BreakpointReport& state) {
+void Session::breakpointChanged(backends::Backend* from, const backends::BreakpointReport& state) {
   if (!state.id) return;  // the client cannot match a change without an id
   sendEvent("breakpoint", json::value_from(protocol::BreakpointEventBody{
-                              "changed", toProtocol(*this, backend_.get(), state)}));
+                              "changed", toProtocol(*this, from, state)}));
 }
 
 void Session::moduleChanged(const backends::ModuleInfo& module, const std::string& reason) {
   sendEvent("module", json::object{{"reason", reason}, {"module", toJson(module)}});
 }
 
+void Session::progress(const backends::ProgressReport& report) {
+  using Phase = backends::ProgressReport::Phase;
+  // Only to clients that show progress (and never an update or end of one not started).
+  if (!client_.supportsProgressReporting.value_or(false)) return;
+  json::object body{{"progressId", report.id}};
+  if (report.phase == Phase::Start) {
+    if (!progress_.insert(report.id).second) return;
+    body["title"] = report.title;
+    body["cancellable"] = false;
+  } else if (!progress_.count(report.id)) {
+    return;
+  }
+  if (!report.message.empty()) body["message"] = report.message;
+  if (report.percentage && report.phase != Phase::End) body["percentage"] = *report.percentage;
+  if (report.phase == Phase::End) progress_.erase(report.id);
+  sendEvent(report.phase == Phase::Start ? "progressStart" : report.phase == Phase::Update ? "progressUpdate" : "progressEnd",
+            std::move(body));
+}
+
+void Session::gpuActivity(const backends::GpuActivityReport& r) {
+  sendEvent("gpuActivity", toJson(r));
+}
+
 void Session::backendStarted() {
-  if (!backend_) return;
-  protocol::Capabilities added = addedCapabilities(capabilities_, backend_->features());
+  // A launch that runs no program (a GPU trace) has no debugger to add capabilities.
+  if (!debugger_) return sendEvent("initialized");
+  protocol::Capabilities added = addedCapabilities(capabilities_, debugger_->features());
   // A backend that brings nothing new (the plain process runner) adds no event.
   if (!json::value_from(added).as_object().empty())
     sendEvent("capabilities", json::value_from(protocol::CapabilitiesEventBody{added}));
@@ -112,7 +140,7 @@ backends::Reply<std::vector<backends::BreakpointReport>> Session::placedEarly(st
       // A backend that cannot place them says why, on each.
       for (std::size_t i = 0; i < ids.size(); ++i) states.push_back({false, {}, r.error().message, {}, {}});
     }
-    auto* owner = self->backend_.get();
+    auto* owner = self->debugger_;
     for (std::size_t i = 0; i < states.size() && i < ids.size(); ++i) {
       const auto& s = states[i];
       // The id the client already holds now names the backend's breakpoint.
@@ -124,13 +152,13 @@ backends::Reply<std::vector<backends::BreakpointReport>> Session::placedEarly(st
 }
 
 void Session::applyEarlyBreakpoints() {
-  if (!backend_) return;
+  if (!debugger_) return;
   for (auto& [path, e] : std::exchange(earlySources_, {}))
-    backend_->setSourceBreakpoints(path, e.specs, placedEarly(e.ids, path));
+    debugger_->setSourceBreakpoints(path, e.specs, placedEarly(e.ids, path));
   if (auto e = std::exchange(earlyFunctions_, std::nullopt))
-    backend_->setFunctionBreakpoints(e->specs, placedEarly(e->ids, std::nullopt));
+    debugger_->setFunctionBreakpoints(e->specs, placedEarly(e->ids, std::nullopt));
   if (auto e = std::exchange(earlyExceptions_, std::nullopt))
-    backend_->setExceptionBreakpoints(e->specs, placedEarly(e->ids, std::nullopt));
+    debugger_->setExceptionBreakpoints(e->specs, placedEarly(e->ids, std::nullopt));
 }
 
 }  // namespace strata::adapter

@@ -36,7 +36,14 @@ class BackendHost {
   virtual void breakpointChanged(const BreakpointReport& state) { (void)state; }
   // reason: new, changed, removed.
   virtual void moduleChanged(const ModuleInfo& module, const std::string& reason) { (void)module, (void)reason; }
+
+  // Long work the user waits on (a trace import); shown only to clients that show progress.
+  virtual void progress(const ProgressReport& report) { (void)report; }
+  // New GPU data in the session's store (the gpuActivity event).
+  virtual void gpuActivity(const GpuActivityReport& report) { (void)report; }
 };
+
+class GpuService;
 
 template <class T>
 void notSupported(const std::string& backend, const char* what, const Reply<T>& reply) {
@@ -165,6 +172,10 @@ class Backend {
     (void)frameId;
     notSupported(name(), "step-in targets", reply);
   }
+
+  // ---- optional services beside debugging (null: this backend has none) ----
+  // GPU data: the custom GPU requests and the Debug Console's !gpu and !sql (backends/gpu.hpp).
+  virtual GpuService* gpu() { return nullptr; }
 };
 
 }  // namespace strata::backends

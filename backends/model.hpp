@@ -89,7 +89,23 @@ struct BackendFeatures {
        steppingGranularity = false;
   bool dataBreakpoints = false, instructionBreakpoints = false, readMemory = false, writeMemory = false,
        disassemble = false, modules = false, stepInTargets = false, loadedSources = false;
+  bool gpuTimeline = false;  // the custom GPU requests (gpuSummary, gpuTimeline, gpuKernel, gpuExport)
   std::vector<ExceptionFilter> exceptionFilters;
+};
+
+// Long work the user waits on (a trace import), shown as DAP progress when the client can.
+struct ProgressReport {
+  enum class Phase { Start, Update, End } phase = Phase::Start;
+  std::string id;                 // the same for a Start, its Updates and its End
+  std::string title, message;     // title: Start only
+  std::optional<int> percentage;  // 0-100, when known
+};
+
+// New GPU data in the session's store: what the gpuActivity event says.
+struct GpuActivityReport {
+  std::uint64_t records = 0, kernels = 0, copies = 0;
+  std::uint64_t startNs = 0, endNs = 0;  // the time span of every timed record
+  std::uint64_t dropped = 0;             // records the collector lost
 };
 
 // ---- execution control ----------------------------------------------------------------------

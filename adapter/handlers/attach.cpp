@@ -27,8 +27,7 @@ class AttachHandler final : public TypedHandler<protocol::AttachRequestArguments
 
  protected:
   void run(Session& session, const protocol::AttachRequestArguments& args, Responder respond) override {
-    if (session.backend())
-      return respond(Error{errors::kWrongState, "this session already has a debuggee", true});
+    if (auto busy = cannotStart(session)) return respond(std::move(*busy));
     auto bad = [&](const std::string& text) {
       respond(Error{errors::kBadArguments, "invalid 'attach' request: " + text, true});
     };
@@ -100,9 +99,7 @@ class AttachHandler final : public TypedHandler<protocol::AttachRequestArguments
   }
 
   void start(Session& session, const backends::AttachSpec& spec, Responder respond) {
-    auto backend = session.createAttachBackend(spec);
-    auto* raw = backend.get();
-    session.setBackend(std::move(backend), false);
+    auto* raw = session.startAttachDebugger(spec);
     auto self = session.shared_from_this();
     raw->attach(spec, [self, respond](Result<void> r) {
       if (!r) {

@@ -14,6 +14,14 @@ inline Result<backends::Backend*> liveBackend(Session& session) {
   return session.backend();
 }
 
+// The backend a thread belongs to (the one that reported it), if the debuggee lives.
+inline Result<backends::Backend*> threadBackend(Session& session, std::int64_t threadId) {
+  auto live = liveBackend(session);
+  if (!live) return live;
+  auto* owner = session.threadOwner(threadId);
+  return owner ? owner : *live;
+}
+
 // A session id mapped back to its owner, or an error naming what was not found.
 inline Result<Session::Handles::Entry> resolveId(Session::Handles& table, std::int64_t id,
                                                  const std::string& what) {
@@ -24,6 +32,31 @@ inline Result<Session::Handles::Entry> resolveId(Session::Handles& table, std::i
                      " (ids are valid only until the program runs again)",
                  false};
   return *e;
+}
+
+// The same for a request that the id's owner answers: a debugger's ids need its debuggee alive,
+// those of a backend beside it (the GPU backend's launch frames) do not.
+inline Result<Session::Handles::Entry> resolveOwnedId(Session& session, Session::Handles& table, std::int64_t id,
+                                                      const std::string& what) {
+  if (auto e = table.find(id); e && e->owner && e->owner != session.backend()) return *e;
+  if (auto live = liveBackend(session); !live) return live.takeError();
+  return resolveId(table, id, what);
+}
+
+// Why a launch or attach cannot start now: a debuggee already, a trace opened or being opened.
+inline std::optional<Error> cannotStart(Session& session) {
+  if (session.backend()) return Error{errors::kWrongState, "this session already has a debuggee", true};
+  if (session.state() == Session::State::Launched)
+    return Error{errors::kWrongState, "this session has already opened a GPU trace", true};
+  if (session.gpu() && session.gpu()->opening())
+    return Error{errors::kWrongState, "this session is opening a GPU trace", true};
+  return std::nullopt;
+}
+
+// The GPU service of the session, or the error a GPU request gets without one.
+inline Result<backends::GpuService*> gpuService(Session& session) {
+  if (auto* gpu = session.gpu()) return gpu;
+  return Error{errors::kUnsupportedRequest, "this session has no GPU backend", false};
 }
 
 // The answer to a request for frames or variables whose reply came after the program ran

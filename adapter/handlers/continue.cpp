@@ -10,7 +10,7 @@ class ContinueHandler final : public TypedHandler<protocol::ContinueArguments> {
 
  protected:
   void run(Session& session, const protocol::ContinueArguments& args, Responder respond) override {
-    auto backend = liveBackend(session);
+    auto backend = threadBackend(session, args.threadId);
     if (!backend) return respond(backend.takeError());
     session.resumed();
     // Running from now on, as the backend may report a stop before its answer arrives.

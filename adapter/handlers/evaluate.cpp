@@ -1,4 +1,6 @@
-// evaluate: an expression (or, in the REPL, a statement) in a frame's context.
+// evaluate: an expression (or, in the REPL, a statement) in a frame's context; a REPL line
+// starting with '!' is a Debug Console command (adapter/console.hpp) instead.
+#include "adapter/console.hpp"
 #include "adapter/handlers/common.hpp"
 
 namespace strata::adapter {
@@ -10,6 +12,14 @@ class EvaluateHandler final : public TypedHandler<protocol::EvaluateArguments> {
 
  protected:
   void run(Session& session, const protocol::EvaluateArguments& args, Responder respond) override {
+    if (isConsoleCommand(args)) {
+      return runConsoleCommand(session, args.expression, [respond](Result<std::string> r) {
+        if (!r) return respond(r.takeError());
+        protocol::EvaluateResponseBody out;
+        out.result = std::move(*r);
+        respond(body(out));
+      });
+    }
     auto backend = liveBackend(session);
     if (!backend) return respond(backend.takeError());
     backends::EvaluateQuery q;

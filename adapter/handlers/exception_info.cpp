@@ -10,7 +10,7 @@ class ExceptionInfoHandler final : public TypedHandler<protocol::ExceptionInfoAr
 
  protected:
   void run(Session& session, const protocol::ExceptionInfoArguments& args, Responder respond) override {
-    auto backend = liveBackend(session);
+    auto backend = threadBackend(session, args.threadId);
     if (!backend) return respond(backend.takeError());
     if (auto running = session.requireStopped(args.threadId, "exceptionInfo")) return respond(std::move(*running));
     (*backend)->exceptionInfo(args.threadId, [respond](Result<backends::ExceptionInfo> r) {

@@ -1,10 +1,11 @@
-// launch: resolves the configuration, picks a backend and starts the program.
+// launch: resolves the configuration, picks a backend and starts the program; or, with
+// "trace", opens a recorded GPU trace in the GPU backend with no program.
 #include <unistd.h>
 
 #include <filesystem>
 
+#include "adapter/handlers/common.hpp"
 #include "adapter/launch_config.hpp"
-#include "adapter/session.hpp"
 
 extern char** environ;
 
@@ -17,30 +18,44 @@ std::vector<std::string> adapterEnvironment() {
   return env;
 }
 
+std::string adapterCwd() {
+  std::error_code ec;
+  return std::filesystem::current_path(ec).string();
+}
+
 class LaunchHandler final : public TypedHandler<protocol::LaunchRequestArguments> {
  public:
   std::string_view command() const override { return "launch"; }
-  // A launch waits on the client's terminal, or on the Python program to connect; the user may
-  // give up on either, and then what was started goes.
+  // A launch waits on the client's terminal, on the Python program to connect, or on a trace's
+  // import; the user may give up on any, and then what was started goes.
   bool cancellable() const override { return true; }
   void cancelled(Session& session) const override {
     if (auto* backend = session.backend()) backend->abandonStart();
+    else if (auto* gpu = session.gpu()) gpu->abandonOpen();
   }
 
  protected:
   void run(Session& session, const protocol::LaunchRequestArguments& args, Responder respond) override {
-    if (session.backend())
-      return respond(Error{errors::kWrongState, "this session already has a debuggee", true});
-    std::error_code ec;
-    auto spec = resolveLaunch(args, adapterEnvironment(), std::filesystem::current_path(ec).string());
+    if (auto busy = cannotStart(session)) return respond(std::move(*busy));
+    if (args.trace) return openTrace(session, args, std::move(respond));
+    auto spec = resolveLaunch(args, adapterEnvironment(), adapterCwd());
     if (!spec) {
       Error e = spec.takeError();
       e.message = "cannot launch: " + e.message;
       return respond(std::move(e));
     }
-    auto backend = session.createBackend(*spec);
-    auto* raw = backend.get();
-    session.setBackend(std::move(backend), true);
+    if (auto* gpu = session.gpu()) {
+      auto store = resolveGpuStore(args, adapterCwd());
+      if (!store) {
+        Error e = store.takeError();
+        e.message = "cannot launch: " + e.message;
+        return respond(std::move(e));
+      }
+      if (!store->empty()) gpu->setStorePath(*store);
+      // Launch-mode GPU collection adds what the program needs here (its environment).
+      gpu->prepareLaunch(*spec);
+    }
+    auto* raw = session.startDebugger(*spec);
     auto self = session.shared_from_this();
     raw->launch(*spec, [self, respond](Result<void> r) {
       if (!r) {
@@ -54,6 +69,32 @@ class LaunchHandler final : public TypedHandler<protocol::LaunchRequestArguments
     });
     // Breakpoints the client set before this request go to the program now.
     session.applyEarlyBreakpoints();
+  }
+
+ private:
+  // launch {"trace"}: the session runs no program; every GPU request works on the trace.
+  static void openTrace(Session& session, const protocol::LaunchRequestArguments& args, Responder respond) {
+    auto gpu = gpuService(session);
+    if (!gpu) return respond(gpu.takeError());
+    auto spec = resolveTraceLaunch(args, adapterCwd());
+    if (!spec) {
+      Error e = spec.takeError();
+      e.message = "cannot open trace: " + e.message;
+      return respond(std::move(e));
+    }
+    auto self = session.shared_from_this();
+    (*gpu)->openTrace(*spec, [self, respond](Result<json::value> r) {
+      if (!r) {
+        // The store's id stays (a malformed trace is 1902): the message names file and position.
+        Error e = r.takeError();
+        e.message = "cannot open trace: " + e.message;
+        e.showUser = true;
+        return respond(std::move(e));
+      }
+      self->launchedWithoutProgram();
+      respond(json::value(nullptr));
+      self->backendStarted();
+    });
   }
 };
 

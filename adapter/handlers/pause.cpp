@@ -10,7 +10,7 @@ class PauseHandler final : public TypedHandler<protocol::PauseArguments> {
 
  protected:
   void run(Session& session, const protocol::PauseArguments& args, Responder respond) override {
-    auto backend = liveBackend(session);
+    auto backend = threadBackend(session, args.threadId);
     if (!backend) return respond(backend.takeError());
     // Asked to stop, the threads count as stopping: a stack requested meanwhile shows what
     // the backend can see (a thread asleep in C shows its live stack until it wakes and stops).

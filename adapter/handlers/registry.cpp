@@ -37,6 +37,12 @@ std::unique_ptr<Handler> makeSetInstructionBreakpointsHandler();
 std::unique_ptr<Handler> makeDataBreakpointInfoHandler();
 std::unique_ptr<Handler> makeSetDataBreakpointsHandler();
 std::unique_ptr<Handler> makeLoadedSourcesHandler();
+std::unique_ptr<Handler> makeGpuSummaryHandler();
+std::unique_ptr<Handler> makeGpuTimelineHandler();
+std::unique_ptr<Handler> makeGpuKernelHandler();
+std::unique_ptr<Handler> makeGpuExportHandler();
+std::unique_ptr<Handler> makeGpuStartHandler();
+std::unique_ptr<Handler> makeGpuStopHandler();
 
 std::vector<std::unique_ptr<Handler>> makeHandlers() {
   std::vector<std::unique_ptr<Handler>> h;
@@ -74,6 +80,12 @@ std::vector<std::unique_ptr<Handler>> makeHandlers() {
   h.push_back(makeDataBreakpointInfoHandler());
   h.push_back(makeSetDataBreakpointsHandler());
   h.push_back(makeLoadedSourcesHandler());
+  h.push_back(makeGpuSummaryHandler());
+  h.push_back(makeGpuTimelineHandler());
+  h.push_back(makeGpuKernelHandler());
+  h.push_back(makeGpuExportHandler());
+  h.push_back(makeGpuStartHandler());
+  h.push_back(makeGpuStopHandler());
   return h;
 }
 

@@ -10,8 +10,7 @@ class ScopesHandler final : public TypedHandler<protocol::ScopesArguments> {
 
  protected:
   void run(Session& session, const protocol::ScopesArguments& args, Responder respond) override {
-    if (auto b = liveBackend(session); !b) return respond(b.takeError());
-    auto frame = resolveId(session.frames(), args.frameId, "frameId");
+    auto frame = resolveOwnedId(session, session.frames(), args.frameId, "frameId");
     if (!frame) return respond(frame.takeError());
     auto self = session.shared_from_this();
     auto* owner = frame->owner;

@@ -10,8 +10,7 @@ class SetVariableHandler final : public TypedHandler<protocol::SetVariableArgume
 
  protected:
   void run(Session& session, const protocol::SetVariableArguments& args, Responder respond) override {
-    if (auto b = liveBackend(session); !b) return respond(b.takeError());
-    auto ref = resolveId(session.variableRefs(), args.variablesReference, "variablesReference");
+    auto ref = resolveOwnedId(session, session.variableRefs(), args.variablesReference, "variablesReference");
     if (!ref) return respond(ref.takeError());
     ref->owner->setVariable(ref->local, args.name, args.value,
                             setValueReply(session, ref->owner, std::move(respond)));

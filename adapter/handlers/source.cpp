@@ -10,10 +10,9 @@ class SourceHandler final : public TypedHandler<protocol::SourceArguments> {
 
  protected:
   void run(Session& session, const protocol::SourceArguments& args, Responder respond) override {
-    if (auto b = liveBackend(session); !b) return respond(b.takeError());
     std::int64_t id = args.sourceReference;
     if (args.source && args.source->sourceReference) id = *args.source->sourceReference;
-    auto ref = resolveId(session.sources(), id, "sourceReference");
+    auto ref = resolveOwnedId(session, session.sources(), id, "sourceReference");
     if (!ref) return respond(ref.takeError());
     ref->owner->source(ref->local, [respond](Result<backends::SourceContent> r) {
       if (!r) return respond(r.takeError());

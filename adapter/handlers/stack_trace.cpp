@@ -10,7 +10,7 @@ class StackTraceHandler final : public TypedHandler<protocol::StackTraceArgument
 
  protected:
   void run(Session& session, const protocol::StackTraceArguments& args, Responder respond) override {
-    auto backend = liveBackend(session);
+    auto backend = threadBackend(session, args.threadId);
     if (!backend) return respond(backend.takeError());
     if (auto running = session.requireStopped(args.threadId, "stackTrace")) return respond(std::move(*running));
     std::int64_t start = args.startFrame.value_or(0), levels = args.levels.value_or(0);

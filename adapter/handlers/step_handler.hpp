@@ -22,7 +22,7 @@ class StepHandler final : public TypedHandler<protocol::StepArguments> {
       return respond(Error{errors::kBadArguments,
                            "invalid '" + std::string(command_) + "' request: arguments.granularity: "
                            "expected 'statement', 'line' or 'instruction', got '" + g + "'", false});
-    auto backend = liveBackend(session);
+    auto backend = threadBackend(session, args.threadId);
     if (!backend) return respond(backend.takeError());
     if (auto running = session.requireStopped(args.threadId, command_)) return respond(std::move(*running));
     session.resumed();

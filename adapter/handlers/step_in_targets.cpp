@@ -10,8 +10,7 @@ class StepInTargetsHandler final : public TypedHandler<protocol::StepInTargetsAr
 
  protected:
   void run(Session& session, const protocol::StepInTargetsArguments& args, Responder respond) override {
-    if (auto b = liveBackend(session); !b) return respond(b.takeError());
-    auto frame = resolveId(session.frames(), args.frameId, "frameId");
+    auto frame = resolveOwnedId(session, session.frames(), args.frameId, "frameId");
     if (!frame) return respond(frame.takeError());
     frame->owner->stepInTargets(frame->local, [respond](Result<std::vector<backends::StepInTargetInfo>> r) {
       if (!r) return respond(r.takeError());

@@ -10,8 +10,7 @@ class VariablesHandler final : public TypedHandler<protocol::VariablesArguments>
 
  protected:
   void run(Session& session, const protocol::VariablesArguments& args, Responder respond) override {
-    if (auto b = liveBackend(session); !b) return respond(b.takeError());
-    auto ref = resolveId(session.variableRefs(), args.variablesReference, "variablesReference");
+    auto ref = resolveOwnedId(session, session.variableRefs(), args.variablesReference, "variablesReference");
     if (!ref) return respond(ref.takeError());
     backends::VariablesQuery q;
     q.variablesReference = ref->local;

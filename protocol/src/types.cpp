@@ -111,6 +111,8 @@ static void fieldsOfLaunchRequestArguments(V& v, T& t) {
   v.field("python", t.python, false);
   v.field("justMyCode", t.justMyCode, false);
   v.field("__restart", t.__restart, false);
+  v.field("trace", t.trace, false);
+  v.field("gpuStore", t.gpuStore, false);
 }
 STRATA_FIELDS_CODEC(LaunchRequestArguments)
 

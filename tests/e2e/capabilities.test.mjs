@@ -13,6 +13,9 @@ const COMMON = ['supportsConditionalBreakpoints', 'supportsHitConditionalBreakpo
   'supportsDelayedStackTraceLoading', 'supportsClipboardContext'];
 const ADAPTER = ['supportsConfigurationDoneRequest', 'supportsTerminateRequest', 'supportTerminateDebuggee',
   'supportsCancelRequest'];
+// What the GPU backend beside every debugger brings: the GPU requests, and completions of the
+// Debug Console's '!' commands (names in the program come only where the debugger completes them).
+const SERVICES = ['supportsGpuTimeline', 'supportsCompletionsRequest'];
 
 const refused = (r) => !r.success && /does not support|not supported|unsupported/i.test(r.message ?? '');
 
@@ -36,6 +39,12 @@ function probes(c, stop, frameId, varRef, variable, memRef, dataRef, source, lin
     supportsSetVariable: () => raw(c, 'setVariable', { variablesReference: varRef, name: variable, value: lines.value }),
     supportsSetExpression: () => raw(c, 'setExpression', { expression: variable, value: lines.value, frameId }),
     supportsCompletionsRequest: () => raw(c, 'completions', { text: variable.slice(0, 1), column: 2, frameId }),
+    supportsGpuTimeline: async () => {
+      // No GPU data in this session: an answer saying so, not a refusal.
+      const r = await raw(c, 'gpuSummary', {});
+      assert.match(r.message ?? '', /no GPU data in this session yet/);
+      return r;
+    },
     supportsExceptionInfoRequest: () => raw(c, 'exceptionInfo', { threadId: tid }),
     supportsDelayedStackTraceLoading: () => raw(c, 'stackTrace', { threadId: tid, startFrame: 1, levels: 1 }),
     supportsSteppingGranularity: () => raw(c, 'stackTrace', { threadId: tid }),  // stepped below
@@ -84,9 +93,9 @@ async function checkSession(c, initBody, stop, setup) {
 test('initialize promises only what every backend does; exception filters come with the backend', async () => {
   const c = await startStdio();
   const r = await c.initializeRequest(INIT);
-  for (const k of [...COMMON, ...ADAPTER]) assert.equal(r.body[k], true, k);
+  for (const k of [...COMMON, ...ADAPTER, ...SERVICES]) assert.equal(r.body[k], true, k);
   const supports = Object.keys(r.body).filter((k) => r.body[k] === true);
-  assert.deepEqual(supports.sort(), [...COMMON, ...ADAPTER].sort());
+  assert.deepEqual(supports.sort(), [...COMMON, ...ADAPTER, ...SERVICES].sort());
   assert.equal(r.body.exceptionBreakpointFilters, undefined);
   // Nothing follows the response until a launch or attach says what the program is.
   await new Promise((resolve) => setTimeout(resolve, 200));
@@ -117,9 +126,13 @@ test('a native session: every capability advertised for it works', async () => {
     assert.equal(advertised[k], true, k);
   }
   // Not advertised for native code, because it is not done: the client must not offer them.
-  for (const k of ['supportsSetExpression', 'supportsCompletionsRequest', 'supportsSingleThreadExecutionRequests']) {
+  for (const k of ['supportsSetExpression', 'supportsSingleThreadExecutionRequests']) {
     assert.equal(advertised[k], undefined, k);
   }
+  // Completions: the console's commands; no names of the program (the native debugger has none).
+  assert.deepEqual((await c.send('completions', { text: 'a', column: 2, frameId: frame.id })).body.targets, []);
+  const bang = (await c.send('completions', { text: '!gpu t', column: 7, frameId: frame.id })).body.targets;
+  assert.deepEqual(bang.map((t) => t.label), ['!gpu top [N]', '!gpu timeline [START END]']);
   assert.deepEqual(advertised.exceptionBreakpointFilters.map((f) => f.filter), ['SIGSEGV', 'SIGBUS', 'SIGFPE', 'SIGILL', 'SIGABRT', 'cuda']);
   const stepped = c.waitForEvent('stopped', 30000);
   await c.nextRequest({ threadId: stop.body.threadId, granularity: 'instruction' });

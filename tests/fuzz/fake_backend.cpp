@@ -465,6 +465,8 @@ void FakeBackend::variables(const VariablesQuery& query, Reply<std::vector<Value
 
 void FakeBackend::evaluate(const EvaluateQuery& query, Reply<ValueInfo> reply) {
   if (query.frameId) checkFrame(*query.frameId, "evaluate");
+  require(query.context != "repl" || query.expression.empty() || query.expression[0] != '!',
+          "a Debug Console '!' command reached the debugger's evaluate");
   std::string key = query.expression + "/" + query.context + "/" + std::to_string(query.frameId.value_or(0));
   ValueInfo v = someValue(query.expression, roll("evaluate.value", key));
   v.name.clear();

@@ -300,6 +300,72 @@ def bad_requests():
     return c.out
 
 
+def gpu_trace():
+    """A recorded GPU trace with no program: every GPU request, its launch frames, the console's commands."""
+    c = Client()
+    c.request("initialize", INIT)
+    c.request("gpuSummary", {})  # before any data
+    c.request("launch", {"trace": "/dev/null/bad.json"})  # not a file
+    c.request("launch", {"trace": "/dev/null", "program": "/bin/true"})
+    c.request("launch", {"trace": "/dev/null", "gpuStore": "/nonexistent/dir/s.strata"})
+    c.request("launch", {"type": "strata", "request": "launch", "name": "Trace", "trace": "/dev/null"})
+    c.request("setBreakpoints", {"source": {"path": "/src/train.py"}, "breakpoints": [{"line": 3}]})
+    c.request("configurationDone")
+    c.request("threads")
+    c.request("gpuSummary", {"limit": 5})
+    c.request("gpuSummary", {"limit": 0})
+    c.request("gpuTimeline", {"maxItems": 2})
+    c.request("gpuTimeline", {"startNs": 1500, "endNs": 1501, "maxItems": 100000})
+    c.request("gpuTimeline", {"startNs": 9, "endNs": 3})
+    c.request("gpuTimeline", {"startNs": -1, "maxItems": 100001})
+    c.request("gpuKernel", {"id": 2})
+    c.request("stackTrace", {"threadId": 1})
+    c.request("scopes", {"frameId": 1})
+    c.request("scopes", {"frameId": 2})
+    c.request("evaluate", {"expression": "x", "frameId": 1, "context": "watch"})
+    c.request("completions", {"text": "x", "column": 2, "frameId": 1})
+    c.request("variables", {"variablesReference": 1})
+    c.request("source", {"sourceReference": 1})
+    c.request("gpuKernel", {"id": 99})
+    c.request("gpuKernel", {"id": -3})
+    c.request("gpuKernel", {})
+    c.request("gpuExport", {"format": "chrome", "path": "/tmp/out.json"})
+    c.request("gpuExport", {"format": "perfetto", "startNs": 1000, "endNs": 2000})
+    c.request("gpuExport", {"format": "svg", "path": "relative.json"})
+    c.request("gpuStart", {"mode": "stacks"})
+    c.request("gpuStart", {"mode": "all"})
+    c.request("gpuStop", {})
+    for line in ["!help", "!gpu top 3", "!gpu kernel gemm", "!gpu timeline 1000 2000", "!gpu start", "!gpu stop",
+                 "!sql SELECT name FROM kernels", "!nonsense", "!", "1 + 1"]:
+        c.request("evaluate", {"expression": line, "context": "repl"})
+    c.request("completions", {"text": "!gpu t", "column": 7})
+    c.request("completions", {"text": "line one\n!s", "column": 3, "line": 2})
+    c.request("completions", {"text": "", "column": 1})
+    c.request("disconnect")
+    return c.out
+
+
+def gpu_beside_debugger():
+    """A program debugged with the GPU backend beside it: '!' lines at a stop, GPU frames next to the debugger's."""
+    c = Client()
+    c.request("initialize", INIT)
+    c.request("launch", {"program": "/bin/true", "stopOnEntry": True, "gpuStore": "/tmp/strata-fuzz-never.strata"})
+    c.request("configurationDone")
+    c.request("threads")
+    c.request("stackTrace", {"threadId": 1})
+    c.request("evaluate", {"expression": "!gpu top", "frameId": 1, "context": "repl"})
+    c.request("evaluate", {"expression": "!gpu top", "frameId": 1, "context": "watch"})
+    c.request("evaluate", {"expression": " !x", "frameId": 1, "context": "repl"})
+    c.request("completions", {"text": "!g", "column": 3, "frameId": 1})
+    c.request("gpuSummary", {})
+    c.request("gpuKernel", {"id": 1})
+    c.request("scopes", {"frameId": 1})
+    c.request("continue", {"threadId": 1})
+    c.request("scopes", {"frameId": 2})
+    c.request("disconnect", {"terminateDebuggee": True})
+    return c.out
+
+
 def garbage_first():
     """A peer that does not speak DAP: the session closes without a word."""
     return frame("not an object") + frame({"seq": 1, "type": "request", "command": "initialize"})
@@ -315,7 +381,8 @@ def framing_error():
 
 
 SESSIONS = [native_debug, python_launch, terminal_launch, terminal_refused, cancel_launch, attach_native,
-            attach_python, stale_ids, late_stack, huge_numbers, no_debuggee, bad_requests, garbage_first, framing_error]
+            attach_python, stale_ids, late_stack, huge_numbers, no_debuggee, bad_requests, gpu_trace,
+            gpu_beside_debugger, garbage_first, framing_error]
 
 
 def main():

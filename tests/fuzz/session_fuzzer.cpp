@@ -29,6 +29,7 @@
 
 #include "adapter/session.hpp"
 #include "fake_backend.hpp"
+#include "fake_gpu.hpp"
 #include "strata/protocol/debug_types.hpp"
 #include "strata/protocol/framing.hpp"
 #include "strata/protocol/messages.hpp"
@@ -193,6 +194,17 @@ bool responseBodyFits(const std::string& command, const json::value& body) {
   if (command == "modules") return has(body, {{"modules", K::array}});
   if (command == "loadedSources") return has(body, {{"sources", K::array}});
   if (command == "stepInTargets") return has(body, {{"targets", K::array}});
+  if (command == "gpuSummary")
+    return has(body, {{"kernels", K::array}, {"copies", K::array}, {"syncs", K::array}, {"timeSpan", K::object},
+                      {"devices", K::array}, {"streams", K::array}, {"dropped", K::int64}});
+  if (command == "gpuTimeline") {
+    if (!has(body, {{"window", K::object}, {"maxItems", K::int64}, {"tracks", K::array}, {"items", K::array}})) return false;
+    return body.at("items").as_array().size() <= static_cast<std::size_t>(body.at("maxItems").to_number<std::int64_t>());
+  }
+  if (command == "gpuKernel")
+    return has(body, {{"id", K::int64}, {"name", K::string}, {"stackFrames", K::array}}) &&
+           decodes<protocol::StackTraceBody>(json::object{{"stackFrames", body.at("stackFrames")}});
+  if (command == "gpuExport") return has(body, {{"format", K::string}, {"path", K::string}, {"events", K::int64}});
   return true;  // the rest answer no body
 }
 
@@ -211,6 +223,11 @@ bool eventBodyFits(const std::string& event, const json::value& body) {
   };
   if (auto it = typed.find(event); it != typed.end()) return it->second(body);
   if (event == "initialized") return body.is_null();
+  if (event == "gpuActivity")
+    return has(body, {{"counts", K::object}, {"timeSpan", K::object}, {"dropped", K::int64}}) &&
+           has(body.at("counts"), {{"records", K::int64}, {"kernels", K::int64}, {"copies", K::int64}});
+  if (event == "progressStart") return has(body, {{"progressId", K::string}, {"title", K::string}});
+  if (event == "progressUpdate" || event == "progressEnd") return has(body, {{"progressId", K::string}});
   if (event == "module")
     return has(body, {{"reason", K::string}, {"module", K::object}}) &&
            has(body.at("module"), {{"id", K::string}, {"name", K::string}});
@@ -311,12 +328,18 @@ void runSession(std::string_view input) {
   bool ended = false;
   adapter::SessionOptions options;
   options.adapterExecutable = "/usr/bin/strata-dap";
-  options.backendFactory.launch = [&io, &ledger](adapter::Session& s, const backends::LaunchSpec&) {
-    return std::make_unique<fuzz::FakeBackend>(io, s, ledger);
+  options.backendFactory.launch = [&io, &ledger](adapter::Session&, backends::BackendHost& host,
+                                                 const backends::LaunchSpec&) {
+    return std::make_unique<fuzz::FakeBackend>(io, host, ledger);
   };
-  options.backendFactory.attach = [&io, &ledger](adapter::Session& s, const backends::AttachSpec&) {
-    return std::make_unique<fuzz::FakeBackend>(io, s, ledger);
+  options.backendFactory.attach = [&io, &ledger](adapter::Session&, backends::BackendHost& host,
+                                                 const backends::AttachSpec&) {
+    return std::make_unique<fuzz::FakeBackend>(io, host, ledger);
   };
+  options.backendFactory.gpu = [](adapter::Session&, backends::BackendHost& host) {
+    return std::make_unique<fuzz::FakeGpu>(host);
+  };
+  options.backendFactory.services = {fuzz::FakeGpu::staticFeatures()};
   auto session = std::make_shared<adapter::Session>(io, connection, options, [&ended] { ended = true; });
   session->start();
   drain(io);

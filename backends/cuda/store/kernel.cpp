@@ -1,6 +1,7 @@
 // gpuKernel: one record in full, its estimated occupancy, the launch site that made it, and
 // the API call and framework op it joins with (by correlation and external id).
 #include <algorithm>
+#include <charconv>
 
 #include "store_impl.hpp"
 
@@ -21,6 +22,18 @@ constexpr codec::ColumnMask kJoinColumns = codec::kTimeColumns | codec::bit(code
 bool gpuSide(RecordKind k) {
   return k == RecordKind::Kernel || k == RecordKind::Memcpy || k == RecordKind::Memset ||
          k == RecordKind::Synchronization || k == RecordKind::GraphLaunch;
+}
+
+// A torch.profiler python_function event's name, "FILE(LINE): FUNCTION", as a frame.
+std::optional<PythonFrame> pythonFunction(std::string_view name) {
+  auto colon = name.find("): ");
+  if (colon == std::string_view::npos) return std::nullopt;
+  auto open = name.rfind('(', colon);
+  if (open == std::string_view::npos || open == 0) return std::nullopt;
+  int line = 0;
+  auto [end, ec] = std::from_chars(name.data() + open + 1, name.data() + colon, line);
+  if (ec != std::errc() || end != name.data() + colon || line <= 0) return std::nullopt;
+  return PythonFrame{std::string(name.substr(colon + 3)), std::string(name.substr(0, open)), line};
 }
 
 }  // namespace
@@ -90,6 +103,29 @@ Result<RecordDetail> Store::kernel(std::uint64_t id) {
         }
       }
     }
+    // A store opened read-only from before native_frames existed has none: nothing to add.
+    auto n = sql::Stmt::prepare(m.db, "SELECT depth,module,module_address,symbol FROM native_frames WHERE pid=? AND site=? ORDER BY depth", kIo, false);
+    if (n) {
+      n->bind(1, r.pid).bind(2, r.site);
+      std::vector<NativeFrame> resolved;
+      while (n->step() == SQLITE_ROW) {
+        auto depth = static_cast<std::size_t>(n->i64(0));
+        if (depth != resolved.size() || depth >= d.native.size()) break;
+        resolved.push_back(NativeFrame{d.native[depth], n->u64(2), std::string(n->text(1)), std::string(n->text(3))});
+      }
+      // Both tables describe the same frames: site_frames the function, file and line, this one
+      // the module address and symbol the collector named.
+      if (resolved.size() == d.native.size() && d.nativeFrames.size() == d.native.size()) {
+        for (std::size_t i = 0; i < resolved.size(); ++i) {
+          NativeFrame& out = d.nativeFrames[i];
+          out.elfAddress = resolved[i].elfAddress;
+          out.symbol = resolved[i].symbol;
+          if (out.module.empty()) out.module = resolved[i].module;
+        }
+      } else if (resolved.size() == d.native.size()) {
+        d.nativeFrames = std::move(resolved);
+      }
+    }
   }
 
   // The launching call: same correlation (and process, when known) on a CPU thread, started
@@ -130,6 +166,27 @@ Result<RecordDetail> Store::kernel(std::uint64_t id) {
         if ((pass == 0 && d.launch) || (pass == 1 && d.op)) break;
       }
       if (pass == 0 && !externalId) break;
+    }
+  }
+
+  // No launch site recorded (a torch.profiler trace): the Python frames are the python_function
+  // events (with_stack=True) running on the launching thread when the launch call began.
+  if (d.python.empty() && d.launch) {
+    auto around = timeline(d.launch->startNs, d.launch->startNs + 1, 4096);
+    if (around && around->level < 0) {
+      std::vector<const TimelineItem*> enclosing;
+      for (const TimelineItem& i : around->items) {
+        if (i.kind != RecordKind::CpuOp) continue;
+        auto t = std::find_if(around->tracks.begin(), around->tracks.end(), [&](const Track& x) { return x.id == i.track; });
+        if (t != around->tracks.end() && t->tid == d.launch->tid && (!d.launch->pid || t->pid == d.launch->pid))
+          enclosing.push_back(&i);
+      }
+      // Innermost first: the latest start (the shorter on equal starts).
+      std::sort(enclosing.begin(), enclosing.end(), [](const TimelineItem* a, const TimelineItem* b) {
+        return a->startNs != b->startNs ? a->startNs > b->startNs : a->endNs < b->endNs;
+      });
+      for (const TimelineItem* i : enclosing)
+        if (auto f = pythonFunction(i->name)) d.python.push_back(std::move(*f));
     }
   }
   return d;

@@ -417,7 +417,12 @@ Result<SqlResult> Store::sql(std::string_view query, std::size_t maxRows, unsign
     if (!m.sqlRefused.empty()) {
       return Error{kSqlRejected, "sql: refused: the statement would " + m.sqlRefused + "; only reading (SELECT) is allowed", true};
     }
-    return Error{kSql, std::string("sql: ") + sqlite3_errmsg(m.reader.get()), true};
+    // A write to a record table (a virtual table without writes) fails before the authorizer
+    // sees it: still a write refused.
+    std::string_view why = sqlite3_errmsg(m.reader.get());
+    if (why.find("may not be modified") != std::string_view::npos)
+      return Error{kSqlRejected, "sql: refused: " + std::string(why) + "; only reading (SELECT) is allowed", true};
+    return Error{kSql, std::string("sql: ") + std::string(why), true};
   }
   if (!raw) return Error{kSqlRejected, "sql: no statement (an empty query)", true};
   for (const char* p = tail; p && *p; ++p) {

@@ -53,6 +53,11 @@ CREATE TABLE site_frames(pid INTEGER NOT NULL, site INTEGER NOT NULL, kind TEXT 
   PRIMARY KEY(pid, site, kind, depth)) WITHOUT ROWID;
 CREATE TABLE dropped(pid INTEGER PRIMARY KEY, count INTEGER NOT NULL);
 )sql";
+// A launch site's native frames as the collector resolved them: the module, the address in
+// the module's own terms (what its DWARF and symbol table use) and the nearest symbol.
+constexpr const char* kNativeFramesTable =
+    "CREATE TABLE IF NOT EXISTS native_frames(pid INTEGER NOT NULL, site INTEGER NOT NULL, depth INTEGER NOT NULL, "
+    "module TEXT, module_address INTEGER, symbol TEXT, PRIMARY KEY(pid, site, depth)) WITHOUT ROWID;";
 
 bool fileExists(const std::string& path) {
   struct stat sb;
@@ -115,6 +120,7 @@ Result<std::unique_ptr<Store>> Store::create(const std::string& path, StoreOptio
   if (auto r = configure(*db, false); !r) return r.takeError();
   if (auto r = db->exec("BEGIN", kIo); !r) return r.takeError();
   if (auto r = db->exec(kSchema, kIo); !r) return Error{kIo, path + ": " + r.error().message, true};
+  if (auto r = db->exec(kNativeFramesTable, kIo); !r) return Error{kIo, path + ": " + r.error().message, true};
   std::string meta = std::string("INSERT INTO meta VALUES('format','") + kStoreFormatName +
                      "'),('version','" + std::to_string(kStoreFormatVersion) + "'); COMMIT";
   if (auto r = db->exec(meta.c_str(), kIo); !r) return r.takeError();
@@ -150,6 +156,10 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& path, StoreOptions
     }
   }
   if (auto r = configure(*db, options.readOnly); !r) return Error{kIo, path + ": " + r.error().message, true};
+  // Stores written before native frames were kept resolved get the table (they hold none).
+  if (!options.readOnly) {
+    if (auto r = db->exec(kNativeFramesTable, kIo); !r) return Error{kIo, path + ": " + r.error().message, true};
+  }
   impl->db = std::move(*db);
   if (auto r = impl->prepareStatements(); !r) return r.takeError();
   if (auto r = impl->loadState(); !r) return r.takeError();
@@ -426,6 +436,22 @@ Result<void> Store::addLaunchSite(const LaunchSite& site) {
     if (f && !f->module.empty()) m.st.insFrame.bindText(9, f->module);
     else m.st.insFrame.bindNull(9);
     if (auto r = sql::run(m.db, m.st.insFrame, kIo, "site_frames"); !r) return r;
+  }
+  // Resolved frames are rare (one list per new launch key): statements made here, not kept.
+  auto del = sql::Stmt::prepare(m.db, "DELETE FROM native_frames WHERE pid=? AND site=?", kIo, false);
+  if (!del) return del.takeError();
+  del->bind(1, site.pid).bind(2, site.id);
+  if (auto r = sql::run(m.db, *del, kIo, "native_frames"); !r) return r;
+  if (!site.nativeFrames.empty()) {
+    auto ins = sql::Stmt::prepare(m.db, "INSERT INTO native_frames(pid,site,depth,module,module_address,symbol) VALUES(?,?,?,?,?,?)",
+                                  kIo, false);
+    if (!ins) return ins.takeError();
+    for (std::size_t i = 0; i < site.nativeFrames.size(); ++i) {
+      const NativeFrame& f = site.nativeFrames[i];
+      ins->bind(1, site.pid).bind(2, site.id).bind(3, static_cast<std::int64_t>(i)).bindText(4, f.module)
+          .bindU(5, f.elfAddress).bindText(6, f.symbol);
+      if (auto r = sql::run(m.db, *ins, kIo, "native_frames"); !r) return r;
+    }
   }
   return {};
 }

@@ -177,9 +177,10 @@ json::value toJson(const SqlResult& r) {
   return json::object{{"columns", std::move(columns)}, {"rows", std::move(rows)}, {"truncated", r.truncated}};
 }
 
+// The gpuActivity event's shape: {counts, timeSpan, dropped}.
 json::value toJson(const ActivityCounts& c) {
-  return json::object{{"records", c.records}, {"kernels", c.kernels}, {"copies", c.copies},
-                      {"dropped", c.dropped}, {"timeSpan", span(c.timeSpan)}};
+  return json::object{{"counts", json::object{{"records", c.records}, {"kernels", c.kernels}, {"copies", c.copies}}},
+                      {"timeSpan", span(c.timeSpan)}, {"dropped", c.dropped}};
 }
 
 json::value toJson(const ImportReport& r) {

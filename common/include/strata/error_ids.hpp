@@ -115,7 +115,7 @@ inline constexpr ErrorId kGpuCollectorMissing{1850};  // libstrata_cupti.so was 
 inline constexpr ErrorId kGpuRingDirectory{1851};     // the directory for a session's GPU rings cannot be made or used
 inline constexpr ErrorId kGpuRunFailed{1852};         // `strata gpu run` could not start the program or write its store
 
-// ---- 1900-1999: the GPU store: trace files, importers and queries -----------------------------
+// ---- 1900-1949: the GPU store: trace files, importers and queries -----------------------------
 inline constexpr ErrorId kStoreIo{1900};              // a trace or store file that cannot be opened, read or written
 inline constexpr ErrorId kNotAStore{1901};            // a file that is no Strata GPU store (or of a newer format)
 inline constexpr ErrorId kTraceMalformed{1902};       // a trace file that does not parse: the message names file and position
@@ -125,6 +125,10 @@ inline constexpr ErrorId kNoGpuRecord{1905};          // no GPU record with that
 inline constexpr ErrorId kStoreReadOnly{1906};        // writing to a store opened read-only
 inline constexpr ErrorId kQueryInterrupted{1907};     // a query that ran past its time limit
 inline constexpr ErrorId kNoOccupancy{1908};          // no occupancy estimate for a launch (the message says what is missing)
+
+// ---- 1950-1999: the GPU backend in a session: the GPU requests, !gpu, launch {"trace"} ----------
+inline constexpr ErrorId kNoGpuData{1950};            // a GPU request in a session with no GPU data yet (no trace, no collection)
+inline constexpr ErrorId kNoLiveCollection{1951};     // gpuStart/gpuStop or !gpu start|stop where live collection is not available
 
 // ---- 1700-1799: the strata CLI and the benchmarks (printed by those tools, not sent over DAP) ----
 inline constexpr ErrorId kBadCommandLine{1700};        // a command-line option that does not parse

@@ -34,38 +34,57 @@ function findSchema() {
   return p;
 }
 const schema = JSON.parse(fs.readFileSync(findSchema(), 'utf8'));
+// Strata's custom messages (the GPU requests, gpuActivity), beside it: checked the same way.
+export const CUSTOM_SCHEMA = path.join(here, '../schema/strataCustom.json');
+const custom = JSON.parse(fs.readFileSync(CUSTOM_SCHEMA, 'utf8'));
 const ajv = new Ajv({ strict: false, allErrors: true });
-// The schema's integer formats, checked rather than ignored.
+// The schemas' integer formats, checked rather than ignored.
 const intFormat = (lo, hi) => ({ type: 'number', validate: (x) => Number.isInteger(x) && x >= lo && x <= hi });
 ajv.addFormat('int32', intFormat(-(2 ** 31), 2 ** 31 - 1));
 ajv.addFormat('uint32', intFormat(0, 2 ** 32 - 1));
 ajv.addFormat('uint64', intFormat(0, Number.MAX_SAFE_INTEGER));
 ajv.addFormat('int64', intFormat(-Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER));
+// Integer nanoseconds (custom schema): absolute CLOCK_REALTIME times pass 2^53, where a
+// JavaScript number can no longer tell neighbours apart; still an integer in [0, 2^64).
+ajv.addFormat('nanoseconds', intFormat(0, 2 ** 64 - 1));
 // A format the checks above do not know would be ignored silently: refuse such a schema.
-for (const f of new Set([...JSON.stringify(schema).matchAll(/"format":"([^"]+)"/g)].map((m) => m[1]))) {
+const formatsOf = (s) => new Set([...JSON.stringify(s).matchAll(/"format":"([^"]+)"/g)].map((m) => m[1]));
+for (const f of formatsOf(schema)) {
   if (!['int32', 'uint32', 'uint64', 'int64'].includes(f)) throw new Error(`DAP schema format '${f}' is not checked`);
 }
+for (const f of formatsOf(custom)) {
+  if (!['int32', 'uint32', 'uint64', 'int64', 'nanoseconds'].includes(f)) throw new Error(`custom schema format '${f}' is not checked`);
+}
 ajv.addSchema(schema, 'dap');
+ajv.addSchema(custom, 'strata');
 const defs = schema.definitions;
+const customDefs = custom.definitions;
 const cap = (s) => s.charAt(0).toUpperCase() + s.slice(1);
 
-// Which schema definition a message from the adapter must satisfy.
+// Which schema definition a message from the adapter must satisfy: a custom one first.
 function definitionFor(m) {
+  const named = (name, fallback) => (customDefs[name] ? `strata#/definitions/${name}`
+    : `dap#/definitions/${defs[name] ? name : fallback}`);
   if (m.type === 'response') {
-    if (!m.success) return 'ErrorResponse';
-    return defs[cap(m.command) + 'Response'] ? cap(m.command) + 'Response' : 'Response';
+    if (!m.success) return 'dap#/definitions/ErrorResponse';
+    return named(cap(m.command) + 'Response', 'Response');
   }
-  if (m.type === 'event') return defs[cap(m.event) + 'Event'] ? cap(m.event) + 'Event' : 'Event';
-  if (m.type === 'request') return defs[cap(m.command) + 'Request'] ? cap(m.command) + 'Request' : 'Request';
-  return 'ProtocolMessage';
+  if (m.type === 'event') return named(cap(m.event) + 'Event', 'Event');
+  if (m.type === 'request') return named(cap(m.command) + 'Request', 'Request');
+  return 'dap#/definitions/ProtocolMessage';
 }
 
 export function schemaErrors(message) {
-  const name = definitionFor(message);
-  const validate = ajv.getSchema(`dap#/definitions/${name}`);
+  const ref = definitionFor(message);
+  const validate = ajv.getSchema(ref);
+  const name = ref.split('/').pop();
   if (validate(message)) return [];
   return validate.errors.map((e) => `${name}${e.instancePath} ${e.message}`);
 }
+
+// Whether the schema names a message of this kind ("GpuSummaryResponse"): a test checks each
+// custom message it receives has a schema of its own, not the generic Response.
+export function hasCustomSchema(name) { return Boolean(customDefs[name]); }
 
 // Adapters still running when a file's tests end (a failed assertion skips the disconnect)
 // are stopped, so one failure never hangs the run.

@@ -93,13 +93,13 @@ struct Harness {
     auto conn = std::make_shared<protocol::Connection>(
         protocol::makeDescriptorStream(io, sv[1], ::dup(sv[1]), "test"));
     adapter::SessionOptions options;
-    options.backendFactory.launch = [this](adapter::Session& s, const backends::LaunchSpec&) {
+    options.backendFactory.launch = [this](adapter::Session&, backends::BackendHost& host, const backends::LaunchSpec&) {
       fake = &state;
-      return std::make_unique<FakeBackend>(s, state);
+      return std::make_unique<FakeBackend>(host, state);
     };
-    options.backendFactory.attach = [this](adapter::Session& s, const backends::AttachSpec&) {
+    options.backendFactory.attach = [this](adapter::Session&, backends::BackendHost& host, const backends::AttachSpec&) {
       fake = &state;
-      return std::make_unique<FakeBackend>(s, state);
+      return std::make_unique<FakeBackend>(host, state);
     };
     session = std::make_shared<adapter::Session>(io, conn, options, [this] { ended = true; });
     session->start();
@@ -306,7 +306,7 @@ TEST_CASE("a stack trace answered after the program ran again hands out no frame
   backends::StopReport stop;
   stop.reason = "breakpoint";
   stop.threadId = 11;
-  h.session->stopped(stop);
+  h.session->stopped(h.session->backend(), stop);
   CHECK(kind(h.receive(1)[0]) == "event:stopped");
   h.send("stackTrace", json::object{{"threadId", 11}});
   for (int i = 0; i < 200 && h.state.heldStacks.size() < 2; ++i) h.io.run_for(std::chrono::milliseconds(5));

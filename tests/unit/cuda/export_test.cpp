@@ -134,3 +134,105 @@ TEST_CASE("export: a window, a re-import, and a path that cannot be written") {
   CHECK(bad.error().message.find("no/such/dir/trace.json.tmp") != std::string::npos);
   CHECK(bad.error().message.find("No such file or directory") != std::string::npos);
 }
+
+namespace {
+
+// A minimal reader of the protobuf the Perfetto export writes: fields of one message.
+struct Field {
+  int number = 0;
+  std::uint64_t value = 0;    // varint
+  std::string_view bytes;     // length-delimited
+};
+std::vector<Field> fields(std::string_view buf) {
+  std::vector<Field> out;
+  std::size_t i = 0;
+  auto varint = [&] {
+    std::uint64_t v = 0;
+    for (int shift = 0;; shift += 7) {
+      REQUIRE(i < buf.size());
+      auto b = static_cast<unsigned char>(buf[i++]);
+      v |= std::uint64_t{b & 0x7fu} << shift;
+      if (!(b & 0x80)) return v;
+    }
+  };
+  while (i < buf.size()) {
+    std::uint64_t key = varint();
+    Field f;
+    f.number = static_cast<int>(key >> 3);
+    if ((key & 7) == 0) {
+      f.value = varint();
+    } else {
+      REQUIRE((key & 7) == 2);
+      std::uint64_t n = varint();
+      REQUIRE(i + n <= buf.size());
+      f.bytes = buf.substr(i, n);
+      i += n;
+    }
+    out.push_back(f);
+  }
+  return out;
+}
+const Field* field(const std::vector<Field>& fs, int n) {
+  for (const auto& f : fs)
+    if (f.number == n) return &f;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("export as Perfetto protobuf: descriptors first, slices begun and ended on their tracks, nested") {
+  TempDir dir;
+  std::vector<GpuRecord> recs;
+  auto store = build(dir, recs);
+  auto report = store->exportTrace(dir.file("trace.pftrace"), ExportFormat::Perfetto);
+  REQUIRE_MESSAGE(report.ok(), (report.ok() ? "" : report.error().message));
+  CHECK(report->events == 6);
+  CHECK(report->extraLanes == 1);
+  std::string file = readFile(dir.file("trace.pftrace"));
+  CHECK(report->bytes == file.size());
+  std::map<std::uint64_t, std::string> tracks;  // uuid -> thread name
+  std::map<std::uint64_t, std::vector<std::uint64_t>> open;
+  std::map<std::uint64_t, std::uint64_t> lastTs;  // by sequence
+  std::vector<std::string> names;
+  int processes = 0;
+  for (const Field& p : fields(file)) {
+    REQUIRE(p.number == 1);  // Trace.packet
+    auto pf = fields(p.bytes);
+    const Field* ts = field(pf, 8);
+    REQUIRE(ts);
+    if (const Field* d = field(pf, 60)) {
+      auto df = fields(d->bytes);
+      if (const Field* t = field(df, 4)) tracks[field(df, 1)->value] = std::string(field(fields(t->bytes), 5)->bytes);
+      if (field(df, 3)) ++processes;
+      continue;
+    }
+    const Field* ev = field(pf, 11);
+    REQUIRE(ev);
+    const Field* seq = field(pf, 10);
+    REQUIRE(seq);
+    if (lastTs.count(seq->value)) CHECK(ts->value >= lastTs[seq->value]);
+    lastTs[seq->value] = ts->value;
+    auto ef = fields(ev->bytes);
+    std::uint64_t uuid = field(ef, 11)->value;
+    REQUIRE(tracks.count(uuid));
+    if (field(ef, 9)->value == 1) {
+      names.emplace_back(field(ef, 23)->bytes);
+      CHECK(field(ef, 22));  // a category
+      open[uuid].push_back(ts->value);
+    } else {
+      CHECK(field(ef, 9)->value == 2);
+      REQUIRE_FALSE(open[uuid].empty());
+      CHECK(open[uuid].back() <= ts->value);
+      open[uuid].pop_back();
+    }
+  }
+  for (auto& [uuid, stack] : open) CHECK(stack.empty());
+  CHECK(names.size() == 6);
+  CHECK(std::count(names.begin(), names.end(), "gemm()") == 2);
+  CHECK(std::count(names.begin(), names.end(), "quote \"and\" \\ backslash") == 1);
+  CHECK(processes == 2);  // process 50, GPU 0
+  std::vector<std::string> threadNames;
+  for (auto& [uuid, name] : tracks) threadNames.push_back(name);
+  std::sort(threadNames.begin(), threadNames.end());
+  CHECK(threadNames == std::vector<std::string>{"stream 7", "stream 7 (overlap 1)", "thread 51"});
+}

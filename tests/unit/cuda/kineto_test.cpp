@@ -372,3 +372,60 @@ TEST_CASE("Kineto times: µs text to ns exactly, whatever the digits") {
   CHECK(kineto::copyKindFromName("Memcpy DtoD (Device -> Device)") == 8);
   CHECK(kineto::syncKindFromName("Event Sync") == 1);
 }
+
+TEST_CASE("Kineto JSON: progress counts the file's bytes; abandoned, the import keeps nothing") {
+  TempDir dir;
+  std::string text = kinetoTrace(sampleEvents());
+  writeFile(dir.file("t.json"), text);
+  writeGzip(dir.file("t.json.gz"), text);
+  for (std::string name : {"t.json", "t.json.gz"}) {
+    INFO(name);
+    std::uint64_t size = std::filesystem::file_size(dir.file(name));
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> seen;
+    auto store = newStore(dir, name + ".strata");
+    auto r = importTrace(dir.file(name), *store, [&](std::uint64_t done, std::uint64_t total) {
+      seen.emplace_back(done, total);
+      return true;
+    });
+    REQUIRE(r.ok());
+    REQUIRE_FALSE(seen.empty());
+    CHECK(seen.back() == std::make_pair(size, size));
+    auto again = newStore(dir, name + ".cancelled.strata");
+    auto cancelled = importTrace(dir.file(name), *again, [](std::uint64_t, std::uint64_t) { return false; });
+    REQUIRE_FALSE(cancelled.ok());
+    CHECK(cancelled.error().id == strata::errors::kCancelled);
+    CHECK(cancelled.error().message == dir.file(name) + ": the import was cancelled (nothing of it was kept)");
+    CHECK(again->counts().records == 0);
+  }
+}
+
+TEST_CASE("Kineto JSON: with_stack's python_function events give a launch its Python frames") {
+  TempDir dir;
+  std::vector<std::string> events = sampleEvents();
+  // Enclosing the launch call at 110.25 µs on thread 4001: three Python frames, a module
+  // scope (no file and line) and a frame that ended before the launch.
+  events.push_back(R"J({"ph": "X", "cat": "python_function", "name": "/w/train.py(30): main", "pid": 4000, "tid": 4001, "ts": 80, "dur": 120})J");
+  events.push_back(R"J({"ph": "X", "cat": "python_function", "name": "/w/train.py(12): step", "pid": 4000, "tid": 4001, "ts": 95, "dur": 60})J");
+  events.push_back(R"J({"ph": "X", "cat": "python_function", "name": "nn.Module: Linear_0", "pid": 4000, "tid": 4001, "ts": 98, "dur": 55})J");
+  events.push_back(R"J({"ph": "X", "cat": "python_function", "name": "/w/model.py(7): forward", "pid": 4000, "tid": 4001, "ts": 99, "dur": 52})J");
+  events.push_back(R"J({"ph": "X", "cat": "python_function", "name": "/w/data.py(3): load", "pid": 4000, "tid": 4001, "ts": 81, "dur": 5})J");
+  writeFile(dir.file("t.json"), kinetoTrace(events));
+  auto store = newStore(dir);
+  REQUIRE(importTrace(dir.file("t.json"), *store).ok());
+  auto tl = store->timeline(kBase + 120'000, kBase + 121'000, 100);
+  REQUIRE(tl.ok());
+  std::uint64_t kernelId = 0;
+  for (auto& it : tl->items)
+    if (it.kind == RecordKind::Kernel) kernelId = it.id;
+  auto d = store->kernel(kernelId);
+  REQUIRE(d.ok());
+  REQUIRE(d->launch);
+  REQUIRE(d->python.size() == 3);
+  CHECK(d->python[0].function == "forward");
+  CHECK(d->python[0].file == "/w/model.py");
+  CHECK(d->python[0].line == 7);
+  CHECK(d->python[1].function == "step");
+  CHECK(d->python[2].function == "main");
+  CHECK(d->python[2].line == 30);
+  CHECK_FALSE(d->siteKnown);
+}

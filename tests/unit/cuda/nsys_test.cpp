@@ -202,3 +202,26 @@ TEST_CASE("Nsight Systems SQLite: broken files are errors that name them, and im
   CHECK(t.error().message.find("not a database") != std::string::npos);
   CHECK(store->summary(5)->records == 1);
 }
+
+TEST_CASE("Nsight Systems SQLite: progress counts rows; abandoned, the import keeps nothing") {
+  TempDir dir;
+  buildNsys(dir.file("r.sqlite"), true, 9000);
+  auto store = newStore(dir);
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> seen;
+  auto r = importTrace(dir.file("r.sqlite"), *store, [&](std::uint64_t done, std::uint64_t total) {
+    seen.emplace_back(done, total);
+    return true;
+  });
+  REQUIRE(r.ok());
+  // 9000 kernels, their 9000 calls, and the few other rows: told every 8192 rows.
+  REQUIRE(seen.size() == 2);
+  CHECK(seen[0].first == 8192);
+  CHECK(seen[1].first == 16384);
+  CHECK(seen[0].second == r->events);
+  auto again = newStore(dir, "again.strata");
+  int calls = 0;
+  auto cancelled = importTrace(dir.file("r.sqlite"), *again, [&](std::uint64_t, std::uint64_t) { return ++calls < 2; });
+  REQUIRE_FALSE(cancelled.ok());
+  CHECK(cancelled.error().id == strata::errors::kCancelled);
+  CHECK(again->counts().records == 0);
+}

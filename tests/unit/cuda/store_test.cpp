@@ -259,6 +259,34 @@ TEST_CASE("launch sites, device properties and the launching call come back with
   auto missing = store->kernel(kid + 5000);
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.error().id == store_errors::kNotFound);
+  CHECK(d->nativeFrames.empty());  // the site named no modules
+
+  // Native frames the collector resolved (module, address in it, symbol) come back with them,
+  // and a store imported into another keeps them.
+  site.nativeFrames = {{0x401000, 0x1000, "/usr/lib/libcudart.so.13", "cudaLaunchKernel"},
+                       {0x402000, 0x2000, "/work/app", "main"}};
+  REQUIRE(store->addLaunchSite(site).ok());
+  auto again = store->kernel(kid);
+  REQUIRE(again.ok());
+  REQUIRE(again->nativeFrames.size() == 2);
+  CHECK(again->nativeFrames[0].module == "/usr/lib/libcudart.so.13");
+  CHECK(again->nativeFrames[0].symbol == "cudaLaunchKernel");
+  CHECK(again->nativeFrames[1].elfAddress == 0x2000);
+  CHECK(again->nativeFrames[1].pc == 0x402000);
+  REQUIRE(store->close().ok());
+  auto merged = newStore(dir, "merged.strata");
+  REQUIRE(importStore(dir.file("s.strata"), *merged).ok());
+  auto mtl = merged->timeline(1'000'000, 1'100'000, 100);
+  REQUIRE(mtl.ok());
+  std::uint64_t mid = 0;
+  for (auto& i : mtl->items)
+    if (i.kind == RecordKind::Kernel) mid = i.id;
+  auto m = merged->kernel(mid);
+  REQUIRE(m.ok());
+  REQUIRE(m->nativeFrames.size() == 2);
+  CHECK(m->nativeFrames[1].module == "/work/app");
+  CHECK(m->nativeFrames[1].pc == 0x402000);
+  CHECK(m->python.size() == 2);
 }
 
 TEST_CASE("atomically: a failure leaves nothing behind, and the store goes on") {

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <memory>
 
+#include <sys/stat.h>
+
 #include "strata/cuda/store.hpp"
 
 namespace strata::cuda::input {
@@ -53,6 +55,8 @@ Result<std::unique_ptr<File>> File::open(const std::string& path) {
   f->path_ = path;
   f->f_ = std::fopen(path.c_str(), "rb");
   if (!f->f_) return errnoError(kIo, "open " + path, errno);
+  struct stat st{};
+  if (::fstat(fileno(f->f_), &st) == 0) f->size_ = static_cast<std::uint64_t>(st.st_size);
   f->in_.resize(1 << 18);
   unsigned char magic[2] = {0, 0};
   std::size_t got = std::fread(magic, 1, 2, f->f_);
@@ -71,6 +75,7 @@ Result<std::size_t> File::read(char* out, std::size_t n) {
     std::size_t got = std::fread(out, 1, n, f_);
     if (got == 0 && std::ferror(f_)) return errnoError(kIo, "read " + path_, errno);
     rawOffset_ += got;
+    consumed_.store(rawOffset_, std::memory_order_relaxed);
     return got;
   }
   std::size_t total = 0;
@@ -110,6 +115,7 @@ Result<std::size_t> File::inflateSome(char* out, std::size_t n) {
       std::size_t got = std::fread(in_.data(), 1, in_.size(), f_);
       if (got == 0 && std::ferror(f_)) return errnoError(kIo, "read " + path_, errno);
       rawOffset_ += got;
+      consumed_.store(rawOffset_, std::memory_order_relaxed);
       zs_.next_in = in_.data();
       zs_.avail_in = static_cast<uInt>(got);
       if (got == 0) {

@@ -4,6 +4,7 @@
 
 #include <zlib.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
@@ -27,6 +28,10 @@ class File {
   // Up to n bytes of (decompressed) content; 0 at the end. Errors name the file and position.
   Result<std::size_t> read(char* out, std::size_t n);
   bool gzip() const { return gzip_; }
+  // Bytes of the file read so far (compressed ones for gzip) and its size, for progress: any
+  // thread may ask.
+  std::uint64_t consumed() const { return consumed_.load(std::memory_order_relaxed); }
+  std::uint64_t size() const { return size_; }
   const std::string& path() const { return path_; }
 
  private:
@@ -43,6 +48,8 @@ class File {
   z_stream zs_{};
   std::vector<unsigned char> in_;
   std::uint64_t rawOffset_ = 0;  // bytes read from the file so far
+  std::atomic<std::uint64_t> consumed_{0};
+  std::uint64_t size_ = 0;
 
   // Inflated pieces the thread has ready (bounded); an error or the end comes in order.
   struct Piece {

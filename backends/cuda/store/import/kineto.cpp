@@ -556,7 +556,7 @@ class Handler {
 
 }  // namespace
 
-Result<ImportReport> importKineto(const std::string& path, Store& store) {
+Result<ImportReport> importKineto(const std::string& path, Store& store, const ImportProgress& progress) {
   auto file = input::File::open(path);
   if (!file) return file.takeError();
   ImportReport report;
@@ -590,6 +590,7 @@ Result<ImportReport> importKineto(const std::string& path, Store& store) {
         }
       }
       if (*got == 0) break;
+      if (progress && !progress((*file)->consumed(), (*file)->size())) return importCancelled(path);
       // Only whitespace may follow the document.
       for (std::size_t i = used; parser.done() && i < *got; ++i) {
         char c = buf[i];

@@ -20,8 +20,18 @@ struct Column {
 
 class NsysReader {
  public:
-  NsysReader(const std::string& path, sql::Db& db, Store& store, ImportReport& report)
-      : path_(path), db_(db), store_(store), report_(report) {}
+  NsysReader(const std::string& path, sql::Db& db, Store& store, ImportReport& report, const ImportProgress& progress)
+      : path_(path), db_(db), store_(store), report_(report), progress_(progress) {}
+
+  // The rows of the tables read, for progress (counted only when someone asks).
+  void countRows(const std::vector<std::string>& tables) {
+    if (!progress_) return;
+    for (const auto& t : tables) {
+      if (!has(t.c_str())) continue;
+      auto s = sql::Stmt::prepare(db_, "SELECT count(*) FROM \"" + t + "\"", kMalformed, false);
+      if (s && s->step() == SQLITE_ROW) total_ += s->u64(0);
+    }
+  }
 
   Result<void> prepare() {
     auto t = sql::Stmt::prepare(db_, "SELECT name FROM sqlite_master WHERE type='table'", kMalformed, false);
@@ -126,6 +136,7 @@ class NsysReader {
         report_.records += batch.size();
         batch.clear();
       }
+      if (++done_ % 8192 == 0 && progress_ && !progress_(done_, total_)) return importCancelled(path_);
     }
     if (rc != SQLITE_DONE) {
       return Error{kMalformed, path_ + ": table " + table + ", row " + std::to_string(row + 1) + ": " + db_.message(), true};
@@ -177,6 +188,8 @@ class NsysReader {
   sql::Db& db_;
   Store& store_;
   ImportReport& report_;
+  const ImportProgress& progress_;
+  std::uint64_t done_ = 0, total_ = 0;  // rows read and to read, for progress
   std::set<std::string> tables_;
   sql::Stmt strings_;
   std::unordered_map<std::int64_t, Name> names_;
@@ -198,18 +211,19 @@ Column u8(const char* name, std::uint8_t R::*field) {
 
 }  // namespace
 
-Result<ImportReport> importNsys(const std::string& path, Store& store) {
+Result<ImportReport> importNsys(const std::string& path, Store& store, const ImportProgress& progress) {
   auto db = sql::Db::open(path, SQLITE_OPEN_READONLY, kIo);
   if (!db) return db.takeError();
   ImportReport report;
   report.format = TraceFormat::NsysSqlite;
-  NsysReader nsys(path, *db, store, report);
+  NsysReader nsys(path, *db, store, report, progress);
   if (auto r = nsys.prepare(); !r) return r.takeError();
   static const char* const kTables[] = {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
                                         "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
                                         "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS"};
   bool any = false;
   for (const char* t : kTables) any = any || nsys.has(t);
+  nsys.countRows(std::vector<std::string>(std::begin(kTables), std::end(kTables)));
   if (!any) {
     return Error{kMalformed, path + ": an SQLite file without Nsight Systems tables (CUPTI_ACTIVITY_KIND_*, NVTX_EVENTS)", true};
   }

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <unordered_map>
 
 #include "../chunk_codec.hpp"
@@ -69,7 +70,11 @@ Result<TraceFormat> detectTraceFormat(const std::string& path) {
   return unknown;
 }
 
-Result<ImportReport> importStore(const std::string& path, Store& store) {
+Error importCancelled(const std::string& path) {
+  return Error{errors::kCancelled, path + ": the import was cancelled (nothing of it was kept)", false};
+}
+
+Result<ImportReport> importStore(const std::string& path, Store& store, const ImportProgress& progress) {
   char a[PATH_MAX], b[PATH_MAX];
   if (realpath(path.c_str(), a) && realpath(store.path().c_str(), b) && std::strcmp(a, b) == 0) {
     return Error{kBadArgument, path + ": a store cannot be imported into itself", true};
@@ -126,6 +131,30 @@ Result<ImportReport> importStore(const std::string& path, Store& store) {
       }
     }
     {
+      // Resolved native frames, by site (a store written before they were kept has none); they
+      // complete the function, file and line site_frames holds with the collector's module
+      // address and symbol.
+      std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<NativeFrame>> resolved;
+      if (auto nf = sql::Stmt::prepare(*db, "SELECT pid,site,module,module_address,symbol FROM native_frames ORDER BY pid,site,depth",
+                                       kMalformed, false)) {
+        while (nf->step() == SQLITE_ROW) {
+          resolved[{static_cast<std::uint32_t>(nf->i64(0)), static_cast<std::uint32_t>(nf->i64(1))}].push_back(
+              NativeFrame{0, nf->u64(3), std::string(nf->text(2)), std::string(nf->text(4))});
+        }
+      }
+      auto add = [&](LaunchSite& site) -> Result<void> {
+        if (auto it = resolved.find({site.pid, site.id}); it != resolved.end() && it->second.size() == site.native.size()) {
+          if (site.nativeFrames.size() != site.native.size()) site.nativeFrames.assign(site.native.size(), NativeFrame{});
+          for (std::size_t i = 0; i < site.native.size(); ++i) {
+            NativeFrame& out = site.nativeFrames[i];
+            out.pc = site.native[i];
+            out.elfAddress = it->second[i].elfAddress;
+            out.symbol = it->second[i].symbol;
+            if (out.module.empty()) out.module = it->second[i].module;
+          }
+        }
+        return store.addLaunchSite(site);
+      };
       auto st = sql::Stmt::prepare(*db, "SELECT pid,site,kind,function,file,line,address,module FROM site_frames ORDER BY pid,site,kind,depth", kMalformed, false);
       if (!st)  // format 1: no module column
         st = sql::Stmt::prepare(*db, "SELECT pid,site,kind,function,file,line,address,NULL FROM site_frames ORDER BY pid,site,kind,depth", kMalformed, false);
@@ -137,7 +166,7 @@ Result<ImportReport> importStore(const std::string& path, Store& store) {
         auto pid = static_cast<std::uint32_t>(st->i64(0));
         auto id = static_cast<std::uint32_t>(st->i64(1));
         if (open && (site.pid != pid || site.id != id)) {
-          if (auto r = store.addLaunchSite(site); !r) return r;
+          if (auto r = add(site); !r) return r;
           site = LaunchSite{};
         }
         open = true;
@@ -158,7 +187,7 @@ Result<ImportReport> importStore(const std::string& path, Store& store) {
       }
       if (rc != SQLITE_DONE) return fail("site_frames");
       if (open) {
-        if (auto r = store.addLaunchSite(site); !r) return r;
+        if (auto r = add(site); !r) return r;
       }
     }
     {
@@ -168,11 +197,17 @@ Result<ImportReport> importStore(const std::string& path, Store& store) {
         if (auto r = store.addDropped(static_cast<std::uint32_t>(st->i64(0)), st->u64(1)); !r) return r;
       }
     }
+    std::uint64_t chunks = 0, done = 0;
+    if (progress) {
+      auto n = sql::Stmt::prepare(*db, "SELECT count(*) FROM chunks", kMalformed, false);
+      if (n && n->step() == SQLITE_ROW) chunks = n->u64(0);
+    }
     auto st = sql::Stmt::prepare(*db, "SELECT id,data FROM chunks ORDER BY id", kMalformed, false);
     if (!st) return fail("chunks");
     std::vector<GpuRecord> recs;
     int rc;
     while ((rc = st->step()) == SQLITE_ROW) {
+      if (progress && ++done % 8 == 0 && !progress(done, chunks)) return importCancelled(path);
       if (!codec::decode(st->blob(1), codec::kAllColumns, recs)) {
         return Error{kMalformed, path + ": chunk " + std::to_string(st->i64(0)) + " is malformed", true};
       }
@@ -188,20 +223,20 @@ Result<ImportReport> importStore(const std::string& path, Store& store) {
   return report;
 }
 
-Result<ImportReport> importTrace(const std::string& path, Store& store) {
+Result<ImportReport> importTrace(const std::string& path, Store& store, const ImportProgress& progress) {
   auto format = detectTraceFormat(path);
   if (!format) return format.takeError();
   switch (*format) {
     case TraceFormat::KinetoJson:
-    case TraceFormat::KinetoJsonGz: return importKineto(path, store);
-    case TraceFormat::NsysSqlite: return importNsys(path, store);
-    case TraceFormat::StrataStore: return importStore(path, store);
+    case TraceFormat::KinetoJsonGz: return importKineto(path, store, progress);
+    case TraceFormat::NsysSqlite: return importNsys(path, store, progress);
+    case TraceFormat::StrataStore: return importStore(path, store, progress);
     case TraceFormat::Unknown: break;
   }
   return Error{kMalformed, path + ": not a trace Strata reads", true};
 }
 
-Result<OpenedTrace> openTrace(const std::string& path, const std::string& storePath) {
+Result<OpenedTrace> openTrace(const std::string& path, const std::string& storePath, const ImportProgress& progress) {
   auto format = detectTraceFormat(path);
   if (!format) return format.takeError();
   OpenedTrace out;
@@ -216,7 +251,7 @@ Result<OpenedTrace> openTrace(const std::string& path, const std::string& storeP
   }
   auto s = Store::create(storePath);
   if (!s) return s.takeError();
-  auto report = importTrace(path, **s);
+  auto report = importTrace(path, **s, progress);
   if (!report) {
     (*s).reset();
     std::remove(storePath.c_str());

@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "strata/protocol/debug_types.hpp"
+#include "strata/protocol/gpu_types.hpp"
 #include "strata/protocol/types.hpp"
 
 namespace strata::protocol {
@@ -60,6 +61,13 @@ constexpr void forEachRequest(F&& f) {
   f(RequestKind<ReadMemoryArguments>{"readMemory"});
   f(RequestKind<WriteMemoryArguments>{"writeMemory"});
   f(RequestKind<DisassembleArguments>{"disassemble"});
+  // Strata's GPU requests (DESIGN: "Custom DAP surface")
+  f(RequestKind<GpuSummaryArguments>{"gpuSummary"});
+  f(RequestKind<GpuTimelineArguments>{"gpuTimeline"});
+  f(RequestKind<GpuKernelArguments>{"gpuKernel"});
+  f(RequestKind<GpuExportArguments>{"gpuExport"});
+  f(RequestKind<GpuStartArguments>{"gpuStart"});
+  f(RequestKind<GpuStopArguments>{"gpuStop"});
 }
 
 // Whether some request in the list decodes its arguments into Args.

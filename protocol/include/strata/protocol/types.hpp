@@ -64,6 +64,10 @@ struct LaunchRequestArguments {
   json::value python;  // interpreter path, or [path, flags...]
   std::optional<bool> justMyCode;
   json::value __restart;
+  // A recorded GPU trace to open with no program (Kineto JSON, Nsight Systems SQLite, a Strata store).
+  std::optional<std::string> trace;
+  // The session's GPU store file (kept after the session); absent: a new temporary file.
+  std::optional<std::string> gpuStore;
 };
 
 struct DisconnectArguments {

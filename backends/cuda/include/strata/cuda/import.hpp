@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -26,13 +27,19 @@ struct ImportReport {
   std::uint32_t devices = 0;  // devices whose properties were recorded
 };
 
+// How far an import got, told every few thousand events: `done` of `total` (bytes of the file
+// for JSON, rows for SQLite). Returning false abandons the import: an error with
+// errors::kCancelled, nothing of the file in the store. Called on the importing thread.
+using ImportProgress = std::function<bool(std::uint64_t done, std::uint64_t total)>;
+
 // Each importer writes into `store` in one transaction: a malformed or truncated file is an
 // error naming the file and the position (byte offset and line:column for JSON, table and row
 // for SQLite), and leaves nothing of that file in the store.
-Result<ImportReport> importKineto(const std::string& path, Store& store);
-Result<ImportReport> importNsys(const std::string& path, Store& store);
-Result<ImportReport> importStore(const std::string& path, Store& store);
-Result<ImportReport> importTrace(const std::string& path, Store& store);  // by detected format
+Result<ImportReport> importKineto(const std::string& path, Store& store, const ImportProgress& progress = {});
+Result<ImportReport> importNsys(const std::string& path, Store& store, const ImportProgress& progress = {});
+Result<ImportReport> importStore(const std::string& path, Store& store, const ImportProgress& progress = {});
+// By detected format.
+Result<ImportReport> importTrace(const std::string& path, Store& store, const ImportProgress& progress = {});
 
 // What `launch {"trace": PATH}` needs: a Strata store is opened as it is; anything else is
 // imported into a new store at `storePath`.
@@ -40,6 +47,10 @@ struct OpenedTrace {
   std::unique_ptr<Store> store;
   ImportReport report;
 };
-Result<OpenedTrace> openTrace(const std::string& path, const std::string& storePath);
+Result<OpenedTrace> openTrace(const std::string& path, const std::string& storePath,
+                              const ImportProgress& progress = {});
+
+// The error an import abandoned through its ImportProgress returns.
+Error importCancelled(const std::string& path);
 
 }  // namespace strata::cuda

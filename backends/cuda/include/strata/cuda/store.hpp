@@ -127,12 +127,16 @@ struct RecordDetail {
   bool siteKnown = false;
   std::vector<PythonFrame> python;     // innermost first
   std::vector<std::uint64_t> native;   // return addresses, innermost first (unresolved)
-  std::vector<NativeFrame> nativeFrames;  // the same frames with what was resolved when they were stored
+  // The same frames with what was resolved when they were stored: function, file and line
+  // (DWARF, by the live reader), module, address in it and symbol (the collector); as many as
+  // `native`, in the same order, or empty.
+  std::vector<NativeFrame> nativeFrames;
   std::optional<RelatedRecord> launch;  // the runtime/driver call with the same correlation
   std::optional<RelatedRecord> op;      // the framework op (CpuOp) with the same external id
 };
 
 // --- gpuExport --------------------------------------------------------------------------------
+enum class ExportFormat { Chrome, Perfetto };
 struct ExportOptions {
   std::optional<TimeSpan> window;  // only records overlapping it
 };
@@ -208,7 +212,9 @@ class Store {
   // Items overlapping [startNs, endNs), at most maxItems in all.
   Result<Timeline> timeline(std::uint64_t startNs, std::uint64_t endNs, std::uint32_t maxItems);
   Result<RecordDetail> kernel(std::uint64_t id);
-  // Chrome trace-event JSON (ui.perfetto.dev opens it). Written to `path`.tmp, then renamed.
+  // A file ui.perfetto.dev opens: Chrome trace-event JSON, or Perfetto's protobuf trace
+  // (TrackEvent slices). Written to `path`.tmp, then renamed.
+  Result<ExportReport> exportTrace(const std::string& path, ExportFormat format, const ExportOptions& options = {});
   Result<ExportReport> exportChrome(const std::string& path, const ExportOptions& options = {});
   // One read-only statement over the documented tables (README); at most maxRows rows,
   // stopped after timeoutMs.

@@ -1,0 +1,33 @@
+// gpuSummary: the top kernels by total time, copies by kind, syncs, the time span, devices,
+// streams and dropped records of the session's GPU data.
+#include "adapter/handlers/common.hpp"
+
+namespace strata::adapter {
+namespace {
+
+constexpr std::int64_t kDefaultLimit = 20;
+constexpr std::int64_t kMaxLimit = 10000;
+
+class GpuSummaryHandler final : public TypedHandler<protocol::GpuSummaryArguments> {
+ public:
+  std::string_view command() const override { return "gpuSummary"; }
+
+ protected:
+  void run(Session& session, const protocol::GpuSummaryArguments& args, Responder respond) override {
+    auto gpu = gpuService(session);
+    if (!gpu) return respond(gpu.takeError());
+    std::int64_t limit = args.limit.value_or(kDefaultLimit);
+    if (limit < 1 || limit > kMaxLimit)
+      return respond(Error{errors::kBadArguments,
+                           "invalid 'gpuSummary' request: arguments.limit: " + std::to_string(limit) +
+                               " is not between 1 and " + std::to_string(kMaxLimit),
+                           false});
+    (*gpu)->summary(static_cast<std::size_t>(limit), [respond](Result<json::value> r) { respond(std::move(r)); });
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Handler> makeGpuSummaryHandler() { return std::make_unique<GpuSummaryHandler>(); }
+
+}  // namespace strata::adapter

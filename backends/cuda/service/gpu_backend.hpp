@@ -1,0 +1,105 @@
+// The GPU backend: serves the session's GPU store beside whichever debugger runs the program
+// (or alone, for a recorded trace): the custom GPU requests, the Debug Console's !gpu and !sql,
+// trace imports with progress, and the hooks live collection (backends/cuda/live) plugs into.
+#pragma once
+
+#include <boost/asio.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "backends/backend.hpp"
+#include "backends/gpu.hpp"
+#include "strata/cuda/store.hpp"
+
+namespace strata::native::symbols {
+class ObjectSymbols;
+}
+
+namespace strata::backends {
+
+namespace asio = boost::asio;
+
+// What a live collection does for the GPU backend: start and stop collecting in the program
+// (gpuStart/gpuStop, !gpu start|stop) and, in launch mode, prepare the program's environment.
+// backends/cuda/live implements it and feeds records through GpuBackend::store() and
+// storeChanged().
+class GpuCollectionControl {
+ public:
+  virtual ~GpuCollectionControl() = default;
+  virtual void start(const std::string& mode, Reply<void> reply) = 0;
+  virtual void stop(Reply<void> reply) = 0;
+  virtual void prepareLaunch(LaunchSpec& spec) { (void)spec; }
+};
+
+class GpuBackend final : public Backend, public GpuService {
+ public:
+  GpuBackend(asio::io_context& io, BackendHost& host);
+  ~GpuBackend() override;
+
+  static BackendFeatures staticFeatures();
+
+  // ---- Backend: no program, no threads, no breakpoints; its frames have no variables ----
+  std::string name() const override { return "GPU"; }
+  BackendFeatures features() const override { return staticFeatures(); }
+  void launch(const LaunchSpec& spec, Reply<void> reply) override;
+  void configurationDone(Reply<void> reply) override { reply({}); }
+  void setSourceBreakpoints(const std::string& path, const std::vector<SourceBreakpointSpec>& breakpoints,
+                            Reply<std::vector<BreakpointReport>> reply) override;
+  void threads(Reply<std::vector<ThreadInfo>> reply) override { reply(std::vector<ThreadInfo>{}); }
+  void terminate(bool force, Reply<void> reply) override;
+  void detach(Reply<void> reply) override { reply({}); }
+  void scopes(std::int64_t frameId, Reply<std::vector<ScopeInfo>> reply) override;
+  GpuService* gpu() override { return this; }
+
+  // ---- GpuService ----
+  void setStorePath(std::string path) override;
+  bool hasData() const override { return store_ != nullptr; }
+  void openTrace(const GpuTraceSpec& spec, Reply<boost::json::value> reply) override;
+  void abandonOpen() override;
+  bool opening() const override { return import_ != nullptr; }
+  void summary(std::size_t limit, Reply<boost::json::value> reply) override;
+  void timeline(const GpuTimelineQuery& query, Reply<boost::json::value> reply) override;
+  void kernel(std::uint64_t id, Reply<GpuRecordDetail> reply) override;
+  void exportTrace(const GpuExportQuery& query, Reply<boost::json::value> reply) override;
+  void console(const std::string& line, Reply<std::string> reply) override;
+  void start(const std::string& mode, Reply<void> reply) override;
+  void stop(Reply<void> reply) override;
+  void prepareLaunch(LaunchSpec& spec) override;
+
+  // ---- for live collection (backends/cuda/live) ----
+  void attachCollection(std::shared_ptr<GpuCollectionControl> collection) { collection_ = std::move(collection); }
+  // The session's store, made on first use (where setStorePath said, else a new temporary file,
+  // named in an output event). On the session's thread only.
+  Result<cuda::Store*> store();
+  // New records went into the store: a gpuActivity event follows, at most one per 100 ms
+  // (the last change is never left unannounced).
+  void storeChanged();
+
+ private:
+  struct Import;
+  Result<cuda::Store*> requireData(const char* what);
+  void announce();
+  void finishImport(const std::shared_ptr<Import>& job);
+  FrameInfo nativeFrame(std::uint64_t pc, const cuda::NativeFrame* resolved);
+  // Symbols of the modules native launch frames name, opened once (null: not readable here).
+  std::map<std::string, std::shared_ptr<native::symbols::ObjectSymbols>> modules_;
+
+  asio::io_context& io_;
+  BackendHost& host_;
+  std::string storePath_;
+  std::unique_ptr<cuda::Store> store_;
+  std::shared_ptr<Import> import_;  // the trace being imported
+  std::shared_ptr<GpuCollectionControl> collection_;
+  std::uint64_t frames_ = 0;  // launch frames handed out (their ids)
+  int progressIds_ = 0;
+  std::chrono::steady_clock::time_point lastAnnounced_{};
+  bool announcePending_ = false;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace strata::backends
