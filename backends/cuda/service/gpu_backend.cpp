@@ -294,6 +294,7 @@ void GpuBackend::kernel(std::uint64_t id, Reply<GpuRecordDetail> reply) {
   // The frames go out as DAP StackFrames (the session adds them); the raw lists are theirs.
   out.body.erase("pythonFrames");
   out.body.erase("nativeFrames");
+  out.body.erase("nativeStack");  // the same frames, given below as stackFrames
   // The Python frames first (the lines a user clicks), then the native ones; each innermost first.
   for (const auto& f : d->python) {
     FrameInfo frame;

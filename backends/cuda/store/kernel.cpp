@@ -103,6 +103,11 @@ Result<RecordDetail> Store::kernel(std::uint64_t id) {
         }
       }
     }
+    // Frames with nothing resolved (no function, file or module) are only addresses: no list.
+    if (std::none_of(d.nativeFrames.begin(), d.nativeFrames.end(), [](const NativeFrame& f) {
+          return !f.function.empty() || !f.file.empty() || !f.module.empty();
+        }))
+      d.nativeFrames.clear();
     // A store opened read-only from before native_frames existed has none: nothing to add.
     auto n = sql::Stmt::prepare(m.db, "SELECT depth,module,module_address,symbol FROM native_frames WHERE pid=? AND site=? ORDER BY depth", kIo, false);
     if (n) {
