@@ -59,6 +59,7 @@ pack() {
     [ -n "$lib" ] && cp -L "$lib" "$out/bin/$name"
   done
   cp backends/cuda/collector/tools/gpu_check_collector.py backends/cuda/collector/tools/late_start.py \
+     backends/cuda/collector/tools/check_report.py \
      backends/cuda/collector/tools/gpu_check_error_stop.py "$out/tools/"
   cp bench/gpu/collection_overhead.py "$out/bench/"
   cp examples/python/train_torch.py "$out/"

@@ -25,6 +25,23 @@ const char* overheadName(CUpti_ActivityOverheadKind kind) {
   }
 }
 
+// A copy, host/device (Memcpy6) or peer to peer (MemcpyPtoP4): the fields both carry.
+template <class Copy>
+void copyRecord(GpuRecord& r, const Copy* m) {
+  r.kind = RecordKind::Memcpy;
+  r.copyKind = m->copyKind;
+  r.srcKind = m->srcKind;
+  r.dstKind = m->dstKind;
+  r.bytes = m->bytes;
+  times(r, m->start, m->end);
+  r.device = m->deviceId;
+  r.context = m->contextId;
+  r.stream = m->streamId;
+  r.correlation = m->correlationId;
+  r.graphId = m->graphId;
+  r.graphNodeId = m->graphNodeId;
+}
+
 void parseOne(const CUpti_Activity* a, const ApiNames& names, ParsedActivity& p) {
   using What = ParsedActivity::What;
   GpuRecord& r = p.record;
@@ -49,40 +66,14 @@ void parseOne(const CUpti_Activity* a, const ApiNames& names, ParsedActivity& p)
       p.text = k->name;
       return;
     }
-    case CUPTI_ACTIVITY_KIND_MEMCPY: {
-      auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(a);
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
       p.what = What::Record;
-      r.kind = RecordKind::Memcpy;
-      r.copyKind = m->copyKind;
-      r.srcKind = m->srcKind;
-      r.dstKind = m->dstKind;
-      r.bytes = m->bytes;
-      times(r, m->start, m->end);
-      r.device = m->deviceId;
-      r.context = m->contextId;
-      r.stream = m->streamId;
-      r.correlation = m->correlationId;
-      r.graphId = m->graphId;
-      r.graphNodeId = m->graphNodeId;
+      copyRecord(r, reinterpret_cast<const CUpti_ActivityMemcpy6*>(a));
       return;
-    }
-    case CUPTI_ACTIVITY_KIND_MEMCPY2: {
-      auto* m = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(a);
+    case CUPTI_ACTIVITY_KIND_MEMCPY2:
       p.what = What::Record;
-      r.kind = RecordKind::Memcpy;
-      r.copyKind = m->copyKind;
-      r.srcKind = m->srcKind;
-      r.dstKind = m->dstKind;
-      r.bytes = m->bytes;
-      times(r, m->start, m->end);
-      r.device = m->deviceId;
-      r.context = m->contextId;
-      r.stream = m->streamId;
-      r.correlation = m->correlationId;
-      r.graphId = m->graphId;
-      r.graphNodeId = m->graphNodeId;
+      copyRecord(r, reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(a));
       return;
-    }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(a);
       p.what = What::Record;

@@ -16,25 +16,8 @@ import subprocess
 import sys
 import tempfile
 
-failed = False
-
-
-def say(verdict, name, detail=""):
-    global failed
-    failed = failed or verdict == "FAIL"
-    print(f"{verdict} {name}{': ' + detail if detail else ''}", flush=True)
-
-
-def check(name, ok, detail):
-    say("PASS" if ok else "FAIL", name, detail)
-
-
-def marker_line(path, marker):
-    with open(path) as f:
-        for number, line in enumerate(f, 1):
-            if marker in line:
-                return number
-    raise SystemExit(f"{path}: no line marked {marker}")
+import check_report
+from check_report import check, marker_line, say
 
 
 def run_dump(args, work, tag, program, mode="stacks", extra=()):
@@ -185,7 +168,7 @@ def main():
     check_late_start(args, work)
     overhead(args, work)
     print(f"reports in {work}")
-    return 1 if failed else 0
+    return 1 if check_report.failed else 0
 
 
 if __name__ == "__main__":

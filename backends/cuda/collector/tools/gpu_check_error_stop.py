@@ -18,25 +18,8 @@ import sys
 import tempfile
 import threading
 
-failed = False
-
-
-def say(verdict, name, detail=""):
-    global failed
-    failed = failed or verdict == "FAIL"
-    print(f"{verdict} {name}{': ' + detail if detail else ''}", flush=True)
-
-
-def check(name, ok, detail):
-    say("PASS" if ok else "FAIL", name, detail)
-
-
-def marker_line(path, marker):
-    with open(path) as f:
-        for number, line in enumerate(f, 1):
-            if marker in line:
-                return number
-    raise SystemExit(f"{path}: no line marked {marker}")
+import check_report
+from check_report import check, marker_line, say
 
 
 class Dap:
@@ -221,7 +204,7 @@ def main():
     env = {"CUDA_INJECTION64_PATH": os.path.abspath(args.collector), "STRATA_GPU_DIR": work, "STRATA_GPU_MODE": "stacks"}
     check_native(args, env)
     check_python(args, env, work)
-    return 1 if failed else 0
+    return 1 if check_report.failed else 0
 
 
 if __name__ == "__main__":
