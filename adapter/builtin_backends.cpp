@@ -3,6 +3,7 @@
 #include "adapter/builtin_backends.hpp"
 
 #include "backends/cuda/service/gpu_backend.hpp"
+#include "backends/cuda/service/live_collection.hpp"
 #include "backends/native/backend/native_backend.hpp"
 #include "backends/process/process_backend.hpp"
 #include "backends/python/proxy/python_backend.hpp"
@@ -25,7 +26,12 @@ BackendFactory builtinBackends() {
     return std::make_unique<backends::PythonBackend>(s.io(), host);
   };
   f.gpu = [](Session& s, backends::BackendHost& host) -> std::unique_ptr<backends::Backend> {
-    return std::make_unique<backends::GpuBackend>(s.io(), host);
+    auto gpu = std::make_unique<backends::GpuBackend>(s.io(), host);
+    // Live collection follows whichever debugger runs the session's program (late start and
+    // stop go through it); the session outlives both.
+    gpu->attachCollection(std::make_shared<backends::LiveGpuCollection>(
+        s.io(), *gpu, [&s] { return s.backend(); }, s.adapterExecutable()));
+    return gpu;
   };
   f.debuggers = {backends::PythonBackend::staticFeatures(), backends::NativeBackend::staticFeatures()};
   f.services = {backends::GpuBackend::staticFeatures()};

@@ -335,8 +335,16 @@ void Session::exited(backends::Backend* from, const backends::ExitStatus& status
     output(backends::OutputCategory::Console,
            "Process terminated by signal " + std::to_string(*status.signal) + " (" +
                backends::signalName(*status.signal) + ")\n");
-  sendEvent("exited", json::value_from(protocol::ExitedEventBody{status.exitCode}));
-  sendEvent("terminated", json::value_from(protocol::TerminatedEventBody{}));
+  auto announce = [weak = weak_from_this(), code = status.exitCode] {
+    auto self = weak.lock();
+    if (!self || self->ended_) return;
+    self->sendEvent("exited", json::value_from(protocol::ExitedEventBody{code}));
+    self->sendEvent("terminated", json::value_from(protocol::TerminatedEventBody{}));
+  };
+  // The last of the program's GPU activity (and what the user must hear about it) comes first;
+  // with nothing collecting this runs at once.
+  if (auto* g = gpu()) return g->programEnded(std::move(announce));
+  announce();
 }
 
 bool Session::congested() const { return connection_->congested(); }

@@ -41,6 +41,9 @@ void Session::stopped(backends::Backend* from, const backends::StopReport& stop)
   else if (stop.threadId && run_.all) run_.except.insert(*stop.threadId);
   else if (stop.threadId) run_.except.erase(*stop.threadId);
   sendEvent("stopped", json::value_from(toProtocol(*this, from, stop)));
+  // The program's GPU collectors are drained now; GPU requests made meanwhile wait for it.
+  if (from == debugger_)
+    if (auto* g = gpu()) g->programStopped();
 }
 
 void Session::continued(backends::Backend* from, std::int64_t threadId, bool allThreads) {

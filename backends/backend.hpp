@@ -176,6 +176,12 @@ class Backend {
   // ---- optional services beside debugging (null: this backend has none) ----
   // GPU data: the custom GPU requests and the Debug Console's !gpu and !sql (backends/gpu.hpp).
   virtual GpuService* gpu() { return nullptr; }
+  // Loads the GPU collector into the running program and starts or stops it; the reply is the
+  // collector's status sentence (an error carries its reason).
+  virtual void gpuCollector(const GpuCollectorCommand& command, Reply<std::string> reply) {
+    (void)command;
+    notSupported(name(), "starting or stopping GPU collection in a running program", reply);
+  }
 };
 
 }  // namespace strata::backends

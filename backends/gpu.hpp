@@ -8,6 +8,7 @@
 #include <boost/json/value.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -70,9 +71,23 @@ class GpuService {
   // attached to the backend, or with an error saying there is none in this session.
   virtual void start(const std::string& mode, Reply<void> reply) = 0;
   virtual void stop(Reply<void> reply) = 0;
-  // Launch mode: what a program launched with GPU collection needs (its environment), added
-  // before the debugger starts it. Nothing while no collection is attached.
-  virtual void prepareLaunch(LaunchSpec& spec) { (void)spec; }
+
+  // ---- the program the session's debugger runs (the session calls these) ----
+  // Launch mode: GPU collection in the program about to be launched (`mode`: off, trace,
+  // stacks). What the program needs (the collector in its environment) goes into `spec`
+  // before the debugger starts it. Fails when this session cannot collect, saying why.
+  virtual Result<void> prepareLaunch(LaunchSpec& spec, const std::string& mode) {
+    (void)spec, (void)mode;
+    return Error{errors::kNoLiveCollection, "live GPU collection is not available in this session", false};
+  }
+  // The launch prepared above started the program (ok), or failed and what was prepared goes.
+  virtual void launched(bool ok) { (void)ok; }
+  // The program stopped: what its collectors hold is drained into the store; GPU requests made
+  // meanwhile are answered after that.
+  virtual void programStopped() {}
+  // The program ended: `done` runs once the last of its GPU data is in the store (at once,
+  // before this returns, when nothing collects).
+  virtual void programEnded(std::function<void()> done) { done(); }
 };
 
 }  // namespace strata::backends

@@ -33,6 +33,14 @@ struct LaunchSpec {
   enum class Language { Native, Python } language = Language::Native;
 };
 
+// Late GPU collection inside the running program (gpuStart/gpuStop): load Strata's collector
+// (`collector`, a path) and start it with `config` (strata_gpu_start's text), or stop it.
+struct GpuCollectorCommand {
+  bool start = true;
+  std::string collector;
+  std::string config;
+};
+
 enum class OutputCategory { Stdout, Stderr, Console, Important };
 
 struct ExitStatus {

@@ -60,7 +60,8 @@ pack() {
   done
   cp backends/cuda/collector/tools/gpu_check_collector.py backends/cuda/collector/tools/late_start.py \
      backends/cuda/collector/tools/check_report.py \
-     backends/cuda/collector/tools/gpu_check_error_stop.py "$out/tools/"
+     backends/cuda/collector/tools/gpu_check_error_stop.py backends/cuda/collector/tools/gpu_check_session.py \
+     "$out/tools/"
   cp bench/gpu/collection_overhead.py "$out/bench/"
   cp examples/python/train_torch.py "$out/"
   cp "$repo/scripts/gpu-check.sh" "$out/gpu-check.sh"
@@ -129,6 +130,17 @@ run_checks() {
   fail=$((fail + $(grep -c '^FAIL' "$work/errors.out")))
   skip=$((skip + $(grep -c '^SKIP' "$work/errors.out")))
   [ $rc -eq 124 ] && verdict FAIL "CUDA error stops" "timed out after 120 s"
+
+  echo "== collection in debug sessions through strata-dap (launch with \"gpu\", a breakpoint, late start)"
+  STRATA_AGENT_PYTHONPATH="$dir/agent" timeout 180 "$python" "$dir/tools/gpu_check_session.py" \
+      --dap "$dir/bin/strata-dap" --examples "$dir/examples" --sources "$dir/examples-src" \
+      --train "$dir/train_torch.py" --python "$python" > "$work/session.out" 2>&1
+  rc=$?
+  cat "$work/session.out"
+  pass=$((pass + $(grep -c '^PASS' "$work/session.out")))
+  fail=$((fail + $(grep -c '^FAIL' "$work/session.out")))
+  skip=$((skip + $(grep -c '^SKIP' "$work/session.out")))
+  [ $rc -eq 124 ] && verdict FAIL "session checks" "timed out after 180 s"
 
   echo "== the torch loop through strata gpu run --stacks"
   if ! "$python" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then

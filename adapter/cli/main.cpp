@@ -36,6 +36,9 @@ options:
   --cwd DIR            working directory of the program (default: the current directory)
   --python PATH        interpreter for a .py program (default: newest Python >= 3.12 found)
   --env NAME=VALUE     set a variable for the program (repeatable)
+  --gpu MODE           collect its GPU activity (trace or stacks) into --gpu-store FILE (or a
+                       temporary file the output names); the summary is printed at the end
+  --gpu-store FILE     where the GPU data goes (a new file, kept)
   --connect HOST:PORT  use an adapter that listens (strata-dap --listen) instead of starting one
   --token TOKEN        token for --connect when the adapter requires one
   --adapter PATH       the strata-dap to start (default: the one installed beside strata)
@@ -53,7 +56,7 @@ usage: strata gpu run [--trace|--stacks] [--store FILE] -- PROGRAM [ARGS...]
 
 struct RunOptions {
   bool json = false;
-  std::string cwd, python, connect, token, adapter;
+  std::string cwd, python, connect, token, adapter, gpu, gpuStore;
   std::vector<std::pair<std::string, std::string>> env;
   std::vector<std::string> command;
   std::vector<cli::BreakSpec> breaks;
@@ -124,7 +127,16 @@ int run(const RunOptions& o) {
       print.exited(exitCode.value_or(0));
     } else if (e.event == "terminated") {
       result = exitCode ? static_cast<int>(*exitCode & 0xff) : 0;
-      disconnect(false);
+      if (o.gpu.empty()) return disconnect(false);
+      // What the GPU did, from the session's store (the program's last records are in).
+      client.request("evaluate", json::object{{"expression", "!gpu top 10"}, {"context", "repl"}},
+                     [&](const protocol::Response& r) {
+                       const auto* b = r.body.if_object();
+                       const auto* text = b ? b->if_contains("result") : nullptr;
+                       if (r.success && text && text->is_string())
+                         print.output("console", std::string(text->get_string()) + "\n");
+                       disconnect(false);
+                     });
     } else if (e.event == "initialized") {
       // Configuration, as DAP has it: once the adapter says it is ready (after launch).
       auto done = [&client] { client.request("configurationDone", nullptr, [](const protocol::Response&) {}); };
@@ -164,6 +176,8 @@ int run(const RunOptions& o) {
     std::error_code ec;
     launch["cwd"] = o.cwd.empty() ? std::filesystem::current_path(ec).string() : o.cwd;
     if (!python.empty()) launch["python"] = python;
+    if (!o.gpu.empty()) launch["gpu"] = o.gpu;
+    if (!o.gpuStore.empty()) launch["gpuStore"] = o.gpuStore;
     if (!o.env.empty()) {
       json::object env;
       for (const auto& [k, v] : o.env) env[k] = v;
@@ -223,6 +237,8 @@ int main(int argc, char** argv) {
     else if (a == "--cwd") { auto v = need("--cwd"); if (!v) return usageError("--cwd needs a directory"); o.cwd = v; }
     else if (a == "--python") { auto v = need("--python"); if (!v) return usageError("--python needs a path"); o.python = v; }
     else if (a == "--connect") { auto v = need("--connect"); if (!v) return usageError("--connect needs HOST:PORT"); o.connect = v; }
+    else if (a == "--gpu") { auto v = need("--gpu"); if (!v) return usageError("--gpu needs trace or stacks"); o.gpu = v; }
+    else if (a == "--gpu-store") { auto v = need("--gpu-store"); if (!v) return usageError("--gpu-store needs a FILE"); o.gpuStore = v; }
     else if (a == "--token") { auto v = need("--token"); if (!v) return usageError("--token needs a value"); o.token = v; }
     else if (a == "--adapter") { auto v = need("--adapter"); if (!v) return usageError("--adapter needs a path"); o.adapter = v; }
     else if (a == "--env") {

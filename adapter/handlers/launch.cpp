@@ -44,6 +44,7 @@ class LaunchHandler final : public TypedHandler<protocol::LaunchRequestArguments
       e.message = "cannot launch: " + e.message;
       return respond(std::move(e));
     }
+    bool collecting = false;
     if (auto* gpu = session.gpu()) {
       auto store = resolveGpuStore(args, adapterCwd());
       if (!store) {
@@ -52,12 +53,25 @@ class LaunchHandler final : public TypedHandler<protocol::LaunchRequestArguments
         return respond(std::move(e));
       }
       if (!store->empty()) gpu->setStorePath(*store);
-      // Launch-mode GPU collection adds what the program needs here (its environment).
-      gpu->prepareLaunch(*spec);
+      if (args.gpu) {
+        // GPU collection in the program: the collector goes into its environment.
+        auto prepared = gpu->prepareLaunch(*spec, *args.gpu);
+        if (!prepared) {
+          Error e = prepared.takeError();
+          e.message = "cannot launch: " + e.message;
+          return respond(std::move(e));
+        }
+        collecting = true;
+      }
+    } else if (args.gpu) {
+      return respond(Error{errors::kNoLiveCollection,
+                           "cannot launch: arguments.gpu: this strata-dap has no GPU backend", false});
     }
     auto* raw = session.startDebugger(*spec);
     auto self = session.shared_from_this();
-    raw->launch(*spec, [self, respond](Result<void> r) {
+    raw->launch(*spec, [self, respond, collecting](Result<void> r) {
+      if (collecting)
+        if (auto* gpu = self->gpu()) gpu->launched(r.ok());
       if (!r) {
         Error e = r.takeError();
         e.id = errors::kLaunchFailed;

@@ -113,6 +113,7 @@ static void fieldsOfLaunchRequestArguments(V& v, T& t) {
   v.field("__restart", t.__restart, false);
   v.field("trace", t.trace, false);
   v.field("gpuStore", t.gpuStore, false);
+  v.field("gpu", t.gpu, false);
 }
 STRATA_FIELDS_CODEC(LaunchRequestArguments)
 

@@ -73,14 +73,14 @@ test('!help, !gpu top, !gpu kernel, !gpu timeline and !sql answer readable text 
   }
   assert.equal((await failing(c, '!sql SELECT * FROM no_such_table')).body.error.id, 1904);
 
-  // Live collection is not part of an opened trace: said plainly, by command and by request.
+  // Live collection needs a program; an opened trace has none: said plainly, by command and by request.
   for (const line of ['!gpu start', '!gpu stop']) {
     const e = await failing(c, line);
     assert.equal(e.body.error.id, 1951);
-    assert.match(e.message, /live GPU collection is not available in this session/);
+    assert.match(e.message, /^no program runs in this session: GPU collection starts and stops in a running program/);
   }
-  await assert.rejects(c.send('gpuStart', { mode: 'stacks' }), /live GPU collection is not available in this session/);
-  await assert.rejects(c.send('gpuStop', {}), /live GPU collection is not available in this session/);
+  await assert.rejects(c.send('gpuStart', { mode: 'stacks' }), /no program runs in this session/);
+  await assert.rejects(c.send('gpuStop', {}), /no program runs in this session/);
   await assert.rejects(c.send('gpuStart', { mode: 'everything' }), /expected 'trace' or 'stacks', got 'everything'/);
   assert.match((await failing(c, '!gpus')).message, /unknown command '!gpus' \(!help lists the commands\)/);
   // Without a program, an expression has nowhere to run.
@@ -150,7 +150,9 @@ test('in a native session !gpu says there is no GPU data yet, and a C expression
   const tid = stopped.body.threadId;
   const frame = (await c.stackTraceRequest({ threadId: tid })).body.stackFrames[0].id;
   assert.match(await repl(c, '!gpu top', frame), NO_DATA);
-  assert.match((await failing(c, '!gpu stop')).message, /live GPU collection is not available in this session/);
+  const notRunning = await failing(c, '!gpu stop');
+  assert.equal(notRunning.body.error.id, 1803);
+  assert.match(notRunning.message, /^GPU collection is not running in this session/);
   // A space first makes it C's '!' again.
   assert.match(await repl(c, ' !a', frame), /^(0|false)$/);  // a is 2
   assert.equal(await repl(c, 'a + b', frame), String(Number(await repl(c, 'a', frame)) + Number(await repl(c, 'b', frame))));

@@ -238,7 +238,12 @@ Result<void> Collector::runWithoutCupti(const Config& config) {
     publisher_->expectSites(config.mode == ring::Mode::Stacks);
   }
   running_ = config.mode != ring::Mode::Off;
-  if (running_ && !flushThread_.joinable()) startFlushThread();
+  ring_.setMode(config.mode);
+  if (!running_) {
+    setStatus(ring::State::Off, "mode off: nothing is collected");
+    return {};
+  }
+  if (!flushThread_.joinable()) startFlushThread();
   setStatus(ring::State::Collecting, "collecting without CUPTI (test)");
   return {};
 }

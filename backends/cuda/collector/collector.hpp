@@ -81,6 +81,8 @@ class Collector {
   // For tests and the entry points.
   ring::RingWriter& ring() { return ring_; }
   ring::Mode mode() const { return mode_.load(std::memory_order_relaxed); }
+  // Collecting now (started and not stopped or failed).
+  bool running() const { return running_.load(std::memory_order_relaxed); }
   const Config& config() const { return config_; }
   SiteTable& sites() { return sites_; }
   // Everything start() does except talking to CUPTI: ring, names, publisher, then running as

@@ -354,7 +354,7 @@ std::vector<std::pair<std::string, std::string>> GpuCollection::environment() co
   return env;
 }
 
-Result<LateStart> GpuCollection::lateStart() const {
+Result<LateStart> GpuCollection::lateStart(std::optional<GpuMode> mode) const {
   const Impl& m = *impl_;
   if (m.files.collector.empty()) {
     std::string looked;
@@ -369,7 +369,9 @@ Result<LateStart> GpuCollection::lateStart() const {
                  "the GPU ring directory '" + m.options.dir + "' holds a space or ';', which strata_gpu_start cannot take", true};
   LateStart l;
   l.collector = m.files.collector;
-  l.config = "mode=" + std::string(gpuModeName(m.options.mode == GpuMode::Off ? GpuMode::Trace : m.options.mode)) +
+  GpuMode wanted = mode.value_or(m.options.mode);
+  if (wanted == GpuMode::Off) wanted = GpuMode::Trace;
+  l.config = "mode=" + std::string(gpuModeName(wanted)) +
              " dir=" + m.options.dir + " session=" + m.options.session +
              " flush_ms=" + std::to_string(m.options.period.count());
   return l;

@@ -72,6 +72,7 @@ GpuBackend::GpuBackend(asio::io_context& io, BackendHost& host) : io_(io), host_
 
 GpuBackend::~GpuBackend() {
   *alive_ = false;
+  collection_.reset();  // it writes into store_
   if (import_) {
     import_->cancel = true;
     if (import_->thread.joinable()) import_->thread.join();
@@ -261,6 +262,7 @@ void GpuBackend::finishImport(const std::shared_ptr<Import>& job) {
 // ---- queries ----------------------------------------------------------------------------------
 
 void GpuBackend::summary(std::size_t limit, Reply<json::value> reply) {
+  if (flushing_) return afterFlush([this, limit, reply] { summary(limit, reply); });
   auto store = requireData("gpuSummary");
   if (!store) return reply(store.takeError());
   auto s = (*store)->summary(limit);
@@ -269,6 +271,7 @@ void GpuBackend::summary(std::size_t limit, Reply<json::value> reply) {
 }
 
 void GpuBackend::timeline(const GpuTimelineQuery& q, Reply<json::value> reply) {
+  if (flushing_) return afterFlush([this, q, reply] { timeline(q, reply); });
   auto store = requireData("gpuTimeline");
   if (!store) return reply(store.takeError());
   cuda::TimeSpan span = (*store)->counts().timeSpan;
@@ -285,6 +288,7 @@ void GpuBackend::timeline(const GpuTimelineQuery& q, Reply<json::value> reply) {
 }
 
 void GpuBackend::kernel(std::uint64_t id, Reply<GpuRecordDetail> reply) {
+  if (flushing_) return afterFlush([this, id, reply] { kernel(id, reply); });
   auto store = requireData("gpuKernel");
   if (!store) return reply(store.takeError());
   auto d = (*store)->kernel(id);
@@ -350,6 +354,7 @@ FrameInfo GpuBackend::nativeFrame(std::uint64_t pc, const cuda::NativeFrame* res
 }
 
 void GpuBackend::exportTrace(const GpuExportQuery& q, Reply<json::value> reply) {
+  if (flushing_) return afterFlush([this, q, reply] { exportTrace(q, reply); });
   auto store = requireData("gpuExport");
   if (!store) return reply(store.takeError());
   bool perfetto = q.format == "perfetto";
@@ -394,6 +399,7 @@ void GpuBackend::console(const std::string& line, Reply<std::string> reply) {
     }
     return stop(done);
   }
+  if (flushing_) return afterFlush([this, line, reply] { console(line, reply); });
   if (!store_) {
     if (import_) return reply(std::string("The trace is still being imported; ask again when the launch has answered."));
     return reply(std::string("No GPU data in this session yet: ") + kHowToGetData + ".");
@@ -414,8 +420,35 @@ void GpuBackend::stop(Reply<void> reply) {
   reply(Error{errors::kNoLiveCollection, "live GPU collection is not available in this session: nothing collects", false});
 }
 
-void GpuBackend::prepareLaunch(LaunchSpec& spec) {
-  if (collection_) collection_->prepareLaunch(spec);
+Result<void> GpuBackend::prepareLaunch(LaunchSpec& spec, const std::string& mode) {
+  if (!collection_) return GpuService::prepareLaunch(spec, mode);
+  return collection_->prepareLaunch(spec, mode);
+}
+
+void GpuBackend::launched(bool ok) {
+  if (collection_) collection_->launched(ok);
+}
+
+void GpuBackend::programStopped() {
+  if (!collection_ || !collection_->active()) return;
+  ++flushing_;
+  std::weak_ptr<bool> alive = alive_;
+  collection_->flush([this, alive] {
+    auto a = alive.lock();
+    if (!a || !*a) return;
+    if (--flushing_ > 0) return;
+    for (auto& work : std::exchange(afterFlush_, {})) work();
+  });
+}
+
+void GpuBackend::afterFlush(std::function<void()> work) {
+  if (!flushing_) return work();
+  afterFlush_.push_back(std::move(work));
+}
+
+void GpuBackend::programEnded(std::function<void()> done) {
+  if (!collection_ || !collection_->active()) return done();
+  collection_->finish(std::move(done));
 }
 
 }  // namespace strata::backends

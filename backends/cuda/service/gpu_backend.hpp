@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "backends/backend.hpp"
 #include "backends/gpu.hpp"
@@ -24,16 +25,24 @@ namespace strata::backends {
 
 namespace asio = boost::asio;
 
-// What a live collection does for the GPU backend: start and stop collecting in the program
-// (gpuStart/gpuStop, !gpu start|stop) and, in launch mode, prepare the program's environment.
-// backends/cuda/live implements it and feeds records through GpuBackend::store() and
-// storeChanged().
+// What a live collection does for the GPU backend: in launch mode, prepare the program's
+// environment; drain the collectors at every stop and at the end; start and stop collecting in
+// the running program (gpuStart/gpuStop, !gpu start|stop). LiveGpuCollection
+// (live_collection.hpp) implements it over backends/cuda/live and feeds records through
+// GpuBackend::store() and storeChanged().
 class GpuCollectionControl {
  public:
   virtual ~GpuCollectionControl() = default;
+  virtual Result<void> prepareLaunch(LaunchSpec& spec, const std::string& mode) = 0;
+  virtual void launched(bool ok) = 0;
+  // Whether collectors may be writing (so a stop or the end has something to drain).
+  virtual bool active() const = 0;
+  // At a stop: `done` once what the collectors hold is in the store (bounded wait).
+  virtual void flush(std::function<void()> done) = 0;
+  // The program ended: `done` once the last rings are drained (bounded wait).
+  virtual void finish(std::function<void()> done) = 0;
   virtual void start(const std::string& mode, Reply<void> reply) = 0;
   virtual void stop(Reply<void> reply) = 0;
-  virtual void prepareLaunch(LaunchSpec& spec) { (void)spec; }
 };
 
 class GpuBackend final : public Backend, public GpuService {
@@ -69,7 +78,10 @@ class GpuBackend final : public Backend, public GpuService {
   void console(const std::string& line, Reply<std::string> reply) override;
   void start(const std::string& mode, Reply<void> reply) override;
   void stop(Reply<void> reply) override;
-  void prepareLaunch(LaunchSpec& spec) override;
+  Result<void> prepareLaunch(LaunchSpec& spec, const std::string& mode) override;
+  void launched(bool ok) override;
+  void programStopped() override;
+  void programEnded(std::function<void()> done) override;
 
   // ---- for live collection (backends/cuda/live) ----
   void attachCollection(std::shared_ptr<GpuCollectionControl> collection) { collection_ = std::move(collection); }
@@ -79,12 +91,19 @@ class GpuBackend final : public Backend, public GpuService {
   // New records went into the store: a gpuActivity event follows, at most one per 100 ms
   // (the last change is never left unannounced).
   void storeChanged();
+  // The store's file (empty until store() made it).
+  const std::string& storePath() const { return storePath_; }
+  // Tells the user (an output event).
+  void tell(OutputCategory category, std::string text) { host_.output(category, std::move(text)); }
 
  private:
   struct Import;
   Result<cuda::Store*> requireData(const char* what);
   void announce();
   void finishImport(const std::shared_ptr<Import>& job);
+  // Runs `work` now, or once the drain at the current stop is done (GPU requests made while
+  // stopped see everything the program's collectors held).
+  void afterFlush(std::function<void()> work);
   FrameInfo nativeFrame(std::uint64_t pc, const cuda::NativeFrame* resolved);
   // Symbols of the modules native launch frames name, opened once (null: not readable here).
   std::map<std::string, std::shared_ptr<native::symbols::ObjectSymbols>> modules_;
@@ -95,6 +114,8 @@ class GpuBackend final : public Backend, public GpuService {
   std::unique_ptr<cuda::Store> store_;
   std::shared_ptr<Import> import_;  // the trace being imported
   std::shared_ptr<GpuCollectionControl> collection_;
+  int flushing_ = 0;  // drains at stops not yet done
+  std::vector<std::function<void()>> afterFlush_;
   std::uint64_t frames_ = 0;  // launch frames handed out (their ids)
   int progressIds_ = 0;
   std::chrono::steady_clock::time_point lastAnnounced_{};

@@ -463,6 +463,19 @@ void PythonBackend::exceptionInfo(std::int64_t threadId, Reply<ExceptionInfo> re
        [](const json::value& b) { return Result(agent::exceptionInfo(b)); });
 }
 
+void PythonBackend::gpuCollector(const GpuCollectorCommand& command, Reply<std::string> reply) {
+  // The agent loads the collector with ctypes and answers with its status sentence
+  // (backends/python/agent/strata/_gpu.py).
+  json::object args{{"collector", command.collector}};
+  if (command.start) args["config"] = command.config;
+  call(command.start ? "strataGpuStart" : "strataGpuStop", std::move(args), std::move(reply),
+       [](const json::value& b) -> Result<std::string> {
+         const auto* o = b.if_object();
+         const auto* status = o ? o->if_contains("status") : nullptr;
+         return std::string(status && status->is_string() ? std::string_view(status->get_string()) : "");
+       });
+}
+
 void PythonBackend::source(std::int64_t sourceReference, Reply<SourceContent> reply) {
   call("source", json::object{{"sourceReference", sourceReference}}, std::move(reply),
        [](const json::value& b) { return Result(agent::sourceContent(b)); });

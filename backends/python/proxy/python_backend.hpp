@@ -54,6 +54,7 @@ class PythonBackend final : public Backend, private BackendHost {
   void completions(const CompletionsQuery& query, Reply<std::vector<CompletionEntry>> reply) override;
   void exceptionInfo(std::int64_t threadId, Reply<ExceptionInfo> reply) override;
   void source(std::int64_t sourceReference, Reply<SourceContent> reply) override;
+  void gpuCollector(const GpuCollectorCommand& command, Reply<std::string> reply) override;
 
  private:
   // ---- BackendHost for the process runner underneath: passes through, except exits ----

@@ -1,9 +1,14 @@
 // The test build of libstrata_cupti.so (tests/targets/cuda/CMakeLists.txt): the collector's own
-// sources plus this one export, which makes the CUPTI callbacks that a kernel launch and a
-// failing cudaDeviceSynchronize make, so a sticky error reaches the error hook and
-// strata_gpu_error_stop through the collector's real code on a machine without a GPU. Only
+// sources plus these exports, which make the CUPTI callbacks that kernel launches and a failing
+// cudaDeviceSynchronize make, and hand the collector the activity buffers CUPTI would complete
+// for those launches, so launches, their sites and a sticky error go through the collector's
+// real code (callbacks, real libcupti record parsing, ring) on a machine without a GPU. Only
 // the tests load it; the library users get has no such entry.
 #include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <unistd.h>
+#include <vector>
 
 #include "collector.hpp"
 
@@ -22,7 +27,83 @@ void callback(Collector& c, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, 
   c.onCallback(domain, cbid, &cb);
 }
 
+// Runs the collector as if CUPTI had subscribed it: `config` as for strata_gpu_start, NULL for
+// the environment only (STRATA_GPU_* as a launch sets them).
+bool ensureRunning(Collector& c, const char* config) {
+  static bool running = false;
+  if (running) return true;
+  auto settings = configFromEnvironment([](const char* name) { return std::getenv(name); });
+  if (settings && config) settings = parseConfig(config, *settings);
+  if (!settings || !c.runWithoutCupti(*settings)) return false;
+  running = true;
+  return true;
+}
+
+std::uint64_t nowNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return std::uint64_t(ts.tv_sec) * 1000000000u + std::uint64_t(ts.tv_nsec);
+}
+
 }  // namespace
+
+// `count` launches of `kernel` (a mangled name) from the calling thread, each 1 µs of GPU time
+// on stream 7 of device 0 with grid (count,1,1) and block (128,1,1), and their records delivered
+// as one completed buffer. Returns the number of launches made, -1 when the collector could not
+// run.
+extern "C" __attribute__((visibility("default"))) int strata_gpu_test_launches(const char* config, const char* kernel,
+                                                                             int count) {
+  Collector& c = processCollector();
+  if (!ensureRunning(c, config)) return -1;
+  // Mode off, or a start that failed: CUPTI would call no callback and deliver no record.
+  if (!c.running()) return 0;
+  static std::uint32_t nextCorrelation = 1000;
+  std::vector<std::uint8_t> bytes;
+  auto add = [&](const auto& record) {
+    const std::size_t at = bytes.size();
+    bytes.resize(at + sizeof record);
+    std::memcpy(bytes.data() + at, &record, sizeof record);
+  };
+  const std::uint64_t base = nowNs();
+  for (int i = 0; i < count; ++i) {
+    const std::uint32_t corr = nextCorrelation++;
+    int ok = 0;
+    callback(c, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_API_ENTER, corr,
+             kernel, &ok);
+    callback(c, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_API_EXIT, corr,
+             kernel, &ok);
+    CUpti_ActivityKernel10 k{};
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.correlationId = corr;
+    k.start = base + 2000u * std::uint64_t(i);
+    k.end = k.start + 1000;
+    k.deviceId = 0;
+    k.streamId = 7;
+    k.gridX = count;
+    k.gridY = k.gridZ = 1;
+    k.blockX = 128;
+    k.blockY = k.blockZ = 1;
+    k.registersPerThread = 16;
+    k.name = kernel;
+    add(k);
+    CUpti_ActivityAPI api{};
+    api.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+    api.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
+    api.correlationId = corr;
+    api.processId = std::uint32_t(getpid());
+    api.threadId = std::uint32_t(gettid());
+    api.start = k.start - 500;
+    api.end = k.start - 100;
+    add(api);
+  }
+  std::uint8_t* buffer = nullptr;
+  std::size_t size = 0, maxRecords = 0;
+  c.onBufferRequested(&buffer, &size, &maxRecords);
+  if (!buffer || size < bytes.size()) return -1;
+  std::memcpy(buffer, bytes.data(), bytes.size());
+  c.onBufferCompleted(nullptr, 0, buffer, size, bytes.size());
+  return count;
+}
 
 // `config` as for strata_gpu_start; the collector runs as if CUPTI had subscribed it. Returns
 // `result` after the failing call's exit (where the hook and the stop ran), -1/-2 when the
@@ -33,11 +114,7 @@ extern "C" __attribute__((visibility("default"))) int strata_gpu_test_sticky_err
   auto settings = configFromEnvironment([](const char* name) { return std::getenv(name); });
   if (settings && config) settings = parseConfig(config, *settings);
   if (!settings) return -2;
-  static bool running = false;
-  if (!running) {
-    if (!c.runWithoutCupti(*settings)) return -1;
-    running = true;
-  }
+  if (!ensureRunning(c, config)) return -1;
   int ok = 0;
   callback(c, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_API_ENTER, 7, kernel, &ok);
   callback(c, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_API_EXIT, 7, kernel, &ok);

@@ -9,6 +9,10 @@
 //                              its test entry makes the CUPTI callbacks a kernel launch and a
 //                              failing cudaDeviceSynchronize make, so the collector's own code
 //                              fills the struct and finds the program's call
+//   cuda_error_stop launches   loads the collector CUDA_INJECTION64_PATH names (a launch with
+//                              "gpu" sets it; the tests name the test build) and makes four
+//                              kernel launches from one C line through its test entry, which
+//                              delivers their records as CUPTI would
 // No GPU is needed: nothing here calls CUDA.
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -68,10 +72,23 @@ static int through_collector(void) {
   return 0;
 }
 
+static int launches(void) {
+  const char* path = getenv("CUDA_INJECTION64_PATH");
+  if (!path) return fprintf(stderr, "CUDA_INJECTION64_PATH is not set\n"), 2;
+  void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!lib) return fprintf(stderr, "%s\n", dlerror()), 2;
+  int (*launch)(const char*, const char*, int) = (int (*)(const char*, const char*, int))dlsym(lib, "strata_gpu_test_launches");
+  if (!launch) return fprintf(stderr, "no strata_gpu_test_launches in %s\n", path), 2;
+  int made = launch(NULL, "_Z4fillPii", 4);  // @bp:native_launch
+  printf("launched %d\n", made);  // @bp:native_after
+  return made == 4 ? 0 : 1;
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "stop";
   setvbuf(stdout, NULL, _IONBF, 0);
   if (strcmp(mode, "collector") == 0) return through_collector();  // @bp:collector_main
+  if (strcmp(mode, "launches") == 0) return launches();  // @bp:launches_main
   void* lib = dlopen(STRATA_CUPTI_SO, RTLD_NOW | RTLD_LOCAL);
   if (!lib) return fprintf(stderr, "%s\n", dlerror()), 2;
   error_stop = (void (*)(const StrataGpuError*))dlsym(lib, "strata_gpu_error_stop");

@@ -68,6 +68,9 @@ struct LaunchRequestArguments {
   std::optional<std::string> trace;
   // The session's GPU store file (kept after the session); absent: a new temporary file.
   std::optional<std::string> gpuStore;
+  // GPU collection in the launched program: "off" (the collector loaded, collecting nothing
+  // until gpuStart), "trace", "stacks" (with the launching lines); absent: none.
+  std::optional<std::string> gpu;
 };
 
 struct DisconnectArguments {

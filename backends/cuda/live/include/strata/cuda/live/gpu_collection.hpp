@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -141,7 +142,8 @@ class GpuCollection {
   // NVTX_INJECTION64_PATH, STRATA_GPU_*); empty when the collector was not found.
   std::vector<std::pair<std::string, std::string>> environment() const;
   // Late mode: what the agent needs; fails (kGpuCollectorMissing) when there is no collector.
-  Result<LateStart> lateStart() const;
+  // `mode`: what to collect (trace or stacks); absent: the collection's own (off means trace).
+  Result<LateStart> lateStart(std::optional<GpuMode> mode = std::nullopt) const;
 
   // Starts the poll timer (call once the program runs). Says NoCollector here when needed.
   void start();

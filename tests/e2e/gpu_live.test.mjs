@@ -1,0 +1,202 @@
+// GPU collection driven by a debug session, through strata-dap, on a machine without a GPU.
+// What runs for real: the launch's "gpu" setting putting the collector into the program's
+// environment (CUDA_INJECTION64_PATH and the STRATA_GPU_* variables of this session), the
+// collector loaded from it, its ring read by the adapter while the program runs and at every
+// stop, the store, the GPU requests answering at a breakpoint with the kernels launched so far
+// and the Python or C lines that launched them, late start through the Python agent, the end of
+// the program. The collector is the test build of libstrata_cupti.so (the adapter finds it
+// through STRATA_GPU_COLLECTOR): its extra entry makes the CUPTI callbacks kernel launches make
+// and hands the collector the records CUPTI would deliver for them, so everything after CUPTI is
+// the collector's own code. And the real collector with a real CUDA program on this machine,
+// where no GPU collection can happen: the program runs, and the user is told once, and why.
+// What needs a GPU (CUPTI delivering records itself) is in scripts/gpu-check.sh.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { ADAPTER, CLI, REPO, TARGETS, assertClean, forEachPython, startStdio, waitUntil } from './lib/harness.mjs';
+import { INIT, lineOf as cLineOf, frames } from './lib/native.mjs';
+import { lineOf, pyTarget } from './lib/python.mjs';
+
+const DOUBLE = path.join(TARGETS, 'cuda_double', 'libstrata_cupti.so');
+const PROGRAM = path.join(TARGETS, 'cuda_error_stop');
+const C_SRC = path.join(REPO, 'tests/targets/cuda/cuda_error_stop.c');
+const VECTOR_ADD = path.resolve(path.dirname(ADAPTER), '../examples/cuda/vector_add');
+const PY = pyTarget('gpu_launches.py');
+const NO_CUDA = fs.existsSync(DOUBLE) && fs.existsSync(PROGRAM) ? false
+  : `${DOUBLE} does not exist: the CUDA toolkit with CUPTI was not found when the build was configured, ` +
+    'so libstrata_cupti.so and its test build were not built';
+const HAS_DRIVER = fs.existsSync('/proc/driver/nvidia/version');
+const NO_VECTOR_ADD = !fs.existsSync(VECTOR_ADD) ? `${VECTOR_ADD} does not exist: nvcc was not found, the CUDA examples were not built`
+  : HAS_DRIVER ? 'this machine has an NVIDIA driver: a real collection here is what scripts/gpu-check.sh checks' : false;
+const VEC_ADD = 'vecAdd(float const*, float const*, float*, int)';
+
+const tempDir = () => fs.mkdtempSync(path.join(os.tmpdir(), 'strata-gpu-live-'));
+
+// A client whose adapter uses the test build of the collector.
+async function client() {
+  const c = await startStdio({ spawn: { env: { ...process.env, STRATA_GPU_COLLECTOR: DOUBLE } } });
+  await c.initializeRequest(INIT);
+  return c;
+}
+
+async function launch(c, args, breakpoints = {}) {
+  const initialized = c.waitForEvent('initialized', 30000);
+  await c.launchRequest(args);
+  await initialized;
+  for (const [file, lines] of Object.entries(breakpoints)) {
+    const r = await c.setBreakpointsRequest({ source: { path: file }, breakpoints: lines.map((line) => ({ line })) });
+    assert.ok(r.body.breakpoints.every((b) => b.verified), JSON.stringify(r.body.breakpoints));
+  }
+  const stopped = c.waitForEvent('stopped', 30000);
+  await c.configurationDoneRequest();
+  return stopped;
+}
+
+const outputs = (c, category) => c.eventsNamed('output').filter((e) => e.body.category === category).map((e) => e.body.output);
+
+async function runToEnd(c, threadId) {
+  const terminated = c.waitForEvent('terminated', 30000);
+  await c.continueRequest({ threadId });
+  await terminated;
+}
+
+forEachPython((py) => {
+  const v = path.basename(py);
+
+  test(`${v}: launched with gpu "stacks", a breakpoint sees every kernel launched so far and the lines that launched them`, { skip: NO_CUDA }, async () => {
+    const dir = tempDir();
+    const store = path.join(dir, 'run.strata');
+    const c = await client();
+    const stopped = await launch(c, { program: PY, python: py, gpu: 'stacks', gpuStore: store }, { [PY]: [lineOf(PY, 'after')] });
+    const tid = stopped.body.threadId;
+    assert.equal(stopped.body.reason, 'breakpoint');
+
+    // Everything the program launched before the stop is in the store when the request is answered.
+    const summary = (await c.send('gpuSummary', { limit: 10 })).body;
+    assert.deepEqual(summary.kernels.map((k) => [k.name, k.count, k.totalNs]), [[VEC_ADD, 5, 5000], ['relu(float*, int)', 3, 3000]]);
+    assert.equal(summary.dropped, 0);
+    await waitUntil(() => c.eventsNamed('gpuActivity').some((e) => e.body.counts.kernels === 8), 10000, 'gpuActivity with 8 kernels');
+
+    // One stream, every launch on it, bounded by maxItems.
+    const timeline = (await c.send('gpuTimeline', { maxItems: 100 })).body;
+    const kernels = timeline.items.filter((i) => i.kind === 'kernel');
+    assert.equal(kernels.reduce((n, i) => n + (i.count ?? 1), 0), 8);
+    const first = kernels.find((i) => i.name === VEC_ADD);
+    const detail = (await c.send('gpuKernel', { id: first.id })).body;
+    assert.deepEqual([detail.grid, detail.block], [[5, 1, 1], [128, 1, 1]]);
+    // The Python lines that launched it, innermost first, each opening its source.
+    const py3 = detail.stackFrames.filter((f) => f.source?.path === PY);
+    assert.deepEqual(py3.map((f) => [f.name, f.line]), [['vector_add', lineOf(PY, 'add_launch')], ['<module>', lineOf(PY, 'first')]]);
+
+    // The console says where the data goes and that the process collects; nothing is a problem.
+    assert.ok(outputs(c, 'console').some((o) => o.includes(`The GPU data of this session goes to ${store}`)), outputs(c, 'console').join(''));
+    assert.ok(outputs(c, 'console').some((o) => /^GPU collection \(stacks\) in process \d+/.test(o)), outputs(c, 'console').join(''));
+    assert.deepEqual(outputs(c, 'important'), []);
+    assert.match(await (async () => (await c.evaluateRequest({ expression: '!gpu top 1', context: 'repl' })).body.result)(),
+      /vecAdd\(float const\*, float const\*, float\*, int\)/);
+
+    await runToEnd(c, tid);
+    assert.equal(c.eventsNamed('exited')[0].body.exitCode, 0);
+    assert.match(c.output('stdout'), /launched 8\n/);
+    assert.deepEqual(outputs(c, 'important'), [], 'no problem reported at the end');
+    await c.disconnectRequest();
+    assertClean(assert, c);
+    assert.ok(fs.statSync(store).size > 0, 'the store is kept');
+  });
+
+  test(`${v}: launched with gpu "off", the collector records nothing; a late start that CUPTI refuses says why and the program goes on`, { skip: NO_CUDA }, async () => {
+    const c = await client();
+    const stopped = await launch(c, { program: PY, python: py, gpu: 'off' }, { [PY]: [lineOf(PY, 'second')] });
+    const tid = stopped.body.threadId;
+    const summary = (await c.send('gpuSummary', {})).body;
+    assert.deepEqual(summary.kernels, []);
+    assert.ok(outputs(c, 'console').some((o) => /collects nothing until a start \(mode off\)/.test(o)), outputs(c, 'console').join(''));
+
+    // The agent loads the collector and starts it for real: without a GPU, CUPTI refuses.
+    const refused = await c.evaluateRequest({ expression: '!gpu start stacks', context: 'repl' }).then(() => null, (e) => e);
+    assert.ok(refused, 'the late start failed');
+    assert.match(refused.message, /GPU collection did not start: failed: .*\(is there a GPU and a working CUDA driver\?\)/);
+    await assert.rejects(c.send('gpuStop', {}), /GPU collection is not running in this session/);
+
+    await runToEnd(c, tid);
+    assert.equal(c.eventsNamed('exited')[0].body.exitCode, 0);
+    assert.match(c.output('stdout'), /launched 0\n/);
+    await c.disconnectRequest();
+    assertClean(assert, c);
+  });
+});
+
+test('native: launched with gpu "stacks", the kernels and the C line that launched them at a breakpoint', { skip: NO_CUDA }, async () => {
+  const c = await client();
+  const stopped = await launch(c, { program: PROGRAM, args: ['launches'], gpu: 'stacks' }, { [C_SRC]: [cLineOf(C_SRC, 'native_after')] });
+  const tid = stopped.body.threadId;
+  assert.equal((await frames(c, tid)).stackFrames[0].line, cLineOf(C_SRC, 'native_after'));
+  const summary = (await c.send('gpuSummary', {})).body;
+  assert.deepEqual(summary.kernels.map((k) => [k.name, k.count]), [['fill(int*, int)', 4]]);
+  const item = (await c.send('gpuTimeline', { maxItems: 100 })).body.items.find((i) => i.kind === 'kernel');
+  const detail = (await c.send('gpuKernel', { id: item.id })).body;
+  const own = detail.stackFrames.filter((f) => f.source?.path === C_SRC);
+  assert.deepEqual(own.map((f) => [f.name, f.line]), [['launches', cLineOf(C_SRC, 'native_launch')], ['main', cLineOf(C_SRC, 'launches_main')]]);
+  // The native debugger has no late start: said plainly.
+  const e = await c.evaluateRequest({ expression: '!gpu stop', context: 'repl', frameId: (await frames(c, tid)).stackFrames[0].id })
+    .then(() => null, (err) => err);
+  assert.match(e?.message ?? '', /does not support starting or stopping GPU collection in a running program; collection ends with the program/);
+  await runToEnd(c, tid);
+  assert.equal(c.eventsNamed('exited')[0].body.exitCode, 0);
+  assert.match(c.output('stdout'), /launched 4\n/);
+  await c.disconnectRequest();
+  assertClean(assert, c);
+});
+
+test('a CUDA program launched with gpu "trace" on a machine without a GPU runs, and the user is told once that nothing was collected and why', { skip: NO_VECTOR_ADD }, async () => {
+  const c = await startStdio();
+  await c.initializeRequest(INIT);
+  const initialized = c.waitForEvent('initialized', 30000);
+  await c.launchRequest({ program: VECTOR_ADD, gpu: 'trace' });
+  await initialized;
+  const terminated = c.waitForEvent('terminated', 30000);
+  await c.configurationDoneRequest();
+  await terminated;
+  // The program ran as it does without Strata (it finds no usable GPU and says so).
+  assert.equal(c.eventsNamed('exited')[0].body.exitCode, 1);
+  assert.match(c.output('stderr'), /vector_add\.cu:\d+: cudaMalloc\(&da, bytes\) failed: cuda\w+/);
+  const told = outputs(c, 'important');
+  assert.equal(told.length, 1, told.join(''));
+  assert.match(told[0], /^no GPU collection happened: this machine has no NVIDIA driver loaded \(\/proc\/driver\/nvidia\/version does not exist\), so no program can use a GPU here/);
+  // The GPU requests still answer: nothing was collected.
+  assert.deepEqual((await c.send('gpuSummary', {})).body.kernels, []);
+  await c.disconnectRequest();
+  assertClean(assert, c);
+});
+
+test('a launch\'s "gpu" setting is checked: a wrong mode, or another CUDA injection in its env, is refused before anything runs', async () => {
+  const c = await startStdio();
+  await c.initializeRequest(INIT);
+  await assert.rejects(c.launchRequest({ program: '/bin/true', gpu: 'everything' }), /cannot launch: arguments\.gpu: .*everything/);
+  // The conflict exists only where there is a collector to inject.
+  if (!NO_CUDA) {
+    await assert.rejects(c.launchRequest({ program: '/bin/true', gpu: 'trace', env: { CUDA_INJECTION64_PATH: '/opt/other/libinject.so' } }),
+      /cannot launch: arguments\.gpu: the launch's environment sets CUDA_INJECTION64_PATH=\/opt\/other\/libinject\.so \(another CUDA injection\)/);
+  }
+  assert.equal(c.eventsNamed('process').length, 0);
+  await c.disconnectRequest();
+  assertClean(assert, c);
+});
+
+test('strata run --gpu stacks: the program\'s output, then what its GPU did, from the store it keeps', { skip: NO_CUDA }, async () => {
+  const dir = tempDir();
+  const store = path.join(dir, 'cli.strata');
+  const r = spawnSync(CLI, ['run', '--gpu', 'stacks', '--gpu-store', store, '--', PROGRAM, 'launches'],
+    { encoding: 'utf8', env: { ...process.env, STRATA_GPU_COLLECTOR: DOUBLE }, timeout: 60000 });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout, 'launched 4\n');
+  assert.match(r.stderr, new RegExp(`The GPU data of this session goes to ${store}\\n`));
+  assert.match(r.stderr, /\n\s+4\.0 µs\s+4\s+1\.0 µs\s+1\.0 µs\s+1\.0 µs\s+fill\(int\*, int\)\n/);
+  assert.ok(fs.statSync(store).size > 0);
+  const bad = spawnSync(CLI, ['run', '--gpu', 'everything', '--', '/bin/true'], { encoding: 'utf8', timeout: 60000 });
+  assert.equal(bad.status, 1);
+  assert.match(bad.stderr, /cannot launch: arguments\.gpu: .*everything/);
+});
