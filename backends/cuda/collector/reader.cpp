@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <thread>
 
@@ -433,10 +434,30 @@ std::uint64_t SessionReader::droppedRecords() const {
   return n;
 }
 
+namespace {
+
+// Stopped by a debugger (ptrace all-stop, or SIGSTOP): its flush thread cannot answer, so it is
+// not asked and not waited for; what it flushed before is in its ring.
+bool processStopped(std::uint32_t pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%u/stat", pid);
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[512];
+  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return false;
+  buf[n] = 0;
+  const char* close = std::strrchr(buf, ')');  // the name may hold spaces and parentheses
+  return close && close[1] == ' ' && (close[2] == 't' || close[2] == 'T');
+}
+
+}  // namespace
+
 std::size_t SessionReader::requestFlush() {
   flushAsked_.clear();
   for (auto& [name, ring] : rings_)
-    if (!ring->finished && ring->reader->producerAlive()) {
+    if (!ring->finished && ring->reader->producerAlive() && !processStopped(ring->reader->pid())) {
       auto state = ring->reader->status().state;
       if (state == State::Collecting) flushAsked_.emplace_back(ring->reader.get(), ring->reader->requestFlush());
     }

@@ -149,8 +149,8 @@ class GpuCollection {
   void start();
   // Drains every ring now into the store and reports what came (what the timer does).
   void poll();
-  // At a stop: asks live collectors to flush (a ptrace-stopped process cannot answer: it is
-  // not waited for past `stopFlush`), drains, then calls `done` on the executor.
+  // At a stop: asks live collectors to flush (a ptrace-stopped process cannot answer and is not
+  // asked; none is waited for past `stopFlush`), drains, then calls `done` on the executor.
   void flushAtStop(std::function<void()> done = {});
   // The program has ended: drains until every ring's producer is gone (at most exitGrace),
   // says NoRing when nothing ever loaded the collector, stops the timer, then calls `done`.
