@@ -59,7 +59,7 @@ pack() {
     [ -n "$lib" ] && cp -L "$lib" "$out/bin/$name"
   done
   cp backends/cuda/collector/tools/gpu_check_collector.py backends/cuda/collector/tools/late_start.py \
-     backends/cuda/collector/tools/check_report.py \
+     backends/cuda/collector/tools/check_report.py backends/cuda/collector/tools/gpu_check_metrics.py \
      backends/cuda/collector/tools/gpu_check_error_stop.py "$out/tools/"
   cp bench/gpu/collection_overhead.py "$out/bench/"
   cp examples/python/train_torch.py "$out/"
@@ -129,6 +129,16 @@ run_checks() {
   fail=$((fail + $(grep -c '^FAIL' "$work/errors.out")))
   skip=$((skip + $(grep -c '^SKIP' "$work/errors.out")))
   [ $rc -eq 124 ] && verdict FAIL "CUDA error stops" "timed out after 120 s"
+
+  echo "== hardware metrics: strata gpu run --profile vector_add:2 (measured, or the reason they cannot be)"
+  timeout 150 "$python" "$dir/tools/gpu_check_metrics.py" --strata "$dir/bin/strata" --examples "$dir/examples" \
+      --work "$work/metrics" > "$work/metrics.out" 2>&1
+  rc=$?
+  cat "$work/metrics.out"
+  pass=$((pass + $(grep -c '^PASS' "$work/metrics.out")))
+  fail=$((fail + $(grep -c '^FAIL' "$work/metrics.out")))
+  skip=$((skip + $(grep -c '^SKIP' "$work/metrics.out")))
+  [ $rc -eq 124 ] && verdict FAIL "hardware metrics" "timed out after 150 s"
 
   echo "== the torch loop through strata gpu run --stacks"
   if ! "$python" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then

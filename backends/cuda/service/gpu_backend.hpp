@@ -34,6 +34,15 @@ class GpuCollectionControl {
   virtual void start(const std::string& mode, Reply<void> reply) = 0;
   virtual void stop(Reply<void> reply) = 0;
   virtual void prepareLaunch(LaunchSpec& spec) { (void)spec; }
+  // gpuProfile, !gpu profile: GpuCollection::requestProfile; the reply is {kernel, count,
+  // processes} (processes asked now). A collection that cannot profile says so.
+  virtual void profile(const std::string& kernel, std::uint32_t count, Reply<boost::json::value> reply) {
+    (void)kernel;
+    (void)count;
+    reply(Error{errors::kNoLiveCollection,
+                "hardware metrics are not available in this session: its GPU collection cannot take profile requests",
+                false});
+  }
 };
 
 class GpuBackend final : public Backend, public GpuService {
@@ -69,6 +78,7 @@ class GpuBackend final : public Backend, public GpuService {
   void console(const std::string& line, Reply<std::string> reply) override;
   void start(const std::string& mode, Reply<void> reply) override;
   void stop(Reply<void> reply) override;
+  void profile(const std::string& kernel, std::uint32_t count, Reply<boost::json::value> reply) override;
   void prepareLaunch(LaunchSpec& spec) override;
 
   // ---- for live collection (backends/cuda/live) ----
