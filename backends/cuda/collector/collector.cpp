@@ -38,10 +38,6 @@ struct ThreadState {
   std::uint32_t lastCorrelation = 0;
   std::uint32_t lastSite = 0;
   char lastKernel[256] = {};
-  // The launch this thread is measuring (profiling != 0): its exit ends the range.
-  std::uint32_t profiling = 0;
-  CUpti_CallbackDomain profileDomain = CUPTI_CB_DOMAIN_INVALID;
-  CUpti_CallbackId profileCbid = 0;
 };
 thread_local ThreadState t_state;
 
@@ -554,11 +550,7 @@ void Collector::onCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, c
         onLaunch(domain, cbid, cb);
       return;
     }
-    if (t.profiling && cb->correlationId == t.profiling && domain == t.profileDomain && cbid == t.profileCbid) {
-      const std::uint32_t correlation = t.profiling;
-      t.profiling = 0;
-      finishProfile(correlation);
-    }
+    profiledExit(domain, cbid, cb);
     if (finalizePending_.load(std::memory_order_acquire) && finalizePending_.exchange(false)) {
       const CUptiResult r = cuptiFinalize();
       subscriber_ = nullptr;
@@ -620,127 +612,13 @@ void Collector::onApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, co
   }
 }
 
-// ---- profile requests -------------------------------------------------------------------
+// ---- profile requests (the rest is in collector_profile.cpp) --------------------------
 
 void Collector::enableLaunchCallbacks(bool on) {
   if (!subscriber_) return;
   const std::uint32_t flag = on ? 1 : 0;
   for (auto cbid : kRuntimeLaunches) cuptiEnableCallback(flag, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
   for (auto cbid : kDriverLaunches) cuptiEnableCallback(flag, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
-}
-
-void Collector::requestProfile(const std::string& kernel, unsigned count, std::uint32_t request) {
-  if (kernel.empty() || count == 0 || count > ring::kMaxProfileLaunches) {
-    KernelMetricsInfo bad;
-    bad.request = request;
-    bad.error = "no hardware metrics in process " + std::to_string(pid_) + ": the profile request names no kernel or asks for " +
-                std::to_string(count) + " launches (1 to " + std::to_string(ring::kMaxProfileLaunches) + ")";
-    publishMetrics(bad);
-    return;
-  }
-  {
-    std::lock_guard<std::mutex> lock(profileMutex_);
-    profileKernel_ = kernel;
-    profileLeft_ = count;
-    profileRequest_ = request;
-    profilePending_.store(true, std::memory_order_relaxed);
-  }
-  // Launches are seen at their entry only where errors or stacks already enabled the callbacks.
-  if (!errorsOn_ && mode() != ring::Mode::Stacks && !profileCallbacks_.exchange(true)) enableLaunchCallbacks(true);
-}
-
-void Collector::endProfileRequest() {
-  profileLeft_ = 0;
-  profilePending_.store(false, std::memory_order_relaxed);
-}
-
-void Collector::publishMetrics(const KernelMetricsInfo& info) {
-  KernelMetricsInfo m = info;
-  if (!m.time) m.time = realtimeNs();
-  std::lock_guard<std::mutex> lock(producer_);
-  if (publisher_) {
-    publisher_->addKernelMetrics(m);
-    publisher_->flushPending();
-  }
-}
-
-void Collector::maybeProfile(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
-  // One launch at a time: kernel replay serializes the context anyway.
-  if (profileBusy_.exchange(true, std::memory_order_acquire)) return;
-  std::string part;
-  std::uint32_t request = 0;
-  {
-    std::lock_guard<std::mutex> lock(profileMutex_);
-    if (profileLeft_ > 0) part = profileKernel_, request = profileRequest_;
-  }
-  if (part.empty() || !kernelNameMatches(part, cb->symbolName)) {
-    profileBusy_.store(false, std::memory_order_release);
-    return;
-  }
-  std::uint32_t device = 0;
-  if (cuptiGetDeviceId(cb->context, &device) != CUPTI_SUCCESS) device = 0;
-  profiledName_ = cb->symbolName ? cb->symbolName : "";
-  profiledDevice_ = device;
-  profiledRequest_ = request;
-  if (!profiler_.begin(cb->context, device)) {
-    // Whatever refused this launch (permissions, no support) refuses the next: the request ends.
-    KernelMetricsInfo failed;
-    failed.correlation = cb->correlationId;
-    failed.device = device;
-    failed.request = request;
-    failed.kernel = profiledName_;
-    failed.error = profilingFailure(profiler_.failedCall(), profiler_.result(), pid_);
-    failed.result = static_cast<int>(profiler_.result());
-    {
-      std::lock_guard<std::mutex> lock(profileMutex_);
-      if (profileRequest_ == request) endProfileRequest();
-    }
-    profiler_.teardown();
-    publishMetrics(failed);
-    profileBusy_.store(false, std::memory_order_release);
-    return;
-  }
-  ThreadState& t = t_state;
-  t.profiling = cb->correlationId;
-  t.profileDomain = domain;
-  t.profileCbid = cbid;
-}
-
-void Collector::finishProfile(std::uint32_t correlation) {
-  MetricValues v;
-  const bool measured = profiler_.end(v);
-  KernelMetricsInfo info;
-  info.correlation = correlation;
-  info.device = profiledDevice_;
-  info.request = profiledRequest_;
-  info.passes = static_cast<std::uint32_t>(profiler_.passes());
-  info.kernel = profiledName_;
-  bool last = true;
-  {
-    std::lock_guard<std::mutex> lock(profileMutex_);
-    if (profileRequest_ == profiledRequest_ && profileLeft_ > 0) {
-      if (measured) {
-        info.remaining = --profileLeft_;
-        last = profileLeft_ == 0;
-      }
-      if (last) endProfileRequest();
-    } else {
-      last = !profilePending_.load(std::memory_order_relaxed);  // replaced by a newer request meanwhile
-    }
-  }
-  if (measured) {
-    info.smThroughputPct = v.smThroughputPct;
-    info.dramThroughputPct = v.dramThroughputPct;
-    info.achievedOccupancyPct = v.achievedOccupancyPct;
-    info.durationNs = v.durationNs;
-  } else {
-    info.error = profilingFailure(profiler_.failedCall(), profiler_.result(), pid_);
-    info.result = static_cast<int>(profiler_.result());
-  }
-  // After the last launch nothing of the profiler stays: later launches run unreplayed.
-  if (last) profiler_.teardown();
-  publishMetrics(info);
-  profileBusy_.store(false, std::memory_order_release);
 }
 
 __attribute__((noinline)) std::uint64_t Collector::firstProgramPc() {

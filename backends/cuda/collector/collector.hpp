@@ -107,6 +107,8 @@ class Collector {
                        const CUpti_CallbackData* cb);
   void maybeProfile(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* cb);
   void finishProfile(std::uint32_t correlation);
+  // At every API exit: ends the range when it is the exit of the launch this thread measures.
+  void profiledExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* cb);
   void endProfileRequest();
   void publishMetrics(const KernelMetricsInfo& info);
   void enableLaunchCallbacks(bool on);
