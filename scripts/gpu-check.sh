@@ -131,6 +131,14 @@ run_checks() {
   [ $rc -eq 124 ] && verdict FAIL "CUDA error stops" "timed out after 120 s"
 
   echo "== hardware metrics: strata gpu run --profile vector_add:2 (measured, or the reason they cannot be)"
+  # CUPTI's profiler loads libnvperf_host.so/libnvperf_target.so (37 MB, not in the bundle): the
+  # machine's own, from a CUDA toolkit or PyTorch's nvidia wheels, when there is one.
+  local nvperf
+  nvperf="$(find -H /usr/local/cuda*/lib64 /usr/local/cuda*/extras/CUPTI/lib64 \
+      $("$python" -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null) \
+      -maxdepth 4 -name libnvperf_host.so -print -quit 2>/dev/null)"
+  echo "libnvperf_host.so: ${nvperf:-none found (the answer below then names the CUPTI call that failed)}"
+  LD_LIBRARY_PATH="${nvperf:+$(dirname "$nvperf"):}$LD_LIBRARY_PATH" \
   timeout 150 "$python" "$dir/tools/gpu_check_metrics.py" --strata "$dir/bin/strata" --examples "$dir/examples" \
       --work "$work/metrics" > "$work/metrics.out" 2>&1
   rc=$?
