@@ -20,9 +20,12 @@ constexpr Command kCommands[] = {
      "what ran on each GPU stream and CPU thread in a window (absolute ns; default: all), merged to fit"},
     {"!gpu start ", "!gpu start [trace|stacks]", "start collecting GPU activity in the running program"},
     {"!gpu stop", "!gpu stop", "stop collecting GPU activity"},
+    {"!gpu profile ", "!gpu profile NAME [N]",
+     "measure SM and DRAM throughput, achieved occupancy and GPU time of the next N launches (default 1, at most 64) "
+     "of a kernel (a name or part of one) with CUPTI's range profiler; !gpu kernel NAME shows them"},
     {"!sql ", "!sql SELECT ...",
      "one read-only query over the session's GPU store (tables: kernels, copies, syncs, api, markers, cpu_ops, "
-     "records, strings, tracks, kernel_stats, devices, launch_sites, site_frames; see the store's README)"},
+     "records, strings, tracks, kernel_stats, devices, launch_sites, site_frames, kernel_metrics; see the store's README)"},
 };
 
 std::string helpText() {

@@ -71,6 +71,14 @@ class GpuService {
   // attached to the backend, or with an error saying there is none in this session.
   virtual void start(const std::string& mode, Reply<void> reply) = 0;
   virtual void stop(Reply<void> reply) = 0;
+  // gpuProfile / !gpu profile NAME [N]: hardware metrics of the next `count` launches of kernels
+  // whose names contain `kernel`, measured by the live collection; the reply's body says what
+  // was asked ({kernel, count, processes}). Without live collection, the same error as start.
+  virtual void profile(const std::string& kernel, std::uint32_t count, Reply<boost::json::value> reply) {
+    (void)kernel;
+    (void)count;
+    reply(Error{errors::kNoLiveCollection, "live GPU collection is not available in this session", false});
+  }
 
   // ---- the program the session's debugger runs (the session calls these) ----
   // Launch mode: GPU collection in the program about to be launched (`mode`: off, trace,

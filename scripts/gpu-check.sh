@@ -59,7 +59,7 @@ pack() {
     [ -n "$lib" ] && cp -L "$lib" "$out/bin/$name"
   done
   cp backends/cuda/collector/tools/gpu_check_collector.py backends/cuda/collector/tools/late_start.py \
-     backends/cuda/collector/tools/check_report.py \
+     backends/cuda/collector/tools/check_report.py backends/cuda/collector/tools/gpu_check_metrics.py \
      backends/cuda/collector/tools/gpu_check_error_stop.py backends/cuda/collector/tools/gpu_check_session.py \
      "$out/tools/"
   cp bench/gpu/collection_overhead.py "$out/bench/"
@@ -132,7 +132,7 @@ run_checks() {
   [ $rc -eq 124 ] && verdict FAIL "CUDA error stops" "timed out after 120 s"
 
   echo "== collection in debug sessions through strata-dap (launch with \"gpu\", a breakpoint, late start)"
-  STRATA_AGENT_PYTHONPATH="$dir/agent" timeout 180 "$python" "$dir/tools/gpu_check_session.py" \
+  STRATA_AGENT_PYTHONPATH="$dir/agent" timeout 150 "$python" "$dir/tools/gpu_check_session.py" \
       --dap "$dir/bin/strata-dap" --examples "$dir/examples" --sources "$dir/examples-src" \
       --train "$dir/train_torch.py" --python "$python" > "$work/session.out" 2>&1
   rc=$?
@@ -140,7 +140,25 @@ run_checks() {
   pass=$((pass + $(grep -c '^PASS' "$work/session.out")))
   fail=$((fail + $(grep -c '^FAIL' "$work/session.out")))
   skip=$((skip + $(grep -c '^SKIP' "$work/session.out")))
-  [ $rc -eq 124 ] && verdict FAIL "session checks" "timed out after 180 s"
+  [ $rc -eq 124 ] && verdict FAIL "session checks" "timed out after 150 s"
+
+  echo "== hardware metrics: strata gpu run --profile vector_add:2 (measured, or the reason they cannot be)"
+  # CUPTI's profiler loads libnvperf_host.so/libnvperf_target.so (37 MB, not in the bundle): the
+  # machine's own, from a CUDA toolkit or PyTorch's nvidia wheels, when there is one.
+  local nvperf
+  nvperf="$(find -H /usr/local/cuda*/lib64 /usr/local/cuda*/extras/CUPTI/lib64 \
+      $("$python" -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null) \
+      -maxdepth 4 -name libnvperf_host.so -print -quit 2>/dev/null)"
+  echo "libnvperf_host.so: ${nvperf:-none found (the answer below then names the CUPTI call that failed)}"
+  LD_LIBRARY_PATH="${nvperf:+$(dirname "$nvperf"):}$LD_LIBRARY_PATH" \
+  timeout 90 "$python" "$dir/tools/gpu_check_metrics.py" --strata "$dir/bin/strata" --examples "$dir/examples" \
+      --work "$work/metrics" > "$work/metrics.out" 2>&1
+  rc=$?
+  cat "$work/metrics.out"
+  pass=$((pass + $(grep -c '^PASS' "$work/metrics.out")))
+  fail=$((fail + $(grep -c '^FAIL' "$work/metrics.out")))
+  skip=$((skip + $(grep -c '^SKIP' "$work/metrics.out")))
+  [ $rc -eq 124 ] && verdict FAIL "hardware metrics" "timed out after 90 s"
 
   echo "== the torch loop through strata gpu run --stacks"
   if ! "$python" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then

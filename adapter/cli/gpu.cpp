@@ -26,11 +26,13 @@ using namespace strata::cuda;
 
 namespace {
 
-const char* kGpuUsage = R"(usage: strata gpu run [--trace|--stacks|--off] [--store FILE] -- PROGRAM [ARGS...]
+const char* kGpuUsage = R"(usage: strata gpu run [--trace|--stacks|--off] [--store FILE] [--profile NAME[:N]] -- PROGRAM [ARGS...]
          runs PROGRAM with Strata's CUDA collector injected (its children too), collects its GPU
          activity into a store file (default ./strata-gpu-PROGRAM-DATE-TIME.strata), prints a
          summary at the end, and exits with PROGRAM's exit code. --stacks also records the
          Python and native lines that launched each kernel; --trace (the default) does not.
+         --profile measures SM and DRAM throughput, achieved occupancy and GPU time of the
+         next N launches (default 1, at most 64) of kernels whose names contain NAME.
        strata gpu top [N] [--json] FILE
        strata gpu kernel NAME|ID [--json] FILE
        strata gpu timeline [--start NS] [--end NS] [--max N] [--json] FILE
@@ -220,6 +222,23 @@ int kernel(const std::vector<std::string>& in) {
                   limits.c_str());
     } else {
       std::printf("  occupancy     %s\n", d->occupancyNote.c_str());
+    }
+    if (d->metrics && !d->metrics->error.empty()) {
+      std::printf("  measured      %s\n", d->metrics->error.c_str());
+    } else if (d->metrics) {
+      const auto& m = *d->metrics;
+      std::string line;
+      auto add = [&](const char* what, const std::optional<double>& v, const char* unit) {
+        if (!v) return;
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%s%s %.1f%s", line.empty() ? "" : ", ", what, *v, unit);
+        line += buf;
+      };
+      add("SM throughput", m.smThroughputPct, " %");
+      add("DRAM throughput", m.dramThroughputPct, " %");
+      add("achieved occupancy", m.achievedOccupancyPct, " %");
+      add("GPU time", m.durationNs, " ns");
+      std::printf("  measured      %s (%u replay passes)\n", line.c_str(), m.passes);
     }
   } else if (r.bytes) {
     std::printf("  bytes         %" PRIu64 "\n", r.bytes);

@@ -27,7 +27,8 @@ namespace {
 
 int usage(const std::string& message) {
   std::fprintf(stderr,
-               "strata: gpu run: %s\nusage: strata gpu run [--trace|--stacks|--off] [--store FILE] -- PROGRAM [ARGS...]\n",
+               "strata: gpu run: %s\nusage: strata gpu run [--trace|--stacks|--off] [--store FILE] [--profile NAME[:N]] -- PROGRAM "
+               "[ARGS...]\n",
                message.c_str());
   return 2;
 }
@@ -56,7 +57,7 @@ std::string defaultStorePath(const std::string& program) {
 
 int gpuRun(const std::vector<std::string>& args) {
   GpuMode mode = GpuMode::Trace;
-  std::string storePath;
+  std::string storePath, profile;
   std::size_t i = 0;
   for (; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -70,6 +71,13 @@ int gpuRun(const std::vector<std::string>& args) {
     else if (a == "--store") {
       if (i + 1 >= args.size()) return usage("--store needs a FILE");
       storePath = args[++i];
+    } else if (a == "--profile") {
+      if (i + 1 >= args.size() || args[i + 1].starts_with("-"))
+        return usage("--profile needs NAME[:N] (a kernel's name or part of it, N launches)");
+      profile = args[++i];
+      std::string kernel;
+      unsigned count = 0;
+      if (auto r = parseProfile(profile, kernel, count); !r) return usage(r.error().message);
     } else if (!a.empty() && a[0] == '-') return usage("unknown option '" + a + "'");
     else break;
   }
@@ -93,6 +101,7 @@ int gpuRun(const std::vector<std::string>& args) {
   callbacks.error = [](const GpuError& e) { say("CUDA error: " + e.message); };
   GpuCollectionOptions options;
   options.mode = mode;
+  options.profile = profile;
   auto gpu = GpuCollection::create(io.get_executor(), *store, options, callbacks);
   if (!gpu) return say("gpu run: " + gpu.error().message), 1;
 

@@ -48,7 +48,7 @@ usage: strata stacks [--json] PID
   Attaches to the native process PID, prints every thread's stack and detaches; the process
   runs on untouched. --json prints one JSON object.
 
-usage: strata gpu run [--trace|--stacks] [--store FILE] -- PROGRAM [ARGS...]
+usage: strata gpu run [--trace|--stacks] [--store FILE] [--profile NAME[:N]] -- PROGRAM [ARGS...]
        strata gpu top|kernel|timeline|sql|export ... FILE
   Runs a program with GPU (CUDA) collection into a store file, or queries a store or a
   torch.profiler / Nsight Systems trace (strata gpu --help says more).

@@ -42,6 +42,7 @@ std::unique_ptr<Handler> makeGpuTimelineHandler();
 std::unique_ptr<Handler> makeGpuKernelHandler();
 std::unique_ptr<Handler> makeGpuExportHandler();
 std::unique_ptr<Handler> makeGpuStartHandler();
+std::unique_ptr<Handler> makeGpuProfileHandler();
 std::unique_ptr<Handler> makeGpuStopHandler();
 
 std::vector<std::unique_ptr<Handler>> makeHandlers() {
@@ -85,6 +86,7 @@ std::vector<std::unique_ptr<Handler>> makeHandlers() {
   h.push_back(makeGpuKernelHandler());
   h.push_back(makeGpuExportHandler());
   h.push_back(makeGpuStartHandler());
+  h.push_back(makeGpuProfileHandler());
   h.push_back(makeGpuStopHandler());
   return h;
 }

@@ -25,6 +25,10 @@ STRATA_CODEC(GpuExportArguments,
 STRATA_CODEC(GpuStartArguments,
   v.field("mode", t.mode, false);)
 
+STRATA_CODEC(GpuProfileArguments,
+  v.field("kernel", t.kernel, true);
+  v.field("count", t.count, false);)
+
 STRATA_CODEC(GpuStopArguments,
   (void)v;
   (void)t;)

@@ -10,6 +10,9 @@ import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { CLI, REPO, target } from './lib/harness.mjs';
+import { LAUNCHER, NATIVE_SOURCE, writeStore } from './lib/gpu.mjs';
+import { lineOf } from './lib/python.mjs';
+import { lineOf as nativeLine } from './lib/native.mjs';
 
 let dir;
 const BASE_NS = 1_000_000_000; // baseTimeNanoseconds: 1 s, so every time stays an exact JS number
@@ -192,6 +195,31 @@ test('gpu run of a program that never uses CUDA: its output and exit code, and o
   assert.match(said[0], /no (process of the program initialized CUDA|NVIDIA driver loaded)/);
   assert.match(r.stderr, /no store was kept \(nothing was collected\)/);
   assert.deepEqual(fs.readdirSync(dir).filter((f) => f.endsWith('.strata')), []);
+});
+
+test('gpu run --profile puts the request in the program\'s environment, and refuses a bad one before running anything', () => {
+  const r = spawnSync(CLI, ['gpu', 'run', '--profile', 'ns::gemm:3', '--', 'env'], { encoding: 'utf8', cwd: dir });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /^STRATA_GPU_PROFILE=ns::gemm:3$/m);
+  assert.match(r.stdout, /^CUDA_INJECTION64_PATH=\S*libstrata_cupti\.so$/m);
+  for (const [args, says] of [[['--profile', 'gemm:65'], /the count of launches must be 1 to 64 \(got 65\)/],
+    [['--profile', 'two words'], /without spaces or ';'/], [['--profile'], /--profile needs NAME\[:N\]/]]) {
+    const bad = spawnSync(CLI, ['gpu', 'run', ...args, '--', 'env'], { encoding: 'utf8', cwd: dir });
+    assert.equal(bad.status, 2, args.join(' '));
+    assert.match(bad.stderr, says);
+    assert.doesNotMatch(bad.stdout, /STRATA_GPU_PROFILE/);
+  }
+  assert.deepEqual(fs.readdirSync(dir).filter((f) => f.endsWith('.strata')), []);
+});
+
+test('gpu kernel prints a launch\'s measured metrics, and --json gives them as gpuKernel does', () => {
+  const store = writeStore(dir, (name) => lineOf(LAUNCHER, name), nativeLine(NATIVE_SOURCE, 'combine_call'), 'measured.strata',
+    { metrics: true });
+  const r = gpu(['kernel', 'gemm', store]);
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /^  measured      SM throughput 71\.2 %, DRAM throughput 18\.5 %, achieved occupancy 46\.8 %, GPU time 201024\.0 ns \(8 replay passes\)$/m);
+  const body = gpuJson(['kernel', 'gemm', store]);
+  assert.deepEqual(body.metrics, { smThroughputPct: 71.25, dramThroughputPct: 18.5, achievedOccupancyPct: 46.75, durationNs: 201024, passes: 8 });
 });
 
 // The CUDA examples are built where nvcc is; here they find no driver and say so themselves.

@@ -10,7 +10,7 @@ import { assertClean, forEachPython } from './lib/harness.mjs';
 import { launchAndStop, lineOf as pyLine, pyTarget } from './lib/python.mjs';
 import { demoSrc, launchNative, lineOf as nativeLine } from './lib/native.mjs';
 import {
-  BASE, GEMM, KINETO_RECORDS, LAUNCHER, RELUS, closeSession, lastError, openTrace, repl, tempDir, writeKineto, writeStore,
+  BASE, GEMM, KINETO_RECORDS, LAUNCHER, RELUS, closeSession, lastError, openTrace, raw, repl, tempDir, writeKineto, writeStore,
 } from './lib/gpu.mjs';
 import { lineOf } from './lib/python.mjs';
 import { NATIVE_PROGRAM, NATIVE_SOURCE } from './lib/gpu.mjs';
@@ -28,7 +28,7 @@ test('!help, !gpu top, !gpu kernel, !gpu timeline and !sql answer readable text 
 
   const help = await repl(c, '!help');
   for (const usage of ['!help', '!gpu top [N]', '!gpu kernel NAME', '!gpu timeline [START END]', '!gpu start [trace|stacks]',
-    '!gpu stop', '!sql SELECT ...']) assert.ok(help.includes(usage), usage);
+    '!gpu stop', '!gpu profile NAME [N]', '!sql SELECT ...']) assert.ok(help.includes(usage), usage);
 
   // The busiest kernels first, demangled, with their times.
   const top = (await repl(c, '!gpu top')).split('\n');
@@ -82,6 +82,20 @@ test('!help, !gpu top, !gpu kernel, !gpu timeline and !sql answer readable text 
   await assert.rejects(c.send('gpuStart', { mode: 'stacks' }), /no program runs in this session/);
   await assert.rejects(c.send('gpuStop', {}), /no program runs in this session/);
   await assert.rejects(c.send('gpuStart', { mode: 'everything' }), /expected 'trace' or 'stacks', got 'everything'/);
+  // Hardware metrics are measured in a collecting program only: the same clear error.
+  const profiled = await failing(c, '!gpu profile gemm 2');
+  assert.equal(profiled.body.error.id, 1951);
+  assert.match(profiled.message, /^no program collects GPU activity in this session: hardware metrics are measured in a program launched with "gpu": "trace" or "stacks"/);
+  const asked = await raw(c, 'gpuProfile', { kernel: 'gemm', count: 2 });
+  assert.equal(asked.success, false);
+  assert.equal(lastError(c, 'gpuProfile').body.error.id, 1951);
+  for (const [args, says] of [[{ kernel: 'gemm', count: 65 }, /arguments\.count: expected 1 to 64 launches, got 65/],
+    [{ kernel: 'two words' }, /arguments\.kernel: expected a kernel's name or part of one/]]) {
+    await assert.rejects(c.send('gpuProfile', args), says);
+    assert.equal(lastError(c, 'gpuProfile').body.error.id, 1004);
+  }
+  for (const line of ['!gpu profile', '!gpu profile gemm 0', '!gpu profile gemm 2 3'])
+    assert.match((await failing(c, line)).message, /usage: !gpu profile NAME \[N\]/, line);
   assert.match((await failing(c, '!gpus')).message, /unknown command '!gpus' \(!help lists the commands\)/);
   // Without a program, an expression has nowhere to run.
   await assert.rejects(c.evaluateRequest({ expression: '1 + 1', context: 'repl' }), /there is no debuggee/);
@@ -89,10 +103,10 @@ test('!help, !gpu top, !gpu kernel, !gpu timeline and !sql answer readable text 
   // Completions: the commands that extend what was typed, replacing it.
   const bang = (await c.send('completions', { text: '!g', column: 3 })).body.targets;
   assert.deepEqual(bang.map((t) => t.label), ['!gpu top [N]', '!gpu kernel NAME', '!gpu timeline [START END]',
-    '!gpu start [trace|stacks]', '!gpu stop']);
+    '!gpu start [trace|stacks]', '!gpu stop', '!gpu profile NAME [N]']);
   assert.deepEqual([bang[0].text, bang[0].start, bang[0].length], ['!gpu top ', 1, 2]);
   const none = (await c.send('completions', { text: '', column: 1 })).body.targets;
-  assert.equal(none.length, 7, 'an empty line: every command');
+  assert.equal(none.length, 8, 'an empty line: every command');
   await closeSession(c);
   assertClean(assert, c);
   fs.rmSync(dir, { recursive: true });
@@ -108,6 +122,43 @@ test('!gpu kernel over a recorded store names the Python lines that launched the
     `    ${LAUNCHER}:${lineOf(LAUNCHER, 'train_step')} in train_step\n    ${LAUNCHER}:${lineOf(LAUNCHER, 'main_loop')} in main\n` +
     `    0x7f0000001234 in cudaLaunchKernel (/opt/cuda/lib64/libcudart.so.13)\n    0x555555556789 in combine (${NATIVE_PROGRAM})`), k);
   assert.match(await repl(c, '!gpu top'), /; 2 records DROPPED by the collector/);
+  await closeSession(c);
+  assertClean(assert, c);
+  fs.rmSync(dir, { recursive: true });
+});
+
+test('measured hardware metrics show on their launch in gpuKernel, in !gpu kernel and in !sql; a refused launch shows why', async () => {
+  const dir = tempDir();
+  const c = await openTrace(writeStore(dir, (name) => lineOf(LAUNCHER, name), nativeLine(NATIVE_SOURCE, 'combine_call'),
+    'measured.strata', { metrics: true }));
+  const ids = await repl(c, '!sql SELECT id, correlation FROM kernels WHERE mangled = \'_Z4gemmPfS_S_i\' ORDER BY correlation');
+  const byCorrelation = Object.fromEntries(ids.split('\n').slice(2, 5).map((l) => l.trim().split(/\s+/).map(Number)).map(([id, corr]) => [corr, id]));
+  assert.deepEqual(Object.keys(byCorrelation), ['1', '2', '3'], ids);
+
+  // The measured launch: its metrics beside the estimated occupancy (the body is schema-checked).
+  const measured = (await c.send('gpuKernel', { id: byCorrelation[3] })).body;
+  assert.deepEqual(measured.metrics, { smThroughputPct: 71.25, dramThroughputPct: 18.5, achievedOccupancyPct: 46.75,
+    durationNs: 201024, passes: 8 });
+  assert.ok(measured.occupancy, 'the estimate stays beside the measurement');
+  assert.equal(measured.metricsError, undefined);
+  // The refused one: the sentence, no numbers. One never asked about: neither.
+  const refused = (await c.send('gpuKernel', { id: byCorrelation[2] })).body;
+  assert.equal(refused.metrics, undefined);
+  assert.match(refused.metricsError, /^no hardware metrics in process 4242: reading the GPU's performance counters is restricted/);
+  const plain = (await c.send('gpuKernel', { id: byCorrelation[1] })).body;
+  assert.equal(plain.metrics, undefined);
+  assert.equal(plain.metricsError, undefined);
+
+  const k = await repl(c, `!gpu kernel ${GEMM}`);
+  assert.ok(k.includes('  not measured (correlation 2): no hardware metrics in process 4242: reading the GPU\'s performance ' +
+    'counters is restricted to administrators on this machine; tracing goes on\n' +
+    '  measured (correlation 3): SM throughput 71.2%, DRAM throughput 18.5%, achieved occupancy 46.8%, GPU time 201.0 µs ' +
+    '(8 replay passes)\n'), k);
+  // The slowest launch is the measured one: its detail says so too.
+  assert.match(k, /The slowest launch:[^]*\n  measured: SM throughput 71\.2%, DRAM throughput 18\.5%/);
+  const q = await repl(c, '!sql SELECT correlation, sm_throughput_pct, error IS NULL AS ok FROM kernel_metrics ORDER BY correlation');
+  assert.deepEqual(q.split('\n').map((l) => l.replace(/\s+/g, ' ').trim()), [
+    'correlation sm_throughput_pct ok', '----------- ----------------- --', '2 NULL 0', '3 71.25 1', '(2 rows)']);
   await closeSession(c);
   assertClean(assert, c);
   fs.rmSync(dir, { recursive: true });

@@ -243,6 +243,7 @@ Result<void> Collector::runWithoutCupti(const Config& config) {
     setStatus(ring::State::Off, "mode off: nothing is collected");
     return {};
   }
+  if (config.profileCount) requestProfile(config.profileKernel, config.profileCount, 0);
   if (!flushThread_.joinable()) startFlushThread();
   setStatus(ring::State::Collecting, "collecting without CUPTI (test)");
   return {};
@@ -305,6 +306,7 @@ Result<void> Collector::start(const Config& config) {
     publisher_->expectSites(config.mode == ring::Mode::Stacks);
   }
   running_ = true;
+  if (config.profileCount) requestProfile(config.profileKernel, config.profileCount, 0);
   startFlushThread();
   std::string text = "collecting (" + std::string(ring::modeName(config.mode)) + ") into " + ring_.path();
   if (!std::getenv("NVTX_INJECTION64_PATH")) notes += " NVTX ranges off (NVTX_INJECTION64_PATH not set);";
@@ -375,6 +377,16 @@ Result<void> Collector::stop() {
   if (!running_) return Error{errors::kGpuCollectionState, "GPU collection is not running (" + statusLine() + ")", true};
   running_ = false;
   stopFlushThread();
+  {
+    std::lock_guard<std::mutex> lock(profileMutex_);
+    endProfileRequest();
+  }
+  // A launch being measured right now tears its profiler down itself at its exit.
+  if (!profileBusy_.exchange(true, std::memory_order_acquire)) {
+    profiler_.teardown();
+    profileBusy_.store(false, std::memory_order_release);
+  }
+  if (profileCallbacks_.exchange(false)) enableLaunchCallbacks(false);
   enableCallbacks(false);
   disableActivities();
   const CUptiResult flushed = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -449,6 +461,11 @@ void Collector::flushLoop() {
   const std::uint64_t period = std::uint64_t{config_.flushPeriodMs} * 1000000ull;
   while (!flushStop_) {
     ring_.heartbeat();
+    std::string kernel;
+    std::uint32_t count = 0, sequence = 0;
+    if (ring_.takeProfileRequest(kernel, count, sequence)) requestProfile(kernel, count, sequence);
+    // A request done: the launch callbacks it alone needed go off again (no lasting cost).
+    if (!profilePending_.load(std::memory_order_relaxed) && profileCallbacks_.exchange(false)) enableLaunchCallbacks(false);
     const std::uint32_t request = ring_.flushRequested();
     if (request != served) {
       cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -538,6 +555,7 @@ void Collector::onCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, c
         onLaunch(domain, cbid, cb);
       return;
     }
+    profiledExit(domain, cbid, cb);
     if (finalizePending_.load(std::memory_order_acquire) && finalizePending_.exchange(false)) {
       const CUptiResult r = cuptiFinalize();
       subscriber_ = nullptr;
@@ -560,6 +578,7 @@ void Collector::onLaunch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
   const std::size_t length = symbol ? strnlen(symbol, sizeof t.lastKernel - 1) : 0;
   if (length) std::memcpy(t.lastKernel, symbol, length);
   t.lastKernel[length] = 0;
+  if (profilePending_.load(std::memory_order_relaxed) && !isGraphLaunch(domain, cbid)) maybeProfile(domain, cbid, cb);
   if (mode() != ring::Mode::Stacks) return;
   CapturedSite captured;
   const char* api = names_.name(domain, cbid);
@@ -596,6 +615,15 @@ void Collector::onApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, co
   } else if (t.pending && t.runtimeDepth <= 1) {
     reportCudaError(domain, cbid, t.pendingResult, stickyErrorName(kDomainRuntime, t.pendingResult), cb);
   }
+}
+
+// ---- profile requests (the rest is in collector_profile.cpp) --------------------------
+
+void Collector::enableLaunchCallbacks(bool on) {
+  if (!subscriber_) return;
+  const std::uint32_t flag = on ? 1 : 0;
+  for (auto cbid : kRuntimeLaunches) cuptiEnableCallback(flag, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
+  for (auto cbid : kDriverLaunches) cuptiEnableCallback(flag, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
 }
 
 __attribute__((noinline)) std::uint64_t Collector::firstProgramPc() {

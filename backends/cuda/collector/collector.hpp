@@ -16,6 +16,7 @@
 #include "activity_parser.hpp"
 #include "config.hpp"
 #include "launch_sites.hpp"
+#include "metric_profiler.hpp"
 #include "publisher.hpp"
 #include "ring_writer.hpp"
 #include "strata/cuda/collector/strata_gpu.h"
@@ -67,6 +68,12 @@ class Collector {
   void setErrorHook(StrataGpuErrorHook hook, void* user);
   bool pushExternalId(std::uint64_t id);
   bool popExternalId();
+  // Measure the next `count` launches of kernels whose names contain `kernel` (STRATA_GPU_PROFILE
+  // at start, request 0; or a reader's request through the ring, which the flush thread takes).
+  // Replaces a request still under way. Each launch's metrics, or why there are none, go into
+  // the ring as a KernelMetrics message.
+  void requestProfile(const std::string& kernel, unsigned count, std::uint32_t request);
+  bool profilePending() const { return profilePending_.load(std::memory_order_relaxed); }
 
   // CUPTI's callbacks (public so tests can drive them with records and callback data they make).
   void onCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
@@ -100,6 +107,13 @@ class Collector {
   void onApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* cb);
   void reportCudaError(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, int result, const char* errorName,
                        const CUpti_CallbackData* cb);
+  void maybeProfile(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* cb);
+  void finishProfile(std::uint32_t correlation);
+  // At every API exit: ends the range when it is the exit of the launch this thread measures.
+  void profiledExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* cb);
+  void endProfileRequest();
+  void publishMetrics(const KernelMetricsInfo& info);
+  void enableLaunchCallbacks(bool on);
   void startFlushThread();
   void stopFlushThread();
   void flushLoop();
@@ -138,6 +152,20 @@ class Collector {
   std::thread flushThread_;
   std::atomic<bool> flushStop_{false};
   bool cuptiFlushPeriod_ = false;
+
+  // Profile requests. The launch callback reads profilePending_ alone (one relaxed load) unless
+  // a request has launches left; profileBusy_ lets one launch at a time into the profiler.
+  std::atomic<bool> profilePending_{false};
+  std::atomic<bool> profileBusy_{false};
+  std::mutex profileMutex_;  // the request's fields; never held across a CUPTI call
+  std::string profileKernel_;
+  unsigned profileLeft_ = 0;
+  std::uint32_t profileRequest_ = 0;
+  RangeProfiler profiler_;       // used only by the thread holding profileBusy_
+  std::string profiledName_;     // the launch being measured (profileBusy_ holder)
+  std::uint32_t profiledDevice_ = 0;
+  std::uint32_t profiledRequest_ = 0;
+  std::atomic<bool> profileCallbacks_{false};  // launch callbacks on for a request only
 
   std::atomic<StrataGpuErrorHook> hook_{nullptr};
   std::atomic<void*> hookUser_{nullptr};

@@ -19,6 +19,28 @@ Result<unsigned> number(std::string_view key, std::string_view value, unsigned l
   return n;
 }
 
+}  // namespace
+
+Result<void> parseProfileRequest(std::string_view text, std::string_view shown, std::string& kernel, unsigned& count) {
+  std::string_view name = text;
+  unsigned n = 1;
+  if (auto colon = text.rfind(':'); colon != std::string_view::npos && colon + 1 < text.size() &&
+                                    text.find_first_not_of("0123456789", colon + 1) == std::string_view::npos) {
+    name = text.substr(0, colon);
+    auto parsed = number(shown, text.substr(colon + 1), 1, ring::kMaxProfileLaunches);
+    if (!parsed) return bad(shown, text, "NAME or NAME:N with N from 1 to " + std::to_string(ring::kMaxProfileLaunches));
+    n = *parsed;
+  }
+  if (name.empty() || name.size() >= ring::kProfileKernelSize)
+    return bad(shown, text, "a kernel name or part of one (1 to " + std::to_string(ring::kProfileKernelSize - 1) +
+                                " bytes), optionally followed by :N");
+  kernel = std::string(name);
+  count = n;
+  return {};
+}
+
+namespace {
+
 // One setting by its short key ("mode"); `shown` is how errors name it.
 Result<void> apply(Config& c, std::string_view key, std::string_view value, std::string_view shown) {
   if (key == "mode") {
@@ -52,14 +74,16 @@ Result<void> apply(Config& c, std::string_view key, std::string_view value, std:
     if (value == "nodes") c.graphWhole = false;
     else if (value == "whole") c.graphWhole = true;
     else return bad(shown, value, "nodes or whole");
+  } else if (key == "profile") {
+    if (auto r = parseProfileRequest(value, shown, c.profileKernel, c.profileCount); !r) return r;
   } else {
     return Error{errors::kGpuSetting, "unknown setting '" + std::string(shown) +
-                        "' (known: mode, dir, session, ring_mb, buffer_mb, flush_ms, errors, graphs)", true};
+                        "' (known: mode, dir, session, ring_mb, buffer_mb, flush_ms, errors, graphs, profile)", true};
   }
   return {};
 }
 
-constexpr const char* kKeys[] = {"mode", "dir", "session", "ring_mb", "buffer_mb", "flush_ms", "errors", "graphs"};
+constexpr const char* kKeys[] = {"mode", "dir", "session", "ring_mb", "buffer_mb", "flush_ms", "errors", "graphs", "profile"};
 
 }  // namespace
 

@@ -22,7 +22,15 @@ struct Config {
   unsigned flushPeriodMs = 100;
   bool errors = true;        // watch every API's return for sticky CUDA errors
   bool graphWhole = false;   // GRAPH_TRACE: one record per graph launch instead of per node
+  // Measure hardware metrics of the next profileCount launches of kernels whose names contain
+  // profileKernel (0: no request at start; a reader can still ask through the ring).
+  std::string profileKernel;
+  unsigned profileCount = 0;
 };
+
+// "NAME" or "NAME:N" (N 1..64, default 1; NAME may hold '::', only a last ':' followed by
+// digits is the count): a profile request's kernel name part and launch count.
+Result<void> parseProfileRequest(std::string_view text, std::string_view shown, std::string& kernel, unsigned& count);
 
 // The variables, each optional:
 //   STRATA_GPU_MODE     off | trace | stacks         (trace)
@@ -33,6 +41,8 @@ struct Config {
 //   STRATA_GPU_FLUSH_MS   flush period, 10..10000     (100)
 //   STRATA_GPU_ERRORS   1 | 0: stop on sticky CUDA errors (1)
 //   STRATA_GPU_GRAPHS   nodes | whole                 (nodes)
+//   STRATA_GPU_PROFILE  NAME[:N]: hardware metrics of the next N (1..64) launches of kernels
+//                       whose names contain NAME      (none)
 Result<Config> configFromEnvironment(const std::function<const char*(const char*)>& getenv);
 
 // The same keys in lower case without the prefix, as "key=value" words separated by spaces or

@@ -109,6 +109,24 @@ void Publisher::addCudaError(const CudaErrorInfo& e) {
   queue(MessageType::CudaError, &m, sizeof m);
 }
 
+void Publisher::addKernelMetrics(const KernelMetricsInfo& k) {
+  ring::KernelMetricsMessage m{};
+  m.correlation = k.correlation;
+  m.kernel = k.kernel.empty() ? 0 : intern(k.kernel);
+  m.error = k.error.empty() ? 0 : intern(k.error);
+  m.result = k.result;
+  m.request = k.request;
+  m.remaining = k.remaining;
+  m.device = k.device;
+  m.passes = k.passes;
+  m.time = k.time;
+  m.smThroughputPct = k.smThroughputPct;
+  m.dramThroughputPct = k.dramThroughputPct;
+  m.achievedOccupancyPct = k.achievedOccupancyPct;
+  m.durationNs = k.durationNs;
+  queue(MessageType::KernelMetrics, &m, sizeof m);
+}
+
 bool Publisher::flushPending() {
   while (!pending_.empty()) {
     auto& [type, bytes] = pending_.front();

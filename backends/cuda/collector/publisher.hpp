@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -67,6 +68,18 @@ struct CudaErrorInfo {
   std::uint64_t callerElfAddress = 0;
 };
 
+// One launch's hardware metrics (or why none were measured) as the collector hands them over.
+struct KernelMetricsInfo {
+  std::uint32_t correlation = 0, device = 0, request = 0, remaining = 0, passes = 0;
+  std::string kernel, error;  // error "" when measured
+  int result = 0;
+  std::uint64_t time = 0;
+  // NaN when not measured.
+  double smThroughputPct = kNotMeasured, dramThroughputPct = kNotMeasured, achievedOccupancyPct = kNotMeasured,
+         durationNs = kNotMeasured;
+  static constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
+};
+
 class Publisher {
  public:
   Publisher(ring::RingWriter& ring, std::uint32_t pid, const LaunchJoin* join);
@@ -75,6 +88,7 @@ class Publisher {
   std::uint32_t intern(std::string_view text);  // queues the string the first time it is seen
   void addSite(const CapturedSite& site);
   void addCudaError(const CudaErrorInfo& error);
+  void addKernelMetrics(const KernelMetricsInfo& metrics);  // never dropped, like errors
   // Records that find the ring full (or their strings still queued) are dropped and counted.
   void publish(const ParsedActivity* items, std::size_t n);
   // Writes queued strings, sites, errors and names in order; true when none is left.

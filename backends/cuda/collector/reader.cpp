@@ -53,10 +53,11 @@ void Batch::clear() {
   sites.clear();
   errors.clear();
   names.clear();
+  metrics.clear();
 }
 
 bool Batch::empty() const {
-  return records.empty() && strings.empty() && sites.empty() && errors.empty() && names.empty();
+  return records.empty() && strings.empty() && sites.empty() && errors.empty() && names.empty() && metrics.empty();
 }
 
 // ---- RingReader -------------------------------------------------------------------------
@@ -195,6 +196,13 @@ Result<std::size_t> RingReader::drain(RingSink& sink, std::size_t maxRecords) {
         sink.onObjectName(m);
         break;
       }
+      case MessageType::KernelMetrics: {
+        KernelMetricsMessage m;
+        if (size < sizeof m) return corrupt(read, "short kernel metrics message");
+        std::memcpy(&m, body, sizeof m);
+        sink.onKernelMetrics(m);
+        break;
+      }
       default:
         break;  // a newer producer's message type: skipped by its length
     }
@@ -281,6 +289,27 @@ bool RingReader::waitFlushed(std::uint32_t request, std::chrono::milliseconds ti
   return true;
 }
 
+std::uint32_t RingReader::requestProfile(std::string_view kernel, std::uint32_t count) {
+  char text[kProfileKernelSize] = {};
+  std::memcpy(text, kernel.data(), std::min(kernel.size(), kProfileKernelSize - 1));
+  auto seq = at(header_->profileSeq);
+  std::uint32_t now = seq.load(std::memory_order_relaxed);
+  if (now & 1) ++now;  // a reader that died halfway left it odd
+  seq.store(now + 1, std::memory_order_relaxed);  // odd: being written
+  std::atomic_thread_fence(std::memory_order_release);
+  at(header_->profileCount).store(count, std::memory_order_relaxed);
+  auto* words = reinterpret_cast<std::uint64_t*>(header_->profileKernel);
+  for (std::size_t i = 0; i < kProfileKernelSize / 8; ++i) {
+    std::uint64_t w;
+    std::memcpy(&w, text + i * 8, 8);
+    at(words[i]).store(w, std::memory_order_relaxed);
+  }
+  seq.store(now + 2, std::memory_order_release);  // even: one request
+  // The collector's thread sleeps on this word between flushes: woken, it looks at once.
+  futexWakeAll(&header_->flushRequest);
+  return now + 2;
+}
+
 // ---- SessionReader ----------------------------------------------------------------------
 
 struct SessionReader::Ring {
@@ -357,6 +386,24 @@ class SessionSink final : public RingSink {
     e.callerElfAddress = m.callerElfAddress;
     out_.errors.push_back(std::move(e));
   }
+  void onKernelMetrics(const ring::KernelMetricsMessage& m) override {
+    KernelMetricsEvent e;
+    e.pid = r_.reader->pid();
+    e.correlation = m.correlation;
+    e.device = m.device;
+    e.request = m.request;
+    e.remaining = m.remaining;
+    e.passes = m.passes;
+    e.kernel = text(m.kernel);
+    e.error = text(m.error);
+    e.result = m.result;
+    e.time = m.time;
+    e.smThroughputPct = m.smThroughputPct;
+    e.dramThroughputPct = m.dramThroughputPct;
+    e.achievedOccupancyPct = m.achievedOccupancyPct;
+    e.durationNs = m.durationNs;
+    out_.metrics.push_back(std::move(e));
+  }
   void onObjectName(const ring::ObjectNameMessage& m) override {
     ObjectName n;
     n.pid = r_.reader->pid();
@@ -400,6 +447,7 @@ Result<void> SessionReader::poll(Batch& out, std::size_t maxRecords) {
     }
     auto ring = std::make_unique<Ring>();
     ring->reader = std::move(*opened);
+    if (profileCount_) ring->reader->requestProfile(profileKernel_, profileCount_);
     rings_.emplace(name, std::move(ring));
   }
   std::size_t budget = maxRecords;
@@ -481,6 +529,18 @@ bool SessionReader::flush(std::chrono::milliseconds timeout) {
     if (!reader->waitFlushed(request, std::max(left, std::chrono::milliseconds(0)))) all = false;
   }
   return all;
+}
+
+std::size_t SessionReader::requestProfile(std::string_view kernel, std::uint32_t count) {
+  profileKernel_ = std::string(kernel);
+  profileCount_ = count;
+  std::size_t n = 0;
+  for (auto& [name, ring] : rings_)
+    if (!ring->finished && ring->problem.empty() && ring->reader->producerAlive()) {
+      ring->reader->requestProfile(kernel, count);
+      ++n;
+    }
+  return n;
 }
 
 std::string_view SessionReader::string(std::uint32_t id) const {

@@ -219,4 +219,26 @@ void RingWriter::markFlushed(std::uint32_t request) {
   futexWakeAll(&header_->flushDone);
 }
 
+bool RingWriter::takeProfileRequest(std::string& kernel, std::uint32_t& count, std::uint32_t& sequence) {
+  if (!header_) return false;
+  const std::uint32_t seq = at(header_->profileSeq).load(std::memory_order_acquire);
+  if ((seq & 1) || seq == at(header_->profileTaken).load(std::memory_order_relaxed)) return false;
+  char text[kProfileKernelSize];
+  auto* words = reinterpret_cast<std::uint64_t*>(header_->profileKernel);
+  for (std::size_t i = 0; i < kProfileKernelSize / 8; ++i) {
+    const std::uint64_t w = at(words[i]).load(std::memory_order_relaxed);
+    std::memcpy(text + i * 8, &w, 8);
+  }
+  const std::uint32_t n = at(header_->profileCount).load(std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  // The reader wrote again meanwhile: the next round takes the newer request.
+  if (at(header_->profileSeq).load(std::memory_order_relaxed) != seq) return false;
+  at(header_->profileTaken).store(seq, std::memory_order_relaxed);
+  text[kProfileKernelSize - 1] = 0;
+  kernel = text;
+  count = n;
+  sequence = seq;
+  return true;
+}
+
 }  // namespace strata::cuda::ring

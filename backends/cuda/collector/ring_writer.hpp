@@ -62,6 +62,10 @@ class RingWriter {
   void markFlushed(std::uint32_t request);
   std::uint32_t* flushRequestWord() { return &header_->flushRequest; }
 
+  // A profile request the reader wrote since the last one taken (see Header): its kernel name
+  // part, launch count and sequence number; false when there is none new (or one half written).
+  bool takeProfileRequest(std::string& kernel, std::uint32_t& count, std::uint32_t& sequence);
+
  private:
   std::uint8_t* data() { return reinterpret_cast<std::uint8_t*>(header_) + kHeaderSize; }
   // Places one message at the producer's private position without publishing it.

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -53,6 +55,27 @@ Result<std::string> makeRingDirectory() {
                "cannot make a directory for the GPU rings in $XDG_RUNTIME_DIR, /dev/shm, $TMPDIR or /tmp" +
                    (tried.empty() ? std::string(": none is writable") : ": " + tried),
                true};
+}
+
+std::string percent(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", v);
+  return buf;
+}
+
+// A profile request's NAME[:N], as the collector's STRATA_GPU_PROFILE takes it.
+Result<void> checkProfile(const std::string& kernel, std::uint32_t count) {
+  if (kernel.empty() || kernel.size() >= ring::kProfileKernelSize || kernel.find_first_of(" \t\n;") != std::string::npos)
+    return Error{errors::kBadArguments,
+                 "profile: the kernel must be a name or part of one, 1 to " + std::to_string(ring::kProfileKernelSize - 1) +
+                     " bytes without spaces or ';' (got '" + kernel + "')",
+                 false};
+  if (count < 1 || count > ring::kMaxProfileLaunches)
+    return Error{errors::kBadArguments,
+                 "profile: the count of launches must be 1 to " + std::to_string(ring::kMaxProfileLaunches) + " (got " +
+                     std::to_string(count) + ")",
+                 false};
+  return {};
 }
 
 std::string where(const NativeFrame& f) {
@@ -162,6 +185,37 @@ struct GpuCollection::Impl : std::enable_shared_from_this<Impl> {
     return g;
   }
 
+  // A launch measured at a profile request, or why the request measured none: stored (gpuKernel
+  // shows it on that launch) and said once.
+  void profiled(const KernelMetricsEvent& e) {
+    KernelMetrics k;
+    k.pid = e.pid;
+    k.correlation = e.correlation;
+    k.device = e.device;
+    k.request = e.request;
+    k.kernel = e.kernel;
+    k.timeNs = e.time;
+    k.passes = e.passes;
+    auto value = [](double v) { return std::isfinite(v) ? std::optional<double>(v) : std::nullopt; };
+    k.smThroughputPct = value(e.smThroughputPct);
+    k.dramThroughputPct = value(e.dramThroughputPct);
+    k.achievedOccupancyPct = value(e.achievedOccupancyPct);
+    k.durationNs = value(e.durationNs);
+    k.error = e.error;
+    k.result = e.result;
+    if (auto r = store.addKernelMetrics(k); !r) storeFailed(r.error());
+    if (!e.error.empty()) return note(GpuNote::Kind::Profile, e.pid, true, e.error);
+    std::string text = "hardware metrics of " + demangle(e.kernel) + " (process " + std::to_string(e.pid) +
+                       ", correlation " + std::to_string(e.correlation) + "):";
+    if (k.smThroughputPct) text += " SM throughput " + percent(*k.smThroughputPct) + ",";
+    if (k.dramThroughputPct) text += " DRAM throughput " + percent(*k.dramThroughputPct) + ",";
+    if (k.achievedOccupancyPct) text += " achieved occupancy " + percent(*k.achievedOccupancyPct) + ",";
+    if (k.durationNs) text += " GPU time " + std::to_string(static_cast<std::uint64_t>(*k.durationNs + 0.5)) + " ns,";
+    text.pop_back();
+    text += e.remaining ? "; " + std::to_string(e.remaining) + " more to measure" : "; the profile request is done";
+    note(GpuNote::Kind::Profile, e.pid, false, text);
+  }
+
   void statuses() {
     for (const CollectorStatus& s : reader->processes()) {
       sawRing = true;
@@ -233,6 +287,7 @@ struct GpuCollection::Impl : std::enable_shared_from_this<Impl> {
       else newRecords += records.size();
     }
     statuses();
+    for (const KernelMetricsEvent& e : batch.metrics) profiled(e);
     if (auto r = store.flush(); !r) storeFailed(r.error());
     // Errors after the records: the store then holds the failed kernel when the stop is shown.
     for (const CudaErrorEvent& e : batch.errors)
@@ -319,6 +374,11 @@ Result<std::unique_ptr<GpuCollection>> GpuCollection::create(asio::any_io_execut
   } else if (mkdir(options.dir.c_str(), 0700) != 0 && errno != EEXIST) {
     return errnoError(errors::kGpuRingDirectory, "make the GPU ring directory " + options.dir);
   }
+  if (!options.profile.empty()) {
+    std::string kernel;
+    unsigned count = 0;
+    if (auto r = parseProfile(options.profile, kernel, count); !r) return r.takeError();
+  }
   impl->files = options.collector.empty() ? locateCollector(options.executable) : collectorAt(options.collector);
   impl->reader = std::make_unique<SessionReader>(options.dir, options.session);
   impl->options = std::move(options);
@@ -351,6 +411,7 @@ std::vector<std::pair<std::string, std::string>> GpuCollection::environment() co
       {"STRATA_GPU_SESSION", m.options.session},
       {"STRATA_GPU_FLUSH_MS", std::to_string(m.options.period.count())}};
   if (!m.files.cupti.empty()) env.emplace_back("NVTX_INJECTION64_PATH", m.files.cupti);
+  if (!m.options.profile.empty()) env.emplace_back("STRATA_GPU_PROFILE", m.options.profile);
   return env;
 }
 
@@ -375,6 +436,26 @@ Result<LateStart> GpuCollection::lateStart(std::optional<GpuMode> mode) const {
              " dir=" + m.options.dir + " session=" + m.options.session +
              " flush_ms=" + std::to_string(m.options.period.count());
   return l;
+}
+
+Result<std::size_t> GpuCollection::requestProfile(const std::string& kernel, std::uint32_t count) {
+  if (auto r = checkProfile(kernel, count); !r) return r.takeError();
+  Impl& m = *impl_;
+  if (!m.reader) return std::size_t{0};
+  m.poll();  // rings that appeared since the last tick are asked too
+  return m.reader->requestProfile(kernel, count);
+}
+
+Result<void> parseProfile(const std::string& text, std::string& kernel, unsigned& count) {
+  std::string_view name = text;
+  count = 1;
+  if (auto colon = text.rfind(':'); colon != std::string::npos && colon + 1 < text.size() &&
+                                    text.find_first_not_of("0123456789", colon + 1) == std::string::npos) {
+    name = std::string_view(text).substr(0, colon);
+    count = text.size() - colon - 1 > 3 ? 0 : static_cast<unsigned>(std::stoul(text.substr(colon + 1)));
+  }
+  kernel = std::string(name);
+  return checkProfile(kernel, count);
 }
 
 void GpuCollection::start() {

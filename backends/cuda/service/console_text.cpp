@@ -96,6 +96,22 @@ Result<std::vector<KernelName>> kernelNames(Store& store) {
   return out;
 }
 
+// One launch's measured hardware metrics, or why there are none, on one line.
+std::string measured(const KernelMetrics& m) {
+  if (!m.error.empty()) return m.error;
+  std::string s;
+  auto add = [&](const char* what, const std::optional<double>& v, const char* unit) {
+    if (!v) return;
+    s += (s.empty() ? "" : ", ") + std::string(what) + " " + printf("%.1f", *v) + unit;
+  };
+  add("SM throughput", m.smThroughputPct, "%");
+  add("DRAM throughput", m.dramThroughputPct, "%");
+  add("achieved occupancy", m.achievedOccupancyPct, "%");
+  if (m.durationNs) s += (s.empty() ? "" : ", ") + std::string("GPU time ") + duration(static_cast<std::uint64_t>(*m.durationNs + 0.5));
+  if (m.passes) s += " (" + std::to_string(m.passes) + " replay passes)";
+  return s;
+}
+
 Result<std::string> kernelReport(Store& store, std::string_view wanted) {
   auto names = kernelNames(store);
   if (!names) return names.takeError();
@@ -129,6 +145,16 @@ Result<std::string> kernelReport(Store& store, std::string_view wanted) {
            ", max " + duration(k.maxNs);
   }
   out += "\n";
+  // Launches measured at a profile request (!gpu profile), and a request that measured none.
+  if (auto all = store.kernelMetrics(); all) {
+    std::vector<const KernelMetrics*> mine;
+    for (const KernelMetrics& m : *all)
+      if (m.kernel == k.mangled) mine.push_back(&m);
+    for (std::size_t i = 0; i < mine.size() && i < 10; ++i)
+      out += "  " + std::string(mine[i]->error.empty() ? "measured" : "not measured") + " (correlation " +
+             std::to_string(mine[i]->correlation) + "): " + measured(*mine[i]) + "\n";
+    if (mine.size() > 10) out += "  ... and " + grouped(mine.size() - 10) + " more measured launches (!sql SELECT * FROM kernel_metrics)\n";
+  }
   auto slowest = store.sql("SELECT id FROM kernels WHERE name_id = " + std::to_string(k.id) +
                                " ORDER BY duration_ns DESC LIMIT 1",
                            1);
@@ -247,6 +273,7 @@ std::string record(const RecordDetail& d) {
     } else if (!d.occupancyNote.empty()) {
       out += "  " + d.occupancyNote + "\n";
     }
+    if (d.metrics) out += "  " + std::string(d.metrics->error.empty() ? "measured: " : "") + measured(*d.metrics) + "\n";
   }
   if (d.launch)
     out += "  launched by " + d.launch->name + " on thread " + std::to_string(d.launch->tid) + " (correlation " +

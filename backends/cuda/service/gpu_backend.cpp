@@ -399,6 +399,30 @@ void GpuBackend::console(const std::string& line, Reply<std::string> reply) {
     }
     return stop(done);
   }
+  if (first == "gpu" && second == "profile") {
+    std::string kernel, extra;
+    std::uint32_t count = 1;
+    in >> kernel;
+    if (std::string n; in >> n) {
+      if (n.empty() || n.size() > 2 || n.find_first_not_of("0123456789") != std::string::npos || std::stoi(n) < 1 ||
+          std::stoi(n) > 64)
+        return reply(Error{errors::kBadArguments, "usage: !gpu profile NAME [N] (N: launches to measure, 1 to 64)", false});
+      count = static_cast<std::uint32_t>(std::stoi(n));
+    }
+    if (kernel.empty() || (in >> extra))
+      return reply(Error{errors::kBadArguments, "usage: !gpu profile NAME [N] (a kernel's name or part of it, N launches, 1 to 64)", false});
+    return profile(kernel, count, [reply, kernel, count](Result<json::value> r) {
+      if (!r) return reply(r.takeError());
+      const std::int64_t processes = r->as_object().at("processes").to_number<std::int64_t>();
+      std::string text = "Measuring the next " + std::to_string(count) + (count == 1 ? " launch" : " launches") +
+                         " of kernels whose names contain '" + kernel + "' (SM and DRAM throughput, achieved occupancy, "
+                         "GPU time) in ";
+      text += processes ? std::to_string(processes) + (processes == 1 ? " process" : " processes") + " and any started later"
+                        : "the program's processes once they start collecting";
+      reply(text + "; each launch is replayed as often as the counters need, and the results come as console lines and "
+                   "in !gpu kernel " + kernel + ".");
+    });
+  }
   if (flushing_) return afterFlush([this, line, reply] { console(line, reply); });
   if (!store_) {
     if (import_) return reply(std::string("The trace is still being imported; ask again when the launch has answered."));
@@ -449,6 +473,15 @@ void GpuBackend::afterFlush(std::function<void()> work) {
 void GpuBackend::programEnded(std::function<void()> done) {
   if (!collection_ || !collection_->active()) return done();
   collection_->finish(std::move(done));
+}
+
+void GpuBackend::profile(const std::string& kernel, std::uint32_t count, Reply<json::value> reply) {
+  if (collection_) return collection_->profile(kernel, count, std::move(reply));
+  reply(Error{errors::kNoLiveCollection,
+              "live GPU collection is not available in this session: hardware metrics are measured only in a program "
+              "collecting GPU activity (launch it with GPU collection on, or run it with strata gpu run --profile "
+              "NAME[:N])",
+              false});
 }
 
 }  // namespace strata::backends

@@ -43,6 +43,15 @@ class GpuCollectionControl {
   virtual void finish(std::function<void()> done) = 0;
   virtual void start(const std::string& mode, Reply<void> reply) = 0;
   virtual void stop(Reply<void> reply) = 0;
+  // gpuProfile, !gpu profile: GpuCollection::requestProfile; the reply is {kernel, count,
+  // processes} (processes asked now). A collection that cannot profile says so.
+  virtual void profile(const std::string& kernel, std::uint32_t count, Reply<boost::json::value> reply) {
+    (void)kernel;
+    (void)count;
+    reply(Error{errors::kNoLiveCollection,
+                "hardware metrics are not available in this session: its GPU collection cannot take profile requests",
+                false});
+  }
 };
 
 class GpuBackend final : public Backend, public GpuService {
@@ -82,6 +91,7 @@ class GpuBackend final : public Backend, public GpuService {
   void launched(bool ok) override;
   void programStopped() override;
   void programEnded(std::function<void()> done) override;
+  void profile(const std::string& kernel, std::uint32_t count, Reply<boost::json::value> reply) override;
 
   // ---- for live collection (backends/cuda/live) ----
   void attachCollection(std::shared_ptr<GpuCollectionControl> collection) { collection_ = std::move(collection); }

@@ -196,4 +196,19 @@ void LiveGpuCollection::stop(Reply<void> reply) {
                         });
 }
 
+// ---- hardware metrics ------------------------------------------------------------------------
+
+void LiveGpuCollection::profile(const std::string& kernel, std::uint32_t count, Reply<boost::json::value> reply) {
+  Backend* program = debugger_ ? debugger_() : nullptr;
+  if (!program || ended_ || !collection_ || !collecting_)
+    return reply(Error{errors::kNoLiveCollection,
+                       "no program collects GPU activity in this session: hardware metrics are measured in a program "
+                       "launched with \"gpu\": \"trace\" or \"stacks\" (or after !gpu start)",
+                       false});
+  auto asked = collection_->requestProfile(kernel, count);
+  if (!asked) return reply(asked.takeError());
+  reply(boost::json::value(
+      boost::json::object{{"kernel", kernel}, {"count", count}, {"processes", static_cast<std::int64_t>(*asked)}}));
+}
+
 }  // namespace strata::backends

@@ -28,6 +28,7 @@ class LiveGpuCollection final : public GpuCollectionControl {
   void finish(std::function<void()> done) override;
   void start(const std::string& mode, Reply<void> reply) override;
   void stop(Reply<void> reply) override;
+  void profile(const std::string& kernel, std::uint32_t count, Reply<boost::json::value> reply) override;
 
  private:
   Result<cuda::GpuCollection*> make(cuda::GpuMode mode, const std::string& command);

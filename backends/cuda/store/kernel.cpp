@@ -75,6 +75,7 @@ Result<RecordDetail> Store::kernel(std::uint64_t id) {
       if (o) d.occupancy = *o;
       else d.occupancyNote = o.error().message;
     }
+    d.metrics = m.launchMetrics(r.pid, r.correlation);
   }
 
   if (r.site) {

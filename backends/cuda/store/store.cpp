@@ -59,6 +59,14 @@ constexpr const char* kNativeFramesTable =
     "CREATE TABLE IF NOT EXISTS native_frames(pid INTEGER NOT NULL, site INTEGER NOT NULL, depth INTEGER NOT NULL, "
     "module TEXT, module_address INTEGER, symbol TEXT, PRIMARY KEY(pid, site, depth)) WITHOUT ROWID;";
 
+// Hardware metrics measured at profile requests (metrics.cpp), or why a request measured none.
+constexpr const char* kKernelMetricsTable =
+    "CREATE TABLE IF NOT EXISTS kernel_metrics(id INTEGER PRIMARY KEY, pid INTEGER NOT NULL, "
+    "correlation INTEGER NOT NULL, kernel TEXT, device INTEGER, request INTEGER NOT NULL, time_ns INTEGER, "
+    "passes INTEGER, sm_throughput_pct REAL, dram_throughput_pct REAL, achieved_occupancy_pct REAL, "
+    "duration_ns REAL, error TEXT, result INTEGER);"
+    "CREATE INDEX IF NOT EXISTS kernel_metrics_by_launch ON kernel_metrics(pid, correlation);";
+
 bool fileExists(const std::string& path) {
   struct stat sb;
   return ::stat(path.c_str(), &sb) == 0;
@@ -121,6 +129,7 @@ Result<std::unique_ptr<Store>> Store::create(const std::string& path, StoreOptio
   if (auto r = db->exec("BEGIN", kIo); !r) return r.takeError();
   if (auto r = db->exec(kSchema, kIo); !r) return Error{kIo, path + ": " + r.error().message, true};
   if (auto r = db->exec(kNativeFramesTable, kIo); !r) return Error{kIo, path + ": " + r.error().message, true};
+  if (auto r = db->exec(kKernelMetricsTable, kIo); !r) return Error{kIo, path + ": " + r.error().message, true};
   std::string meta = std::string("INSERT INTO meta VALUES('format','") + kStoreFormatName +
                      "'),('version','" + std::to_string(kStoreFormatVersion) + "'); COMMIT";
   if (auto r = db->exec(meta.c_str(), kIo); !r) return r.takeError();
@@ -159,6 +168,7 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& path, StoreOptions
   // Stores written before native frames were kept resolved get the table (they hold none).
   if (!options.readOnly) {
     if (auto r = db->exec(kNativeFramesTable, kIo); !r) return Error{kIo, path + ": " + r.error().message, true};
+    if (auto r = db->exec(kKernelMetricsTable, kIo); !r) return Error{kIo, path + ": " + r.error().message, true};
   }
   impl->db = std::move(*db);
   if (auto r = impl->prepareStatements(); !r) return r.takeError();

@@ -135,6 +135,8 @@ struct Store::Impl {
                       std::uint32_t name, std::uint8_t kind);
   Result<void> switchPage(TrackState& t, int level, std::int64_t page);
   std::string nameText(std::uint32_t id);
+  // --- metrics.cpp ---
+  std::optional<KernelMetrics> launchMetrics(std::uint32_t pid, std::uint32_t correlation);
 
   // --- queries ---
   Result<void> readChunk(std::int64_t chunkId, codec::ColumnMask mask, std::vector<GpuRecord>& out,

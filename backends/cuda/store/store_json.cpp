@@ -117,6 +117,20 @@ json::value toJson(const RecordDetail& d) {
     if (r.graphNodeId) o["graphNodeId"] = r.graphNodeId;
     if (d.occupancy) o["occupancy"] = toJson(*d.occupancy);
     else o["occupancyUnavailable"] = d.occupancyNote;
+    if (d.metrics && d.metrics->error.empty()) {
+      json::object m;
+      auto put = [&](const char* key, const std::optional<double>& v) {
+        if (v) m[key] = *v;
+      };
+      put("smThroughputPct", d.metrics->smThroughputPct);
+      put("dramThroughputPct", d.metrics->dramThroughputPct);
+      put("achievedOccupancyPct", d.metrics->achievedOccupancyPct);
+      put("durationNs", d.metrics->durationNs);
+      m["passes"] = d.metrics->passes;
+      o["metrics"] = std::move(m);
+    } else if (d.metrics) {
+      o["metricsError"] = d.metrics->error;
+    }
   }
   if (r.kind == RecordKind::Memcpy) {
     o["copyKind"] = copyKindName(r.copyKind);

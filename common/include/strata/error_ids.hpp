@@ -128,7 +128,7 @@ inline constexpr ErrorId kNoOccupancy{1908};          // no occupancy estimate f
 
 // ---- 1950-1999: the GPU backend in a session: the GPU requests, !gpu, launch {"trace"} ----------
 inline constexpr ErrorId kNoGpuData{1950};            // a GPU request in a session with no GPU data yet (no trace, no collection)
-inline constexpr ErrorId kNoLiveCollection{1951};     // gpuStart/gpuStop or !gpu start|stop with no program running (or no live collection)
+inline constexpr ErrorId kNoLiveCollection{1951};     // gpuStart/gpuStop/gpuProfile or !gpu start|stop|profile with no program collecting (or no live collection)
 
 // ---- 1700-1799: the strata CLI and the benchmarks (printed by those tools, not sent over DAP) ----
 inline constexpr ErrorId kBadCommandLine{1700};        // a command-line option that does not parse

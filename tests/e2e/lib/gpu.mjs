@@ -122,10 +122,10 @@ export function writeNsys(dir, name = 'report.sqlite', { broken = false } = {}) 
 // cudaLaunchKernel called from combine() of the native debuggee (NATIVE_SITE).
 export const NATIVE_PROGRAM = path.join(TARGETS, 'native_demo');
 export const NATIVE_SOURCE = path.join(REPO, 'tests/targets/native/dap/native_demo.cpp');
-export function writeStore(dir, lineOf, nativeLine, name = 'recorded.strata') {
+export function writeStore(dir, lineOf, nativeLine, name = 'recorded.strata', { metrics = false } = {}) {
   const file = path.join(dir, name);
   execFileSync(MAKE_STORE, [file, LAUNCHER, String(lineOf('launch_gemm')), String(lineOf('train_step')),
-    String(lineOf('main_loop')), NATIVE_PROGRAM, NATIVE_SOURCE, String(nativeLine)]);
+    String(lineOf('main_loop')), NATIVE_PROGRAM, NATIVE_SOURCE, String(nativeLine), ...(metrics ? ['metrics'] : [])]);
   return file;
 }
 

@@ -2,8 +2,9 @@
 // runtime calls, the kernels they launched (a mangled name among them) with launch sites whose
 // Python frames name lines of a given file and whose native frames are a libcudart call (a
 // module not on this machine) and a line of a native program with debug information, copies
-// and a sync. Times start at 10^12 ns, so a JavaScript client reads them exactly.
-//   make_gpu_store OUT.strata PYFILE LAUNCH_LINE STEP_LINE LOOP_LINE PROGRAM SOURCE LINE
+// and a sync. Times start at 10^12 ns, so a JavaScript client reads them exactly. With `metrics`
+// last, a profile request's rows too: the last gemm launch measured, the one before it refused.
+//   make_gpu_store OUT.strata PYFILE LAUNCH_LINE STEP_LINE LOOP_LINE PROGRAM SOURCE LINE [metrics]
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -27,7 +28,8 @@ int fail(const std::string& what) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 9) return fail("usage: make_gpu_store OUT.strata PYFILE LAUNCH_LINE STEP_LINE LOOP_LINE PROGRAM SOURCE LINE");
+  if (argc != 9 && !(argc == 10 && std::string(argv[9]) == "metrics"))
+    return fail("usage: make_gpu_store OUT.strata PYFILE LAUNCH_LINE STEP_LINE LOOP_LINE PROGRAM SOURCE LINE [metrics]");
   // The native frame's address in the program: the first code of SOURCE:LINE, as a return
   // address into that line would be.
   auto program = strata::native::symbols::ObjectSymbols::open(argv[6]);
@@ -143,6 +145,28 @@ int main(int argc, char** argv) {
   records.push_back(sync);
   if (auto r = s.ingest(records); !r) return fail(r.error().message);
   if (auto r = s.addDropped(kPid, 2); !r) return fail(r.error().message);
+  if (argc == 10) {
+    KernelMetrics measured;
+    measured.pid = kPid;
+    measured.correlation = 3;  // the third gemm, the slowest
+    measured.kernel = "_Z4gemmPfS_S_i";
+    measured.request = 2;
+    measured.timeNs = kBase + 2'000'000ull;
+    measured.passes = 8;
+    measured.smThroughputPct = 71.25;
+    measured.dramThroughputPct = 18.5;
+    measured.achievedOccupancyPct = 46.75;
+    measured.durationNs = 201'024;
+    KernelMetrics refused = measured;
+    refused.correlation = 2;
+    refused.smThroughputPct = refused.dramThroughputPct = refused.achievedOccupancyPct = refused.durationNs = std::nullopt;
+    refused.passes = 0;
+    refused.result = 35;
+    refused.error = "no hardware metrics in process 4242: reading the GPU's performance counters is restricted to "
+                    "administrators on this machine; tracing goes on";
+    if (auto r = s.addKernelMetrics(refused); !r) return fail(r.error().message);
+    if (auto r = s.addKernelMetrics(measured); !r) return fail(r.error().message);
+  }
   if (auto r = s.close(); !r) return fail(r.error().message);
   return 0;
 }

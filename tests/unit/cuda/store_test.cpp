@@ -273,6 +273,34 @@ TEST_CASE("launch sites, device properties and the launching call come back with
   CHECK(again->nativeFrames[0].symbol == "cudaLaunchKernel");
   CHECK(again->nativeFrames[1].elfAddress == 0x2000);
   CHECK(again->nativeFrames[1].pc == 0x402000);
+  // A profile request's answers: the launch measured (joined by pid and correlation), and a
+  // refusal tied to no launch.
+  CHECK_FALSE(again->metrics);
+  KernelMetrics measured;
+  measured.pid = again->record.pid;
+  measured.correlation = again->record.correlation;
+  measured.kernel = "_Z4gemmPfS_S_i";
+  measured.request = 2;
+  measured.passes = 8;
+  measured.smThroughputPct = 40.5;
+  measured.achievedOccupancyPct = 30;
+  measured.durationNs = 5000;
+  REQUIRE(store->addKernelMetrics(measured).ok());
+  KernelMetrics refused;
+  refused.pid = measured.pid;
+  refused.error = "no hardware metrics in process 1: restricted; tracing goes on";
+  refused.result = 35;
+  REQUIRE(store->addKernelMetrics(refused).ok());
+  auto withMetrics = store->kernel(kid);
+  REQUIRE(withMetrics.ok());
+  REQUIRE(withMetrics->metrics);
+  CHECK(withMetrics->metrics->smThroughputPct == 40.5);
+  CHECK_FALSE(withMetrics->metrics->dramThroughputPct);
+  CHECK(withMetrics->metrics->error.empty());
+  auto mj = toJson(*withMetrics).as_object();
+  CHECK(mj.at("metrics").as_object().at("achievedOccupancyPct").as_double() == 30);
+  CHECK_FALSE(mj.at("metrics").as_object().contains("dramThroughputPct"));
+  CHECK_FALSE(mj.contains("metricsError"));
   REQUIRE(store->close().ok());
   auto merged = newStore(dir, "merged.strata");
   REQUIRE(importStore(dir.file("s.strata"), *merged).ok());
@@ -287,6 +315,16 @@ TEST_CASE("launch sites, device properties and the launching call come back with
   CHECK(m->nativeFrames[1].module == "/work/app");
   CHECK(m->nativeFrames[1].pc == 0x402000);
   CHECK(m->python.size() == 2);
+  // The measured metrics come along, and so does the refusal.
+  REQUIRE(m->metrics);
+  CHECK(m->metrics->passes == 8);
+  CHECK(m->metrics->durationNs == 5000.0);
+  auto rows = merged->kernelMetrics();
+  REQUIRE(rows.ok());
+  REQUIRE(rows->size() == 2);
+  CHECK((*rows)[1].error == refused.error);
+  CHECK((*rows)[1].result == 35);
+  CHECK((*rows)[1].correlation == 0);
 }
 
 TEST_CASE("atomically: a failure leaves nothing behind, and the store goes on") {

@@ -131,6 +131,25 @@ Result<ImportReport> importStore(const std::string& path, Store& store, const Im
       }
     }
     {
+      // Measured hardware metrics (a store written before they were kept has none).
+      auto km = sql::Stmt::prepare(*db, "SELECT pid,correlation,kernel,device,request,time_ns,passes,sm_throughput_pct,"
+                                        "dram_throughput_pct,achieved_occupancy_pct,duration_ns,error,result FROM kernel_metrics ORDER BY id",
+                                   kMalformed, false);
+      auto real = [&](int c) -> std::optional<double> {
+        if (km->isNull(c)) return std::nullopt;
+        return sqlite3_column_double(km->get(), c);
+      };
+      while (km && km->step() == SQLITE_ROW) {
+        KernelMetrics k{.pid = static_cast<std::uint32_t>(km->i64(0)), .correlation = static_cast<std::uint32_t>(km->i64(1)),
+                        .device = static_cast<std::uint32_t>(km->i64(3)), .request = static_cast<std::uint32_t>(km->i64(4)),
+                        .kernel = std::string(km->text(2)), .timeNs = km->u64(5),
+                        .passes = static_cast<std::uint32_t>(km->i64(6)), .smThroughputPct = real(7),
+                        .dramThroughputPct = real(8), .achievedOccupancyPct = real(9), .durationNs = real(10),
+                        .error = std::string(km->text(11)), .result = static_cast<std::int32_t>(km->i64(12))};
+        if (auto r = store.addKernelMetrics(k); !r) return r;
+      }
+    }
+    {
       // Resolved native frames, by site (a store written before they were kept has none); they
       // complete the function, file and line site_frames holds with the collector's module
       // address and symbol.

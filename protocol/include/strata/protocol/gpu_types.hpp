@@ -31,6 +31,12 @@ struct GpuStartArguments {
   std::optional<std::string> mode;  // trace | stacks (default trace)
 };
 struct GpuStopArguments {};
+// gpuProfile: hardware metrics of the next `count` launches (1..64, default 1) of kernels whose
+// names contain `kernel`.
+struct GpuProfileArguments {
+  std::string kernel;
+  std::optional<std::int64_t> count;
+};
 
 #define STRATA_GPU_STRUCT(T)                                                       \
   void tag_invoke(const json::value_from_tag&, json::value& jv, const T& v);       \
@@ -42,6 +48,7 @@ STRATA_GPU_STRUCT(GpuKernelArguments)
 STRATA_GPU_STRUCT(GpuExportArguments)
 STRATA_GPU_STRUCT(GpuStartArguments)
 STRATA_GPU_STRUCT(GpuStopArguments)
+STRATA_GPU_STRUCT(GpuProfileArguments)
 
 #undef STRATA_GPU_STRUCT
 

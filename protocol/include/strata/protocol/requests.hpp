@@ -67,6 +67,7 @@ constexpr void forEachRequest(F&& f) {
   f(RequestKind<GpuKernelArguments>{"gpuKernel"});
   f(RequestKind<GpuExportArguments>{"gpuExport"});
   f(RequestKind<GpuStartArguments>{"gpuStart"});
+  f(RequestKind<GpuProfileArguments>{"gpuProfile"});
   f(RequestKind<GpuStopArguments>{"gpuStop"});
 }
 

@@ -376,6 +376,98 @@ TEST_CASE("a sticky CUDA error is delivered with the API, the error, the last ke
   CHECK(s.errors.size() == 1);
 }
 
+TEST_CASE("a profile request reaches every ring, and the answers are stored, shown on their launch and said") {
+  Session s;
+  s.gpu->start();
+  CHECK(s.gpu->requestProfile("vector_add", 2).value() == 0);  // nothing collects yet
+  Producer p(s.dir.path + "/rings", "s1");
+  // The ring that appears later gets the standing request when it is opened.
+  CHECK(s.gpu->requestProfile("vector_add", 2).value() == 1);
+  std::string kernel;
+  std::uint32_t count = 0, seq = 0;
+  REQUIRE(p.ring.takeProfileRequest(kernel, count, seq));
+  CHECK(kernel == "vector_add");
+  CHECK(count == 2);
+  CHECK(s.gpu->requestProfile("", 2).error().id == strata::errors::kBadArguments);
+  CHECK(s.gpu->requestProfile("vector_add", 65).error().message.find("1 to 64") != std::string::npos);
+
+  p.kernels("_Z10vector_addPfi", 2, 30);
+  KernelMetricsInfo m;
+  m.correlation = 31;
+  m.request = seq;
+  m.remaining = 1;
+  m.passes = 8;
+  m.kernel = "_Z10vector_addPfi";
+  m.smThroughputPct = 50.5;
+  m.dramThroughputPct = 90.25;
+  m.achievedOccupancyPct = 75;
+  m.durationNs = 1500;
+  p.pub->addKernelMetrics(m);
+  KernelMetricsInfo refused;
+  refused.correlation = 30;
+  refused.request = seq;
+  refused.kernel = m.kernel;
+  refused.result = 35;
+  refused.error = "no hardware metrics in process 1: restricted; tracing goes on";
+  p.pub->addKernelMetrics(refused);
+  REQUIRE(p.pub->flushPending());
+  s.gpu->poll();
+  REQUIRE(s.notesOf(GpuNote::Kind::Profile) == 2);
+  const GpuNote& said = s.notes[s.notes.size() - 2];
+  CHECK_FALSE(said.problem);
+  CHECK(said.text == "hardware metrics of vector_add(float*, int) (process " + std::to_string(getpid()) +
+                         ", correlation 31): SM throughput 50.5%, DRAM throughput 90.2%, achieved occupancy 75.0%, "
+                         "GPU time 1500 ns; 1 more to measure");
+  CHECK(s.notes.back().problem);
+  CHECK(s.notes.back().text == refused.error);
+
+  auto rows = s.store->kernelMetrics();
+  REQUIRE(rows.ok());
+  REQUIRE(rows->size() == 2);
+  CHECK((*rows)[0].correlation == 31);
+  CHECK((*rows)[0].smThroughputPct == 50.5);
+  CHECK((*rows)[1].achievedOccupancyPct == std::nullopt);
+  CHECK((*rows)[1].result == 35);
+  // Each launch's detail carries its own answer.
+  auto ids = s.store->sql("SELECT id, correlation FROM kernels ORDER BY correlation", 10);
+  REQUIRE(ids.ok());
+  REQUIRE(ids->rows.size() == 2);
+  auto first = s.store->kernel(static_cast<std::uint64_t>(std::get<std::int64_t>(ids->rows[0][0])));
+  auto second = s.store->kernel(static_cast<std::uint64_t>(std::get<std::int64_t>(ids->rows[1][0])));
+  REQUIRE(first.ok());
+  REQUIRE(second.ok());
+  REQUIRE(first->metrics);
+  CHECK(first->metrics->error == refused.error);
+  REQUIRE(second->metrics);
+  CHECK(second->metrics->dramThroughputPct == 90.25);
+  CHECK(second->metrics->passes == 8);
+}
+
+TEST_CASE("a profile in the launch environment: STRATA_GPU_PROFILE, checked first") {
+  GpuCollectionOptions o;
+  o.collector = selfPath();  // any file: only the environment is looked at
+  o.profile = "ns::gemm:3";
+  Session s(o);
+  auto env = s.gpu->environment();
+  CHECK(std::find(env.begin(), env.end(), std::pair<std::string, std::string>{"STRATA_GPU_PROFILE", "ns::gemm:3"}) != env.end());
+  std::string kernel;
+  unsigned count = 0;
+  REQUIRE(parseProfile("ns::gemm:3", kernel, count).ok());
+  CHECK(kernel == "ns::gemm");
+  CHECK(count == 3);
+  CHECK_FALSE(parseProfile("gemm:0", kernel, count).ok());
+  CHECK_FALSE(parseProfile("two words", kernel, count).ok());
+  asio::io_context io;
+  auto store = Store::create(s.dir.path + "/other.strata");
+  REQUIRE(store.ok());
+  GpuCollectionOptions bad;
+  bad.dir = s.dir.path + "/r2";
+  bad.profile = "gemm:99";
+  auto refused = GpuCollection::create(io.get_executor(), **store, bad, {});
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().message.find("1 to 64") != std::string::npos);
+}
+
 TEST_CASE("flushAtStop: the collector's flush thread answers, and what it flushed is in the store") {
   GpuCollectionOptions o;
   o.stopFlush = std::chrono::milliseconds(3000);

@@ -107,6 +107,20 @@ struct Timeline {
   std::uint64_t tracksOmitted = 0;  // tracks left out because maxItems < tracks with data
 };
 
+// --- measured hardware metrics (kernel_metrics) -------------------------------------------------
+// One launch measured by CUPTI's range profiler at a profile request, or why a request measured
+// nothing (`error`). Joins its kernel record by (pid, correlation).
+struct KernelMetrics {
+  std::uint32_t pid = 0, correlation = 0, device = 0;
+  std::uint32_t request = 0;   // the request's sequence number in its process (0: STRATA_GPU_PROFILE)
+  std::string kernel;          // as launched (mangled); "" when the failure came before a launch
+  std::uint64_t timeNs = 0;    // CLOCK_REALTIME
+  std::uint32_t passes = 0;    // replay passes
+  std::optional<double> smThroughputPct, dramThroughputPct, achievedOccupancyPct, durationNs;
+  std::string error;           // "" when measured
+  std::int32_t result = 0;     // the failing CUPTI call's result
+};
+
 // --- gpuKernel ------------------------------------------------------------------------------
 struct RelatedRecord {
   std::uint64_t id = 0;
@@ -133,6 +147,8 @@ struct RecordDetail {
   std::vector<NativeFrame> nativeFrames;
   std::optional<RelatedRecord> launch;  // the runtime/driver call with the same correlation
   std::optional<RelatedRecord> op;      // the framework op (CpuOp) with the same external id
+  // Kernels: the launch's measured metrics, or the profiling failure of that launch.
+  std::optional<KernelMetrics> metrics;
 };
 
 // --- gpuExport --------------------------------------------------------------------------------
@@ -196,6 +212,7 @@ class Store {
   Result<void> setDeviceProperties(const DeviceProperties& properties);
   Result<void> addDropped(std::uint32_t pid, std::uint64_t count);
   Result<void> setMeta(std::string_view key, std::string_view value);
+  Result<void> addKernelMetrics(const KernelMetrics& metrics);
   // Writes everything buffered and commits. The collector's bridge calls it at every flush
   // tick and stop; queries call it themselves.
   Result<void> flush();
@@ -212,6 +229,8 @@ class Store {
   // Items overlapping [startNs, endNs), at most maxItems in all.
   Result<Timeline> timeline(std::uint64_t startNs, std::uint64_t endNs, std::uint32_t maxItems);
   Result<RecordDetail> kernel(std::uint64_t id);
+  // Every kernel_metrics row, oldest first (pid 0: every process).
+  Result<std::vector<KernelMetrics>> kernelMetrics(std::uint32_t pid = 0);
   // A file ui.perfetto.dev opens: Chrome trace-event JSON, or Perfetto's protobuf trace
   // (TrackEvent slices). Written to `path`.tmp, then renamed.
   Result<ExportReport> exportTrace(const std::string& path, ExportFormat format, const ExportOptions& options = {});

@@ -45,6 +45,17 @@ struct CudaErrorEvent {
 };
 
 // An NVTX name given to a thread, device, context or stream.
+// Hardware metrics of one launch measured at a profile request, or why the request measured
+// nothing (error non-empty). Values are NaN when not measured.
+struct KernelMetricsEvent {
+  std::uint32_t pid = 0, correlation = 0, device = 0, request = 0, remaining = 0, passes = 0;
+  std::string kernel;   // as launched (mangled); "" when the failure came before a launch
+  std::string error;    // "" when measured
+  std::int32_t result = 0;  // the failing CUPTI call's result
+  std::uint64_t time = 0;
+  double smThroughputPct = 0, dramThroughputPct = 0, achievedOccupancyPct = 0, durationNs = 0;
+};
+
 struct ObjectName {
   std::uint32_t pid = 0;
   std::uint32_t objectKind = 0;  // 1 process, 2 thread, 3 device, 4 context, 5 stream
@@ -59,6 +70,7 @@ struct Batch {
   std::vector<LaunchSite> sites;
   std::vector<CudaErrorEvent> errors;
   std::vector<ObjectName> names;
+  std::vector<KernelMetricsEvent> metrics;
   void clear();
   bool empty() const;
 };
@@ -94,6 +106,7 @@ class RingSink {
                       std::span<const ring::NativeFrameWire> native) = 0;
   virtual void onCudaError(const ring::CudaErrorMessage& error) = 0;
   virtual void onObjectName(const ring::ObjectNameMessage& name) = 0;
+  virtual void onKernelMetrics(const ring::KernelMetricsMessage& metrics) { (void)metrics; }
 };
 
 // One ring file, mapped read-write (the reader owns readPos and the flush request word).
@@ -125,6 +138,10 @@ class RingReader {
   bool flushServed(std::uint32_t request) const;
   // Sleeps until the request is served or the timeout passes.
   bool waitFlushed(std::uint32_t request, std::chrono::milliseconds timeout) const;
+  // Asks the collector to measure the next `count` launches (1..kMaxProfileLaunches) of kernels
+  // whose names contain `kernel` (at most kProfileKernelSize-1 bytes); replaces a request it has
+  // not taken yet. Returns the request's sequence number (the collector's answers carry it).
+  std::uint32_t requestProfile(std::string_view kernel, std::uint32_t count);
 
  private:
   RingReader() = default;
@@ -162,6 +179,11 @@ class SessionReader {
   std::size_t requestFlush();
   bool flushServed() const;
 
+  // Writes the profile request into every live ring (RingReader::requestProfile) and returns
+  // how many; rings that appear later get it when they are opened (each process measures
+  // `count` launches of its own). A later request replaces it.
+  std::size_t requestProfile(std::string_view kernel, std::uint32_t count);
+
   std::string_view string(std::uint32_t id) const;  // session-wide id; "" when unknown
   const LaunchSite* site(std::uint32_t id) const;
 
@@ -172,6 +194,8 @@ class SessionReader {
   std::map<std::string, std::unique_ptr<Ring>> rings_;  // by file name
   std::map<std::string, std::string> rejected_;         // file name -> why (other session, bad)
   std::vector<std::pair<RingReader*, std::uint32_t>> flushAsked_;  // requestFlush's tickets
+  std::string profileKernel_;        // the standing profile request ("" none)
+  std::uint32_t profileCount_ = 0;
   std::unordered_map<std::string, std::uint32_t> stringIds_;
   std::vector<std::string> strings_;  // by id; [0] = ""
   std::vector<LaunchSite> sites_;     // by id; [0] = none

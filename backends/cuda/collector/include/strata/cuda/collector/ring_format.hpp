@@ -19,6 +19,9 @@ inline constexpr std::size_t kMaxMessage = 64 * 1024;
 inline constexpr std::size_t kMinCapacity = 1 << 20;
 inline constexpr std::size_t kStatusTextSize = 512;
 inline constexpr std::size_t kSessionSize = 64;
+inline constexpr std::size_t kProfileKernelSize = 256;
+// A profile request measures at most this many launches.
+inline constexpr std::uint32_t kMaxProfileLaunches = 64;
 // File names: strata-gpu-<pid>.ring, or strata-gpu-<pid>-<n>.ring when an exec'd image of the
 // same process already left one.
 inline constexpr const char* kFilePrefix = "strata-gpu-";
@@ -43,6 +46,7 @@ enum class MessageType : std::uint16_t {
   Site = 3,        // SiteMessage + frames
   CudaError = 4,   // CudaErrorMessage
   ObjectName = 5,  // ObjectNameMessage (NVTX names of threads, devices, streams)
+  KernelMetrics = 6,  // KernelMetricsMessage (a launch measured by the range profiler, or why not)
 };
 
 // Every message starts with this; `length` counts the header and is a multiple of 8.
@@ -109,6 +113,25 @@ struct ObjectNameMessage {
   std::uint32_t reserved;
 };
 
+// Hardware metrics of one launch, measured with CUPTI's range profiler at a profile request,
+// or (error != 0) why a request measured nothing. Values are NaN when not measured.
+struct KernelMetricsMessage {
+  std::uint32_t correlation;  // the launch's correlation id (0: a failure before any launch)
+  std::uint32_t kernel;       // string id: the kernel's name as launched (0: none)
+  std::uint32_t error;        // string id: the sentence saying why nothing was measured (0: measured)
+  std::int32_t result;        // CUptiResult of the call that failed (0: measured)
+  std::uint32_t request;      // the request's sequence number (profileSeq, or 0 for STRATA_GPU_PROFILE)
+  std::uint32_t remaining;    // launches the request still measures after this one
+  std::uint32_t device;
+  std::uint32_t passes;       // replay passes the metrics took
+  std::uint64_t time;         // CLOCK_REALTIME ns when measured
+  double smThroughputPct;     // sm__throughput.avg.pct_of_peak_sustained_elapsed
+  double dramThroughputPct;   // dram__throughput.avg.pct_of_peak_sustained_elapsed
+  double achievedOccupancyPct;  // sm__warps_active.avg.pct_of_peak_sustained_active
+  double durationNs;          // gpu__time_duration.sum
+};
+static_assert(sizeof(KernelMetricsMessage) == 72);
+
 // The first kHeaderSize bytes of the file. Fields that change after creation are accessed
 // through std::atomic_ref on both sides; the producer and consumer positions sit on their own
 // cache lines.
@@ -153,11 +176,23 @@ struct Header {
   std::uint64_t heartbeatNs;         // CLOCK_MONOTONIC of the flush thread's last round
   std::uint64_t sitesOverflowed;     // launches past the site table's capacity (site 0)
   char statusText[kStatusTextSize];  // NUL-terminated
+  char pad4[1024 - 1016];
+
+  // Profile request (reader -> collector), under a sequence lock the reader holds: profileSeq
+  // is odd while the reader writes the request; each even value is one request. The
+  // collector's flush thread takes a request it has not taken yet (profileTaken) and measures
+  // the next profileCount launches of kernels whose names contain profileKernel.
+  std::uint32_t profileSeq;
+  std::uint32_t profileCount;       // 1..kMaxProfileLaunches
+  std::uint32_t profileTaken;       // written by the collector: the profileSeq it took last
+  std::uint32_t profileReserved;
+  char profileKernel[kProfileKernelSize];  // NUL-terminated
 };
 static_assert(offsetof(Header, writePos) == 256);
 static_assert(offsetof(Header, readPos) == 320);
 static_assert(offsetof(Header, flushRequest) == 384);
 static_assert(offsetof(Header, statusSeq) == 448);
+static_assert(offsetof(Header, profileSeq) == 1024);
 static_assert(sizeof(Header) <= kHeaderSize);
 static_assert(sizeof(GpuRecord) == 128);
 

@@ -63,6 +63,9 @@ struct GpuCollectionOptions {
   std::chrono::milliseconds exitGrace{2000};       // finish: longest wait for rings still written
   std::size_t maxRecordsPerPoll = std::size_t{1} << 20;  // bounds one poll's work on the executor
   bool keepRings = false;                          // leave ring files behind (debugging)
+  // STRATA_GPU_PROFILE for a launched program: "NAME[:N]", hardware metrics of the next N
+  // launches of kernels whose names contain NAME ("" none; checked by create()).
+  std::string profile;
 };
 
 // New data, for the DAP `gpuActivity` event (toJson(totals) is its body).
@@ -101,6 +104,7 @@ struct GpuNote {
     Dropped,       // the first records lost in a process
     NoCollector,   // libstrata_cupti.so not found: nothing can be collected
     NoRing,        // at exit: no process ever loaded the collector
+    Profile,       // a launch's measured hardware metrics, or why a profile request measured none (problem)
   };
   Kind kind = Kind::Collecting;
   std::uint32_t pid = 0;  // 0: not about one process
@@ -126,6 +130,10 @@ struct LateStart {
   static std::string pythonStop(const std::string& collector);
 };
 
+// A profile request written NAME[:N] (N 1..64, default 1; only a last ':' followed by digits is
+// the count, so NAME may hold '::'), as `strata gpu run --profile` and STRATA_GPU_PROFILE take it.
+Result<void> parseProfile(const std::string& text, std::string& kernel, unsigned& count);
+
 // Not thread-safe: every call, timer and callback runs on the executor given to create()
 // (the adapter's main io_context). Callbacks must not destroy the collection.
 class GpuCollection {
@@ -144,6 +152,13 @@ class GpuCollection {
   // Late mode: what the agent needs; fails (kGpuCollectorMissing) when there is no collector.
   // `mode`: what to collect (trace or stacks); absent: the collection's own (off means trace).
   Result<LateStart> lateStart(std::optional<GpuMode> mode = std::nullopt) const;
+
+  // Hardware metrics of the next `count` (1..64) launches of kernels whose names contain
+  // `kernel`, in every process of the program: written into every live ring now and into
+  // rings that appear later. Each measured launch (or the reason none could be) arrives as a
+  // Profile note and a kernel_metrics row, shown by gpuKernel on that launch. Returns how many
+  // processes were asked now (0: none is collecting yet; later ones are).
+  Result<std::size_t> requestProfile(const std::string& kernel, std::uint32_t count);
 
   // Starts the poll timer (call once the program runs). Says NoCollector here when needed.
   void start();
