@@ -57,7 +57,10 @@ int lineFromLineTable310(const std::string& t, int firstLine, std::uint64_t last
 }
 
 bool isEvalFrameFunction(const std::string& nativeFunction) {
-  return std::string_view(nativeFunction).starts_with("_PyEval_EvalFrameDefault");
+  // Names from the symbol table alone come as "python3.11!_PyEval_EvalFrameDefault+0x8ef".
+  std::string_view name(nativeFunction);
+  if (auto bang = name.find('!'); bang != std::string_view::npos) name.remove_prefix(bang + 1);
+  return name.starts_with("_PyEval_EvalFrameDefault");
 }
 
 std::optional<std::vector<MergedFrame>> mergeStacks(const std::vector<std::string>& nativeFunctions,

@@ -301,6 +301,29 @@ struct PyRemote::State {
     return out;
   }
 
+  // 3.10 names threads by pthread_t only; glibc keeps the kernel tid inside struct pthread.
+  // Its offset is the first where every thread state's pthread holds a distinct tid of the
+  // process (kAbsent when none does).
+  std::uint64_t pthreadTidOffset(std::uint64_t interp, const std::set<pid_t>& tasks) {
+    constexpr std::size_t kWords = 0x400;
+    std::vector<std::vector<std::uint32_t>> structs;
+    std::set<std::uint64_t> seen;
+    for (std::uint64_t ts = ptr(interp + L.interpThreadsHead); ts && seen.insert(ts).second && seen.size() < kMaxThreads;
+         ts = ptr(ts + L.tstateNext)) {
+      std::vector<std::uint32_t> words(kWords);
+      if (std::uint64_t id = ptr(ts + L.tstateThreadId); id && read(id, words.data(), kWords * 4)) structs.push_back(std::move(words));
+    }
+    failure.reset();
+    for (std::size_t i = 4; i < kWords && !structs.empty(); ++i) {
+      std::set<std::uint32_t> tids;
+      bool all = true;
+      for (const auto& words : structs)
+        all = all && words[i] > 1 && tasks.count(static_cast<pid_t>(words[i])) && tids.insert(words[i]).second;
+      if (all) return i * 4;
+    }
+    return kAbsent;
+  }
+
   std::vector<PyLocal> locals(std::uint64_t frame, std::uint64_t codeObject, Code& c, std::size_t max) {
     localNames(codeObject, c);
     std::vector<PyLocal> out;
@@ -430,8 +453,6 @@ Result<PythonSnapshot> PyRemote::snapshot(const ReadOptions& options) {
   std::set<pid_t> tasks = taskIds(s.pid);
   std::set<std::uint64_t> seen;
   std::size_t matched = 0;
-  // 3.10 names threads by pthread_t only; glibc keeps the kernel tid inside struct pthread,
-  // at an offset found by looking for the process id in the main thread's.
   std::optional<std::uint64_t> pthreadTidOffset;
 
   for (std::uint64_t ts = s.ptr(interp + L.interpThreadsHead); ts && !s.failure; ts = s.ptr(ts + L.tstateNext)) {
@@ -448,18 +469,8 @@ Result<PythonSnapshot> PyRemote::snapshot(const ReadOptions& options) {
       auto tid = static_cast<pid_t>(s.ptr(ts + L.tstateNativeThreadId));
       if (tasks.count(tid)) t.tid = tid;
     } else if (t.threadId) {
-      if (!pthreadTidOffset) {
-        std::uint32_t words[0x400];
-        if (s.read(t.threadId, words, sizeof words)) {
-          for (std::size_t i = 4; i < 0x400; ++i)
-            if (words[i] > 1 && tasks.count(static_cast<pid_t>(words[i]))) {
-              pthreadTidOffset = i * 4;
-              break;
-            }
-        }
-        s.failure.reset();
-      }
-      if (pthreadTidOffset) {
+      if (!pthreadTidOffset) pthreadTidOffset = s.pthreadTidOffset(interp, tasks);
+      if (*pthreadTidOffset != kAbsent) {
         auto tid = static_cast<pid_t>(s.get<std::uint32_t>(t.threadId + *pthreadTidOffset));
         if (tasks.count(tid)) t.tid = tid;
       }

@@ -110,7 +110,7 @@ def main():
     if "--no-stuck" in sys.argv:
         sys.stdin.readline()
         return
-    stuck_in_c()
+    stuck_in_c()  # @bp:stuck_call
 
 
 main()
