@@ -4,7 +4,6 @@
 #include <sys/types.h>
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -119,9 +118,6 @@ struct ReadOptions {
   bool locals = false;
   std::size_t maxFrames = 4096;
   std::size_t maxLocals = 64;  // per frame
-  // 3.10 knows threads by pthread_t only: each thread's thread pointer (fs_base on x86-64,
-  // the same value) to its tid, from the stopped threads' registers.
-  std::map<std::uint64_t, pid_t> threadPointers;
 };
 
 // One Python process, its runtime found and a layout chosen. Reads are not synchronized with
