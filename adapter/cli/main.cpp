@@ -44,9 +44,16 @@ options:
   --adapter PATH       the strata-dap to start (default: the one installed beside strata)
   --version, --help
 
-usage: strata stacks [--json] PID
-  Attaches to the native process PID, prints every thread's stack and detaches; the process
-  runs on untouched. --json prints one JSON object.
+usage: strata stacks [--json] [--native|--python-only] [--full] [--locals] [--children]
+                     [--max-frames N] [--python-layout 3.N] PID
+  Attaches to process PID, prints every thread's stack and detaches; the process runs on
+  untouched (one stopped by a signal stays stopped). In a CPython process (3.10-3.13) the
+  Python frames, read from its memory, are spliced among the native ones, interpreter frames
+  folded (--full shows them), each thread marked with the GIL and what it waits on.
+  --native: native frames only; --python-only: Python frames only; --locals: the simple
+  locals of each Python frame; --children: the process's descendants too; --max-frames: per
+  thread (default 200); --python-layout: read with another version's layout (for testing:
+  the checks reject one that does not fit). --json prints one JSON object.
 
 usage: strata gpu run [--trace|--stacks] [--store FILE] [--profile NAME[:N]] -- PROGRAM [ARGS...]
        strata gpu top|kernel|timeline|sql|export ... FILE

@@ -47,6 +47,10 @@ inline constexpr ErrorId kAgentUnavailable{1200};      // the Python program did
 inline constexpr ErrorId kAgentLinkClosed{1201};       // the link to the Python program closed while a request waited
 inline constexpr ErrorId kAgentRefused{1202};          // the Python agent answered a request with an error (its message)
 inline constexpr ErrorId kPeerUnverified{1203};        // the program that dialled in could not be identified as ours
+// 1250-1299: reading a Python process's state from its memory (backends/python/remote)
+inline constexpr ErrorId kNoPythonRuntime{1250};       // no CPython runtime (_PyRuntime) in the process, or none initialized
+inline constexpr ErrorId kPythonLayout{1251};          // a CPython version without a layout, or a layout the process's memory contradicts
+inline constexpr ErrorId kPythonMemory{1252};          // the process's memory could not be read where the interpreter's state should be
 
 // ---- 1300-1399: the native backend: requests for native programs --------------------------------
 inline constexpr ErrorId kNoProgram{1300};             // a native launch with no program
