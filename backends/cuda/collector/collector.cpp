@@ -461,9 +461,7 @@ void Collector::flushLoop() {
   const std::uint64_t period = std::uint64_t{config_.flushPeriodMs} * 1000000ull;
   while (!flushStop_) {
     ring_.heartbeat();
-    std::string kernel;
-    std::uint32_t count = 0, sequence = 0;
-    if (ring_.takeProfileRequest(kernel, count, sequence)) requestProfile(kernel, count, sequence);
+    takeProfileRequest();
     // A request done: the launch callbacks it alone needed go off again (no lasting cost).
     if (!profilePending_.load(std::memory_order_relaxed) && profileCallbacks_.exchange(false)) enableLaunchCallbacks(false);
     const std::uint32_t request = ring_.flushRequested();
@@ -578,6 +576,9 @@ void Collector::onLaunch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
   const std::size_t length = symbol ? strnlen(symbol, sizeof t.lastKernel - 1) : 0;
   if (length) std::memcpy(t.lastKernel, symbol, length);
   t.lastKernel[length] = 0;
+  // A request the reader just wrote is taken here, not only by the flush thread: the launch that
+  // follows the request is the first measured.
+  if (ring_.profileRequestWaiting()) takeProfileRequest();
   if (profilePending_.load(std::memory_order_relaxed) && !isGraphLaunch(domain, cbid)) maybeProfile(domain, cbid, cb);
   if (mode() != ring::Mode::Stacks) return;
   CapturedSite captured;

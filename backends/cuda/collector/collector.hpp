@@ -112,6 +112,7 @@ class Collector {
   // At every API exit: ends the range when it is the exit of the launch this thread measures.
   void profiledExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* cb);
   void endProfileRequest();
+  void takeProfileRequest();  // the reader's request in the ring header, if one waits
   void publishMetrics(const KernelMetricsInfo& info);
   void enableLaunchCallbacks(bool on);
   void startFlushThread();
@@ -157,6 +158,7 @@ class Collector {
   // a request has launches left; profileBusy_ lets one launch at a time into the profiler.
   std::atomic<bool> profilePending_{false};
   std::atomic<bool> profileBusy_{false};
+  std::mutex profileTake_;   // taking a request out of the ring header
   std::mutex profileMutex_;  // the request's fields; never held across a CUPTI call
   std::string profileKernel_;
   unsigned profileLeft_ = 0;

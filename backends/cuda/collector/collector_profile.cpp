@@ -44,6 +44,14 @@ void Collector::requestProfile(const std::string& kernel, unsigned count, std::u
   if (!errorsOn_ && mode() != ring::Mode::Stacks && !profileCallbacks_.exchange(true)) enableLaunchCallbacks(true);
 }
 
+void Collector::takeProfileRequest() {
+  // The flush thread and launching threads may both find the request: one takes it.
+  std::lock_guard<std::mutex> lock(profileTake_);
+  std::string kernel;
+  std::uint32_t count = 0, sequence = 0;
+  if (ring_.takeProfileRequest(kernel, count, sequence)) requestProfile(kernel, count, sequence);
+}
+
 void Collector::endProfileRequest() {
   profileLeft_ = 0;
   profilePending_.store(false, std::memory_order_relaxed);

@@ -219,6 +219,12 @@ void RingWriter::markFlushed(std::uint32_t request) {
   futexWakeAll(&header_->flushDone);
 }
 
+bool RingWriter::profileRequestWaiting() const {
+  if (!header_) return false;
+  const std::uint32_t seq = at(header_->profileSeq).load(std::memory_order_relaxed);
+  return !(seq & 1) && seq != at(header_->profileTaken).load(std::memory_order_relaxed);
+}
+
 bool RingWriter::takeProfileRequest(std::string& kernel, std::uint32_t& count, std::uint32_t& sequence) {
   if (!header_) return false;
   const std::uint32_t seq = at(header_->profileSeq).load(std::memory_order_acquire);

@@ -62,6 +62,9 @@ class RingWriter {
   void markFlushed(std::uint32_t request);
   std::uint32_t* flushRequestWord() { return &header_->flushRequest; }
 
+  // A request the reader wrote that nobody took yet (two relaxed loads of the header: cheap
+  // enough for the launch callback, which takes it then, so the next launch is measured).
+  bool profileRequestWaiting() const;
   // A profile request the reader wrote since the last one taken (see Header): its kernel name
   // part, launch count and sequence number; false when there is none new (or one half written).
   bool takeProfileRequest(std::string& kernel, std::uint32_t& count, std::uint32_t& sequence);
