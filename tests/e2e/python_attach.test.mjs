@@ -39,8 +39,9 @@ async function attachAndStop(port, condition, extra = {}) {
   const c = await startStdio();
   await c.initializeRequest();
   await c.attachRequest({ connect: { host: '127.0.0.1', port }, ...extra });
-  await c.setBreakpointsRequest({ source: { path: ticker }, breakpoints: [{ line: lineOf(ticker, 'tick'), condition }] });
+  // The program runs while it is configured: the stop may come before setBreakpoints' answer.
   const s = c.waitForEvent('stopped', 30000);
+  await c.setBreakpointsRequest({ source: { path: ticker }, breakpoints: [{ line: lineOf(ticker, 'tick'), condition }] });
   await c.configurationDoneRequest();
   return { c, stopped: await s };
 }
@@ -66,8 +67,8 @@ forEachPython((py) => {
     const proc = startAgent(py, ['--connect', `127.0.0.1:${m[1]}`, ticker]);
     try {
       await attached;
-      await c.setBreakpointsRequest({ source: { path: ticker }, breakpoints: [{ line: lineOf(ticker, 'tick'), condition: 'i == 2' }] });
       const s = c.waitForEvent('stopped', 30000);
+      await c.setBreakpointsRequest({ source: { path: ticker }, breakpoints: [{ line: lineOf(ticker, 'tick'), condition: 'i == 2' }] });
       await c.configurationDoneRequest();
       const stopped = await s;
       assert.equal(stopped.body.reason, 'breakpoint');
@@ -225,8 +226,8 @@ test('attach with listen and a token: a program without it is turned away, one w
     assert.match(wrong.out, /tick 2\ndone None\n/);
     right = startAgent(PYTHONS[0], ['--connect', where, '--token', 'tk-42', ticker]);
     await attached;
-    await c.setBreakpointsRequest({ source: { path: ticker }, breakpoints: [{ line: lineOf(ticker, 'tick'), condition: 'i == 2' }] });
     const s = c.waitForEvent('stopped', 30000);
+    await c.setBreakpointsRequest({ source: { path: ticker }, breakpoints: [{ line: lineOf(ticker, 'tick'), condition: 'i == 2' }] });
     await c.configurationDoneRequest();
     const stopped = await s;
     await releaseTicker(c, stopped.body.threadId);
@@ -247,8 +248,8 @@ test('attach {} finds python -m strata --listen 5678, debugpy\'s default', { ski
     const c = await startStdio();
     await c.initializeRequest();
     await c.attachRequest({});
-    await c.setBreakpointsRequest({ source: { path: ticker }, breakpoints: [{ line: lineOf(ticker, 'tick'), condition: 'i == 1' }] });
     const s = c.waitForEvent('stopped', 30000);
+    await c.setBreakpointsRequest({ source: { path: ticker }, breakpoints: [{ line: lineOf(ticker, 'tick'), condition: 'i == 1' }] });
     await c.configurationDoneRequest();
     const stopped = await s;
     const f = await topFrame(c, stopped.body.threadId);
