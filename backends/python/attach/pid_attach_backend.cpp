@@ -85,7 +85,13 @@ void PidAttachBackend::attach(const AttachSpec& spec, Reply<void> reply) {
   auto remote = pr::PyRemote::open(static_cast<pid_t>(pid_));
   if (!remote) return reply(remote.takeError());
   remote_ = std::move(*remote);
-  if (auto r = refresh(); !r) return reply(r.takeError());
+  if (auto r = refresh(); !r) {
+    // The engine's refusal (tracer, Yama, ids, dumpability) names the operation, which the
+    // attach handler's "cannot attach: " already says (as for a native attach).
+    Error e = r.takeError();
+    if (e.message.rfind("attach to ", 0) == 0) e.message.erase(0, 10);
+    return reply(std::move(e));
+  }
   host_.processStarted(threadName(pid_), pid_, false);
   host_.output(OutputCategory::Console, "Attached to process " + std::to_string(pid_) + " (CPython " + snap_.version + ", " +
                                             std::to_string(snap_.threads.size()) + " threads): its state read from memory.\n");

@@ -1,0 +1,197 @@
+// Attach by pid to a CPython process started plainly (not under Strata), through strata-dap, on
+// every interpreter in STRATA_PYTHONS: the read-only snapshot at once, the agent brought in
+// with no restart (a conditional breakpoint in a loop already running, locals, evaluate,
+// disconnect, the same output as undebugged), the GIL held forever in C (read-only, with the
+// reason and the stacks), a SIGSTOPped process (left stopped, or continued and then debugged),
+// and refusals (no such process, another tracer).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { spawn } from 'node:child_process';
+import { assertClean, startStdio, exitOf, withTimeout, waitUntil, forEachPython, target, isRunning } from './lib/harness.mjs';
+import { lineOf, pyTarget, topFrame, locals } from './lib/python.mjs';
+
+const hotLoop = pyTarget('hot_loop.py');
+const gilHeld = pyTarget('gil_held.py');
+const HELPER = target('attach_helper');
+
+// A program started plainly, with its output collected; resolves once it printed "ready".
+async function startPlain(py, script, args = []) {
+  const proc = spawn(py, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  proc.out = '';
+  proc.err = '';
+  proc.stdout.on('data', (d) => { proc.out += d; });
+  proc.stderr.on('data', (d) => { proc.err += d; });
+  await waitUntil(() => proc.out.includes('ready\n'), 20000, `${path.basename(script)} to start`);
+  return proc;
+}
+
+function state(pid) {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2)[0];
+}
+
+// initialize + attach {processId}; the client and every output event's text so far.
+async function attachTo(pid) {
+  const c = await startStdio();
+  c.outputText = '';
+  c.on('output', (e) => { c.outputText += e.body.output; });
+  await c.initializeRequest();
+  await c.attachRequest({ processId: pid });
+  return c;
+}
+
+async function endClient(c) {
+  await c.disconnectRequest({ terminateDebuggee: false });
+  assert.equal(await withTimeout(exitOf(c.adapterProcess), 10000, 'adapter exit'), 0);
+  assertClean(assert, c);
+}
+
+const expectedTotal = (n) => 3 * (n * (n - 1)) / 2;
+
+forEachPython((py) => {
+  const v = path.basename(py);
+
+  test(`${v}: attach by pid: snapshot at once, then the agent is in; a conditional breakpoint in the running loop, evaluate, disconnect`, async () => {
+    const n = 900;
+    const proc = await startPlain(py, hotLoop, [String(n)]);
+    try {
+      const c = await attachTo(proc.pid);
+      // The read-only snapshot, answered before configuration: the loop's frame with its
+      // source, line and simple locals.
+      const threads = (await c.threadsRequest()).body.threads;
+      assert.ok(threads.some((t) => t.id === proc.pid), JSON.stringify(threads));
+      const st = await c.stackTraceRequest({ threadId: proc.pid, startFrame: 0, levels: 50 });
+      const main = st.body.stackFrames.find((f) => f.name === 'main');
+      assert.ok(main, JSON.stringify(st.body.stackFrames.map((f) => f.name)));
+      assert.equal(main.source.path, hotLoop);
+      assert.ok([lineOf(hotLoop, 'sleep'), lineOf(hotLoop, 'sleep') - 1].includes(main.line), String(main.line));
+      const vars = await locals(c, main.id);
+      assert.equal(vars.n.value, String(n));
+      assert.equal(vars.n.type, 'int');
+      assert.match(vars.total.value, /^\d+$/);
+      const ro = await c.evaluateRequest({ expression: 'n', frameId: main.id, context: 'repl' }).then(() => null, (e) => e);
+      assert.match(String(ro?.message), /cannot evaluate: the session is read-only until the Strata agent is in/);
+
+      const bp = await c.setBreakpointsRequest({ source: { path: hotLoop }, breakpoints: [{ line: lineOf(hotLoop, 'step'), condition: 'i % 10 == 7' }] });
+      assert.equal(bp.body.breakpoints[0].verified, false);
+      const snapshot = c.waitForEvent('stopped', 10000);
+      await c.configurationDoneRequest();
+      const snap = (await snapshot).body;
+      assert.equal(snap.reason, 'pause');
+      assert.equal(snap.description, 'Snapshot (read-only)');
+      const hit = c.waitForEvent('stopped', 20000);
+      await waitUntil(() => c.outputText.includes('The Strata agent is in'), 10000, 'the agent to come in');
+      const stopped = (await hit).body;
+      assert.equal(stopped.reason, 'breakpoint');
+      assert.equal(stopped.threadId, proc.pid);
+      const f = await topFrame(c, stopped.threadId);
+      assert.equal(f.name, 'step');
+      assert.equal(f.line, lineOf(hotLoop, 'step'));
+      const i = Number((await locals(c, f.id)).i.value);
+      assert.equal(i % 10, 7);
+      const ev = await c.evaluateRequest({ expression: 'i * 3', frameId: f.id, context: 'repl' });
+      assert.equal(ev.body.result, String(i * 3));
+      await c.setBreakpointsRequest({ source: { path: hotLoop }, breakpoints: [] });
+      await c.continueRequest({ threadId: stopped.threadId });
+      await endClient(c);
+      assert.equal(await withTimeout(exitOf(proc), 30000, 'the program to end'), 0);
+      assert.equal(proc.out, `ready\ntotal ${expectedTotal(n)}\n`);
+      assert.equal(proc.err, '');
+    } finally {
+      proc.kill('SIGKILL');
+    }
+  });
+
+  test(`${v}: attach by pid while a thread holds the GIL in C: read-only, with the reason and the stacks`, async () => {
+    const proc = await startPlain(py, gilHeld, ['60']);
+    try {
+      const c = await attachTo(proc.pid);
+      const snapshot = c.waitForEvent('stopped', 10000);
+      await c.configurationDoneRequest();
+      await snapshot;
+      const st = await c.stackTraceRequest({ threadId: proc.pid, startFrame: 0, levels: 50 });
+      const names = st.body.stackFrames.map((f) => f.name);
+      const hold = st.body.stackFrames.find((f) => f.name === 'hold');
+      assert.ok(hold, JSON.stringify(names));
+      assert.equal(hold.line, lineOf(gilHeld, 'hold'));
+      assert.ok(names.some((n) => /sleep/.test(n)), JSON.stringify(names));
+      await waitUntil(() => /Read-only session: thread \d+ \(\S+\) holds the GIL/.test(c.outputText), 15000, 'the reason');
+      assert.match(c.outputText, new RegExp(`thread ${proc.pid} \\(python[^)]*\\) holds the GIL and has not released it`));
+      const ev = await c.evaluateRequest({ expression: '1 + 1', frameId: hold.id, context: 'repl' }).then(() => null, (e) => e);
+      assert.match(String(ev?.message), /cannot evaluate: the session is read-only until the Strata agent is in/);
+      await endClient(c);
+      assert.ok(isRunning(proc.pid), 'the program still runs');
+    } finally {
+      proc.kill('SIGKILL');
+    }
+  });
+
+  test(`${v}: attach by pid to a SIGSTOPped program: inspected and left stopped; continued on request, then debugged`, async () => {
+    const n = 400;
+    const proc = await startPlain(py, hotLoop, [String(n)]);
+    try {
+      process.kill(proc.pid, 'SIGSTOP');
+      await waitUntil(() => state(proc.pid) === 'T', 5000, 'the stop');
+      let c = await attachTo(proc.pid);
+      let snapshot = c.waitForEvent('stopped', 10000);
+      await c.configurationDoneRequest();
+      await snapshot;
+      assert.match(c.outputText, /stopped by a signal \(SIGSTOP\) and is left stopped/);
+      const st = await c.stackTraceRequest({ threadId: proc.pid, startFrame: 0, levels: 50 });
+      assert.ok(st.body.stackFrames.some((f) => f.name === '<module>'));
+      await endClient(c);
+      assert.equal(state(proc.pid), 'T', 'left stopped');
+
+      c = await attachTo(proc.pid);
+      snapshot = c.waitForEvent('stopped', 10000);
+      await c.configurationDoneRequest();
+      await snapshot;
+      await c.continueRequest({ threadId: proc.pid });
+      await waitUntil(() => c.outputText.includes('The Strata agent is in'), 10000, 'the agent to come in');
+      await c.setBreakpointsRequest({ source: { path: hotLoop }, breakpoints: [{ line: lineOf(hotLoop, 'step') }] });
+      const stopped = (await c.waitForEvent('stopped', 20000)).body;
+      assert.equal(stopped.reason, 'breakpoint');
+      await c.setBreakpointsRequest({ source: { path: hotLoop }, breakpoints: [] });
+      await c.continueRequest({ threadId: stopped.threadId });
+      await endClient(c);
+      assert.equal(await withTimeout(exitOf(proc), 30000, 'the program to end'), 0);
+      assert.equal(proc.out, `ready\ntotal ${expectedTotal(n)}\n`);
+    } finally {
+      proc.kill('SIGKILL');
+    }
+  });
+
+  test(`${v}: attach by pid refused: another tracer holds the process`, async () => {
+    const proc = await startPlain(py, hotLoop, ['3000']);
+    const tracer = spawn(HELPER, ['trace', String(proc.pid)], { stdio: ['pipe', 'pipe', 'inherit'] });
+    try {
+      let text = '';
+      tracer.stdout.on('data', (d) => { text += d; });
+      await waitUntil(() => text.includes('ready\n'), 10000, 'the tracer');
+      const c = await startStdio();
+      await c.initializeRequest();
+      const r = await c.attachRequest({ processId: proc.pid }).then(() => null, (e) => e);
+      assert.match(String(r?.message), new RegExp(`cannot attach: process ${proc.pid}: Operation not permitted: it is already traced by process ${tracer.pid}`));
+      await endClient(c);
+    } finally {
+      tracer.stdin.end();
+      await withTimeout(exitOf(tracer), 10000, 'tracer exit');
+      proc.kill('SIGKILL');
+    }
+  });
+});
+
+test('attach by pid refused: no such process', async () => {
+  const c = await startStdio();
+  await c.initializeRequest();
+  // A pid above the kernel's limit, and one that is free.
+  const r = await c.attachRequest({ processId: 999999999 }).then(() => null, (e) => e);
+  assert.equal(String(r?.message), 'cannot attach: processId 999999999 is not a process id');
+  let free = 4000000;
+  while (fs.existsSync(`/proc/${free}`)) free += 1;
+  const r2 = await c.attachRequest({ processId: free }).then(() => null, (e) => e);
+  assert.match(String(r2?.message), new RegExp(`^cannot attach: no process with id ${free} exists`));
+  await endClient(c);
+});
