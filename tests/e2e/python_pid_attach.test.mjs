@@ -8,17 +8,32 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
-import { assertClean, startStdio, exitOf, withTimeout, waitUntil, forEachPython, target, isRunning } from './lib/harness.mjs';
+import { spawn, spawnSync } from 'node:child_process';
+import { ADAPTER, assertClean, startStdio, exitOf, withTimeout, waitUntil, forEachPython, target, isRunning } from './lib/harness.mjs';
 import { lineOf, pyTarget, topFrame, locals } from './lib/python.mjs';
 
 const hotLoop = pyTarget('hot_loop.py');
 const gilHeld = pyTarget('gil_held.py');
 const HELPER = target('attach_helper');
 
+// Refusals of another user's process need root and the adapter runnable by nobody (as in
+// native_attach.test.mjs); the program is Debian's python3, which nobody can run too.
+const NOBODY = 65534;
+const asNobody = { uid: NOBODY, gid: NOBODY };
+const DROP_PTRACE = ['setpriv', '--inh-caps=-sys_ptrace', '--bounding-set=-sys_ptrace', '--'];
+const SYSTEM_PYTHON = '/usr/bin/python3';
+const isRoot = process.getuid() === 0;
+const nobodyCanRunAdapter = isRoot && spawnSync(ADAPTER, ['--version'], { ...asNobody }).status === 0;
+const nobodyCanRunTarget = isRoot && spawnSync(SYSTEM_PYTHON, [gilHeld, '0'], { ...asNobody }).status === 0;
+const canDropPtrace = isRoot && spawnSync(DROP_PTRACE[0], [...DROP_PTRACE.slice(1), 'true']).status === 0;
+const yamaScope = (() => {
+  try { return fs.readFileSync('/proc/sys/kernel/yama/ptrace_scope', 'utf8').trim(); } catch { return null; }
+})();
+const yamaApplies = yamaScope !== null && yamaScope !== '0';
+
 // A program started plainly, with its output collected; resolves once it printed "ready".
-async function startPlain(py, script, args = []) {
-  const proc = spawn(py, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+async function startPlain(py, script, args = [], options = {}) {
+  const proc = spawn(py, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'], ...options });
   proc.out = '';
   proc.err = '';
   proc.stdout.on('data', (d) => { proc.out += d; });
@@ -189,9 +204,72 @@ test('attach by pid refused: no such process', async () => {
   // A pid above the kernel's limit, and one that is free.
   const r = await c.attachRequest({ processId: 999999999 }).then(() => null, (e) => e);
   assert.equal(String(r?.message), 'cannot attach: processId 999999999 is not a process id');
-  let free = 4000000;
-  while (fs.existsSync(`/proc/${free}`)) free += 1;
-  const r2 = await c.attachRequest({ processId: free }).then(() => null, (e) => e);
-  assert.match(String(r2?.message), new RegExp(`^cannot attach: no process with id ${free} exists`));
   await endClient(c);
+  let free = Number(fs.readFileSync('/proc/sys/kernel/pid_max', 'utf8')) - 1;
+  while (fs.existsSync(`/proc/${free}`)) free -= 1;
+  const c2 = await startStdio();
+  await c2.initializeRequest();
+  const r2 = await c2.attachRequest({ processId: free }).then(() => null, (e) => e);
+  assert.match(String(r2?.message), new RegExp(`^cannot attach: no process with id ${free} exists`));
+  await endClient(c2);
 });
+
+// initialize + attach {processId} that must fail; its message.
+async function refusal(pid, clientOptions) {
+  const c = await startStdio(clientOptions);
+  await c.initializeRequest();
+  const r = await c.attachRequest({ processId: pid }).then(() => null, (e) => e);
+  await endClient(c);
+  assert.ok(r, `the attach to ${pid} succeeded`);
+  return String(r.message);
+}
+
+test('attach by pid refused: another user\'s Python process (the error names both users, or Yama)',
+  { skip: !nobodyCanRunAdapter && 'needs root, and the adapter runnable by nobody, to run it as another user' }, async () => {
+    const proc = await startPlain(SYSTEM_PYTHON, hotLoop, ['3000']);
+    try {
+      const message = await refusal(proc.pid, { spawn: asNobody });
+      if (yamaApplies) assert.match(message, new RegExp(`kernel\\.yama\\.ptrace_scope is ${yamaScope}`));
+      else assert.equal(message, `cannot attach: process ${proc.pid}: Operation not permitted: it runs as uid 0 (root) ` +
+        'and the debugger as uid 65534 (nobody): run the debugger as that user or as root, or give it CAP_SYS_PTRACE');
+      assert.ok(isRunning(proc.pid));
+    } finally {
+      proc.kill('SIGKILL');
+    }
+  });
+
+test('attach by pid refused: root without CAP_SYS_PTRACE (a container without it) on another user\'s Python process',
+  { skip: !(canDropPtrace && nobodyCanRunTarget) && 'needs root, setpriv able to drop CAP_SYS_PTRACE and python3 runnable by nobody' }, async () => {
+    const proc = await startPlain(SYSTEM_PYTHON, hotLoop, ['3000'], { ...asNobody });
+    try {
+      const message = await refusal(proc.pid, { prefix: DROP_PTRACE });
+      if (yamaApplies) assert.match(message, new RegExp(`kernel\\.yama\\.ptrace_scope is ${yamaScope}`));
+      else assert.equal(message, `cannot attach: process ${proc.pid}: Operation not permitted: it runs as uid 65534 ` +
+        '(nobody), and the debugger runs as root but without CAP_SYS_PTRACE, which tracing another user\'s process ' +
+        'needs: in a container, start it with --cap-add=SYS_PTRACE');
+    } finally {
+      proc.kill('SIGKILL');
+    }
+  });
+
+// CPython 3.10/3.11 (Debian's python3 is 3.11): the snapshot session, saying debugging needs 3.12+.
+const systemMinor = Number(spawnSync(SYSTEM_PYTHON, ['-c', 'import sys; print(sys.version_info[1])'], { encoding: 'utf8' }).stdout);
+test('attach by pid to CPython 3.10/3.11: read-only, with stacks and locals, saying debugging needs 3.12+',
+  { skip: !(systemMinor >= 10 && systemMinor <= 11) && `needs ${SYSTEM_PYTHON} to be CPython 3.10 or 3.11` }, async () => {
+    const proc = await startPlain(SYSTEM_PYTHON, hotLoop, ['3000']);
+    try {
+      const c = await attachTo(proc.pid);
+      assert.match(c.outputText, /Read-only session: debugging CPython 3\.1[01]\.\d+ needs 3\.12 or newer/);
+      const st = await c.stackTraceRequest({ threadId: proc.pid, startFrame: 0, levels: 50 });
+      const main = st.body.stackFrames.find((f) => f.name === 'main');
+      assert.ok(main, JSON.stringify(st.body.stackFrames.map((f) => f.name)));
+      assert.equal((await locals(c, main.id)).n.value, '3000');
+      const snapshot = c.waitForEvent('stopped', 10000);
+      await c.configurationDoneRequest();
+      assert.equal((await snapshot).body.description, 'Snapshot (read-only)');
+      await endClient(c);
+      assert.ok(isRunning(proc.pid));
+    } finally {
+      proc.kill('SIGKILL');
+    }
+  });
