@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
-import { ADAPTER, assertClean, startStdio, exitOf, withTimeout, waitUntil, forEachPython, target, isRunning } from './lib/harness.mjs';
+import { ADAPTER, assertClean, startStdio, startServer, startTcp, exitOf, withTimeout, waitUntil, forEachPython, target, isRunning } from './lib/harness.mjs';
 import { lineOf, pyTarget, topFrame, locals } from './lib/python.mjs';
 
 const hotLoop = pyTarget('hot_loop.py');
@@ -116,6 +116,34 @@ forEachPython((py) => {
       assert.equal(proc.err, '');
     } finally {
       proc.kill('SIGKILL');
+    }
+  });
+
+  test(`${v}: attach by pid through strata-dap --listen (a client elsewhere over TCP)`, async () => {
+    const n = 700;
+    const proc = await startPlain(py, hotLoop, [String(n)]);
+    const { server, port } = await startServer();
+    try {
+      const c = await startTcp(port);
+      await c.initializeRequest();
+      await c.attachRequest({ processId: proc.pid });
+      await c.setBreakpointsRequest({ source: { path: hotLoop }, breakpoints: [{ line: lineOf(hotLoop, 'step'), condition: 'i % 10 == 5' }] });
+      const snapshot = c.waitForEvent('stopped', 10000);
+      await c.configurationDoneRequest();
+      assert.equal((await snapshot).body.description, 'Snapshot (read-only)');
+      const stopped = (await c.waitForEvent('stopped', 20000)).body;
+      assert.equal(stopped.reason, 'breakpoint');
+      const f = await topFrame(c, stopped.threadId);
+      assert.equal(Number((await locals(c, f.id)).i.value) % 10, 5);
+      await c.setBreakpointsRequest({ source: { path: hotLoop }, breakpoints: [] });
+      await c.continueRequest({ threadId: stopped.threadId });
+      await c.disconnectRequest({ terminateDebuggee: false });
+      assertClean(assert, c);
+      assert.equal(await withTimeout(exitOf(proc), 30000, 'the program to end'), 0);
+      assert.equal(proc.out, `ready\ntotal ${expectedTotal(n)}\n`);
+    } finally {
+      proc.kill('SIGKILL');
+      server.kill();
     }
   });
 
