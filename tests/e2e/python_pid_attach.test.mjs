@@ -147,8 +147,8 @@ forEachPython((py) => {
     }
   });
 
-  test(`${v}: attach by pid while a thread holds the GIL in C: read-only, with the reason and the stacks`, async () => {
-    const proc = await startPlain(py, gilHeld, ['60']);
+  test(`${v}: attach by pid while a thread holds the GIL in C: read-only, with the reason and the stacks; nothing left queued`, async () => {
+    const proc = await startPlain(py, gilHeld, ['7']);
     try {
       const c = await attachTo(proc.pid);
       const snapshot = c.waitForEvent('stopped', 10000);
@@ -166,6 +166,10 @@ forEachPython((py) => {
       assert.match(String(ev?.message), /cannot evaluate: the session is read-only until the Strata agent is in/);
       await endClient(c);
       assert.ok(isRunning(proc.pid), 'the program still runs');
+      // Once the GIL is free the queued bootstrap runs, cancelled: the agent never comes in.
+      assert.equal(await withTimeout(exitOf(proc), 20000, 'the program to end'), 0);
+      assert.equal(proc.out, 'ready\nagent imported: False\n');
+      assert.equal(proc.err, '');
     } finally {
       proc.kill('SIGKILL');
     }

@@ -153,6 +153,21 @@ Result<std::uint64_t> remoteMmap(Stopped& held, pid_t tid, std::uint64_t syscall
   return result;
 }
 
+// The slots of a queue that hold calls not yet popped: (first .. last) on 3.12, npending from
+// first on 3.13.
+std::vector<std::uint64_t> queuedSlots(Memory& mem, const PendingLayout& P, std::uint64_t queue) {
+  std::vector<std::uint64_t> out;
+  int first = 0, last = 0;
+  std::int32_t npending = 0;
+  if (!mem.get(queue + P.first, first) || !mem.get(queue + P.last, last)) return out;
+  int count = static_cast<int>(P.callCount);
+  if (P.minor == 12) npending = ((last - first) % count + count) % count;
+  else if (!mem.get(queue + P.npending, npending)) return out;
+  for (int k = 0; k < npending && k < count; ++k)
+    out.push_back(queue + P.calls + static_cast<std::uint64_t>((first + k) % count) * P.callSize);
+  return out;
+}
+
 const PendingLayout* pendingLayoutFor(const remote::PyLayout& L) {
   const PendingLayout* same = nullptr;
   for (const auto& p : builtPendingLayouts()) {
@@ -165,8 +180,8 @@ const PendingLayout* pendingLayoutFor(const remote::PyLayout& L) {
 
 }  // namespace
 
-Result<QueueOutcome> queueBootstrap(remote::PyRemote& remote, const std::vector<std::uint64_t>& threadStates,
-                                    const std::string& code) {
+Result<QueuedBootstrap> queueBootstrap(remote::PyRemote& remote, const std::vector<std::uint64_t>& threadStates,
+                                       const std::string& code) {
   const remote::PyLayout& L = remote.layout();
   const PendingLayout* P = pendingLayoutFor(L);
   if (!P) {
@@ -210,30 +225,35 @@ Result<QueueOutcome> queueBootstrap(remote::PyRemote& remote, const std::vector<
   for (std::uint64_t q : {mainQueue, interpQueue}) {
     auto b = busy(q);
     if (!b) return b.takeError();
-    if (*b) return QueueOutcome::Busy;
+    if (*b) return QueuedBootstrap{true, {}};
   }
 
   std::uint64_t syscallAt = findSyscallInstruction(pid, mem);
   if (!syscallAt) return Error{errors::kSystemCallFailed, "no syscall instruction found in process " + std::to_string(pid)};
   pid_t runner = held.holds(pid) ? pid : 0;
   if (!runner) return Error{errors::kSystemCallFailed, "the main thread of process " + std::to_string(pid) + " could not be stopped"};
-  std::size_t size = (code.size() + 1 + 4095) & ~std::size_t{4095};
+  // One copy per queue, so that a copy still queued can be cancelled while the other runs.
+  std::size_t stride = (code.size() + 16) & ~std::size_t{15};
+  std::size_t size = (2 * stride + 4095) & ~std::size_t{4095};
   auto page = remoteMmap(held, runner, syscallAt, size);
   if (!page) return page.takeError();
-  if (!mem.write(*page, code.c_str(), code.size() + 1)) return errnoError(errors::kPythonMemory, "write the bootstrap");
+  QueuedBootstrap out{false, {*page, *page + stride}};
+  for (std::uint64_t copy : out.copies)
+    if (!mem.write(copy, code.c_str(), code.size() + 1)) return errnoError(errors::kPythonMemory, "write the bootstrap");
 
-  auto push = [&](std::uint64_t queue, bool mainOnly) -> bool {
+  auto push = [&](std::uint64_t queue, bool mainOnly, std::uint64_t arg) -> bool {
     int last = 0;
     if (!mem.get(queue + P->last, last)) return false;
     std::uint64_t slot = queue + P->calls + static_cast<std::uint64_t>(last) * P->callSize;
-    bool ok = mem.put<std::uint64_t>(slot, run) && mem.put<std::uint64_t>(slot + 8, *page);
+    bool ok = mem.put<std::uint64_t>(slot, run) && mem.put<std::uint64_t>(slot + 8, arg);
     if (!v312) ok = ok && mem.put<std::int32_t>(slot + P->callFlags, mainOnly ? 1 : 0);  // never _Py_PENDING_RAWFREE
     ok = ok && mem.put<std::int32_t>(queue + P->last, (last + 1) % static_cast<int>(P->callCount));
     if (v312) return ok && mem.put<std::int32_t>(queue + P->callsToDo, 1);
     std::int32_t npending = 0;
     return ok && mem.get(queue + P->npending, npending) && mem.put<std::int32_t>(queue + P->npending, npending + 1);
   };
-  if (!push(mainQueue, true) || !push(interpQueue, false)) return errnoError(errors::kPythonMemory, "write a pending-call queue");
+  if (!push(mainQueue, true, out.copies[0]) || !push(interpQueue, false, out.copies[1]))
+    return errnoError(errors::kPythonMemory, "write a pending-call queue");
 
   // The eval loop looks at its breaker between instructions: ask it to run pending calls.
   if (v312) {
@@ -250,7 +270,26 @@ Result<QueueOutcome> queueBootstrap(remote::PyRemote& remote, const std::vector<
         return errnoError(errors::kPythonMemory, "write a thread's eval breaker");
     }
   }
-  return QueueOutcome::Queued;
+  return out;
+}
+
+Result<int> cancelBootstrap(remote::PyRemote& remote, const QueuedBootstrap& queued) {
+  const PendingLayout* P = pendingLayoutFor(remote.layout());
+  auto interp = remote.mainInterpreter();
+  if (!P || !interp || queued.copies.empty()) return 0;
+  Memory mem{remote.pid()};
+  Stopped held(remote.pid());
+  if (auto r = held.stopAll(); !r) return r.takeError();
+  int cancelled = 0;
+  static const char kNothing[] = "pass\n";
+  for (std::uint64_t queue : {remote.runtimeAddress() + P->runtimePendingMain, *interp + P->interpPending})
+    for (std::uint64_t slot : queuedSlots(mem, *P, queue)) {
+      std::uint64_t arg = 0;
+      if (!mem.get(slot + 8, arg)) continue;
+      for (std::uint64_t copy : queued.copies)
+        if (arg == copy && mem.write(copy, kNothing, sizeof kNothing)) ++cancelled;
+    }
+  return cancelled;
 }
 
 }  // namespace strata::python::attach

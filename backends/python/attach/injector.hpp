@@ -28,15 +28,24 @@ struct PendingLayout {
 };
 const std::vector<PendingLayout>& builtPendingLayouts();
 
-enum class QueueOutcome { Queued, Busy };
+// What was queued: one copy of the code per queue, at `copies[i]` in the mapped page.
+struct QueuedBootstrap {
+  bool busy = false;  // nothing was changed: try again shortly
+  std::vector<std::uint64_t> copies;
+};
 
 // Stops every thread (PTRACE_SEIZE + PTRACE_INTERRUPT), maps one page in the process with an
-// injected mmap system call, copies `code` there and queues PyRun_SimpleString(code) on the
-// main thread's queue and on the interpreter's (whichever thread reaches the eval loop first
-// runs it; the code must tolerate running twice), then detaches. Busy: a queue's lock was
-// held by a stopped thread or a queue was full; nothing was changed, try again shortly.
-// `threadStates`: every PyThreadState of the interpreter (3.13 signals each one).
-Result<QueueOutcome> queueBootstrap(remote::PyRemote& remote, const std::vector<std::uint64_t>& threadStates,
-                                    const std::string& code);
+// injected mmap system call, copies `code` there twice and queues PyRun_SimpleString(copy) on
+// the main thread's queue and on the interpreter's (whichever thread reaches the eval loop
+// first runs it; the code must tolerate running twice), then detaches. Busy: a queue's lock
+// was held by a stopped thread or a queue was full. `threadStates`: every PyThreadState of
+// the interpreter (3.13 signals each one).
+Result<QueuedBootstrap> queueBootstrap(remote::PyRemote& remote, const std::vector<std::uint64_t>& threadStates,
+                                       const std::string& code);
+
+// The copies still waiting in a queue (not yet popped, so no thread reads them) become `pass`,
+// with every thread stopped: a session that ends before the agent came in leaves nothing to
+// run. Returns how many were still queued.
+Result<int> cancelBootstrap(remote::PyRemote& remote, const QueuedBootstrap& queued);
 
 }  // namespace strata::python::attach

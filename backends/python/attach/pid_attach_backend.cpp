@@ -154,13 +154,14 @@ void PidAttachBackend::startAgent() {
                      " finally:\n"
                      "  sys.path.remove(" + pyLiteral(*dir) + ")\n";
   std::string code = "try:exec(" + pyLiteral(body) + ",{})\nexcept BaseException:pass\n";
-  Result<pa::QueueOutcome> queued = pa::QueueOutcome::Busy;
+  Result<pa::QueuedBootstrap> queued = pa::QueuedBootstrap{true, {}};
   for (int attempt = 0; attempt < 50; ++attempt) {
     queued = pa::queueBootstrap(*remote_, snap_.threadStates, code);
-    if (!queued || *queued == pa::QueueOutcome::Queued) break;
+    if (!queued || !queued->busy) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  if (!queued || *queued != pa::QueueOutcome::Queued) {
+  if (queued && !queued->busy) bootstrap_ = *queued;
+  if (!queued || queued->busy) {
     readOnly_ = !queued ? "the agent could not be queued: " + queued.error().message
                         : "the interpreter's pending-call queue stayed locked or full for 0.5 s";
     host_.output(OutputCategory::Important, "Read-only session: " + readOnly_ + ".\n");
@@ -374,10 +375,15 @@ void PidAttachBackend::detach(Reply<void> reply) {
     ended_ = true;
     return agent_->detach(std::move(reply));
   }
-  // Nothing of ours runs in the process; a bootstrap still queued finds no one listening and
-  // ends without a trace in the program (its errors are swallowed).
+  // Nothing of ours runs in the process; a bootstrap still queued becomes `pass`.
   ended_ = true;
   agent_.reset();
+  if (bootstrap_) {
+    auto cancelled = pa::cancelBootstrap(*remote_, *bootstrap_);
+    if (!cancelled)
+      host_.output(OutputCategory::Console, "The queued agent bootstrap could not be cancelled (" + cancelled.error().message +
+                                                "): if it runs, it finds no one listening and does nothing.\n");
+  }
   reply({});
 }
 

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "backends/backend.hpp"
+#include "backends/python/attach/injector.hpp"
 #include "backends/python/attach/snapshot.hpp"
 #include "backends/python/proxy/python_backend.hpp"
 
@@ -91,6 +92,7 @@ class PidAttachBackend final : public Backend, private BackendHost {
   bool agentIn_ = false, configured_ = false, snapshotShown_ = false, ended_ = false;
   std::string readOnly_;  // why the agent is not in (empty while it is on its way)
   std::string token_;
+  std::optional<python::attach::QueuedBootstrap> bootstrap_;  // what was queued, to cancel at detach
   asio::steady_timer waitTimer_, exitTimer_;
   // Breakpoints the client set before the agent came in, sent to it when it does.
   std::map<std::string, std::pair<std::vector<SourceBreakpointSpec>, std::vector<std::int64_t>>> sources_;
