@@ -30,6 +30,16 @@ const yamaScope = (() => {
   try { return fs.readFileSync('/proc/sys/kernel/yama/ptrace_scope', 'utf8').trim(); } catch { return null; }
 })();
 const yamaApplies = yamaScope !== null && yamaScope !== '0';
+const BUILD_DIR = path.resolve(path.dirname(ADAPTER), '..');
+const canUnshare = isRoot && spawnSync('unshare', ['--mount', '--fork', 'sh', '-c', `mount -t tmpfs none ${BUILD_DIR}`]).status === 0;
+
+// The next stop with this reason (the snapshot's comes first).
+async function waitStop(c, reason) {
+  for (;;) {
+    const e = await c.waitForEvent('stopped', 20000);
+    if (e.body.reason === reason) return e.body;
+  }
+}
 
 // A program started plainly, with its output collected; resolves once it printed "ready".
 async function startPlain(py, script, args = [], options = {}) {
@@ -118,6 +128,36 @@ forEachPython((py) => {
       proc.kill('SIGKILL');
     }
   });
+
+  test(`${v}: attach by pid to a program in its own mount namespace where the agent's folder is hidden: a copy under /proc/PID/root`,
+    { skip: !canUnshare && 'needs root and unshare --mount' }, async () => {
+      const n = 700;
+      // The build tree (where the agent lies) is covered by an empty tmpfs in the program's namespace.
+      const proc = await startPlain('unshare', '--mount', ['--fork', 'sh', '-c',
+        `mount -t tmpfs none ${BUILD_DIR} && exec ${py} ${hotLoop} ${n}`]);
+      let copy = null;
+      try {
+        const pid = Number(fs.readFileSync(`/proc/${proc.pid}/task/${proc.pid}/children`, 'utf8').trim());
+        assert.ok(!fs.existsSync(`/proc/${pid}/root${BUILD_DIR}/backends`), 'the build tree is hidden from the program');
+        const c = await attachTo(pid);
+        await c.setBreakpointsRequest({ source: { path: hotLoop }, breakpoints: [{ line: lineOf(hotLoop, 'step'), condition: 'i == 300' }] });
+        await c.configurationDoneRequest();
+        const stopped = await waitStop(c, 'breakpoint');
+        const f = await topFrame(c, stopped.threadId);
+        assert.equal((await locals(c, f.id)).i.value, '300');
+        const where = await c.evaluateRequest({ expression: "__import__('strata').__file__", frameId: f.id, context: 'repl' });
+        assert.match(where.body.result, /^'\/tmp\/strata-agent-[^/]+\/strata\/__init__\.py'$/);
+        copy = where.body.result.slice(1, -'/strata/__init__.py\''.length);
+        await c.setBreakpointsRequest({ source: { path: hotLoop }, breakpoints: [] });
+        await c.continueRequest({ threadId: stopped.threadId });
+        await endClient(c);
+        assert.equal(await withTimeout(exitOf(proc), 30000, 'the program to end'), 0);
+        assert.equal(proc.out, `ready\ntotal ${expectedTotal(n)}\n`);
+      } finally {
+        proc.kill('SIGKILL');
+        if (copy) fs.rmSync(copy, { recursive: true, force: true });
+      }
+    });
 
   test(`${v}: attach by pid through strata-dap --listen (a client elsewhere over TCP)`, async () => {
     const n = 700;

@@ -44,12 +44,14 @@ std::string pyLiteral(const std::string& text) {
   return out + "'";
 }
 
-// Where the agent package is, seen from inside the target: the same path when the target
-// shares our root; else a copy made under its root (/proc/PID/root: its mount namespace).
+// Where the agent package is, seen from inside the target: the same path when the target sees
+// the same file there; else a copy made under its root (/proc/PID/root: its mount namespace,
+// a container's file system).
 Result<std::string> agentDirFor(std::int64_t pid, const std::string& agentDir, const std::string& token) {
   struct stat ours {}, theirs {};
   std::string root = "/proc/" + std::to_string(pid) + "/root";
-  if (stat("/", &ours) == 0 && stat((root + "/").c_str(), &theirs) == 0 && ours.st_dev == theirs.st_dev &&
+  std::string marker = agentDir + "/strata/__init__.py";
+  if (stat(marker.c_str(), &ours) == 0 && stat((root + marker).c_str(), &theirs) == 0 && ours.st_dev == theirs.st_dev &&
       ours.st_ino == theirs.st_ino)
     return agentDir;
   std::string inside = "/tmp/strata-agent-" + token;

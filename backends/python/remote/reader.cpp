@@ -367,7 +367,9 @@ Result<std::unique_ptr<PyRemote>> PyRemote::open(pid_t pid, std::optional<int> f
                                             "PyList_Type", "PyDict_Type", "PySet_Type", "_Py_NoneStruct", "_Py_TrueStruct",
                                             "PyRun_SimpleString"};
   for (const PythonObject& o : pythonObjects(pid)) {
-    auto opened = ObjectSymbols::open(o.path);
+    // The file as the process sees it (a container's file system), else by the same path here.
+    auto opened = ObjectSymbols::open("/proc/" + std::to_string(pid) + "/root" + o.path);
+    if (!opened) opened = ObjectSymbols::open(o.path);
     if (!opened) continue;
     Elf* elf = (*opened)->elf();
     syms = dataSymbols(elf, wanted);
