@@ -159,6 +159,33 @@ forEachPython((py) => {
       }
     });
 
+  test(`${v}: attach by pid: the program ends while the agent is in (exited, terminated); terminate while read-only ends it`, async () => {
+    const proc = await startPlain(py, hotLoop, ['150']);
+    try {
+      const c = await attachTo(proc.pid);
+      await c.configurationDoneRequest();
+      await waitUntil(() => c.outputText.includes('The Strata agent is in'), 10000, 'the agent to come in');
+      await waitUntil(() => c.eventsNamed('terminated').length > 0, 20000, 'the terminated event');
+      assert.deepEqual(c.eventsNamed('exited').map((e) => e.body.exitCode), [0]);
+      await endClient(c);
+      assert.equal(proc.out, `ready\ntotal ${expectedTotal(150)}\n`);
+    } finally {
+      proc.kill('SIGKILL');
+    }
+    const held = await startPlain(py, gilHeld, ['60']);
+    try {
+      const c = await attachTo(held.pid);
+      await c.configurationDoneRequest();
+      await c.terminateRequest();
+      await waitUntil(() => c.eventsNamed('terminated').length > 0, 10000, 'the terminated event');
+      assert.equal(c.eventsNamed('exited').length, 1);
+      assert.equal(await withTimeout(exitOf(held), 10000, 'the program to end'), 'SIGTERM');
+      await endClient(c);
+    } finally {
+      held.kill('SIGKILL');
+    }
+  });
+
   test(`${v}: attach by pid through strata-dap --listen (a client elsewhere over TCP)`, async () => {
     const n = 700;
     const proc = await startPlain(py, hotLoop, [String(n)]);

@@ -263,7 +263,10 @@ void PidAttachBackend::watchExit() {
     if (::kill(static_cast<pid_t>(pid_), 0) != 0 && errno == ESRCH) {
       if (agentIn_) return;  // the agent reports the exit itself
       ended_ = true;
-      return host_.exited(ExitStatus{});
+      // Not our child: its status is unknown, except the signal terminate sent.
+      ExitStatus status;
+      if (terminatedBy_) status.signal = terminatedBy_;
+      return host_.exited(status);
     }
     watchExit();
   });
@@ -366,6 +369,7 @@ void PidAttachBackend::terminate(bool force, Reply<void> reply) {
   if (agentIn_) return agent_->terminate(force, std::move(reply));
   if (::kill(static_cast<pid_t>(pid_), force ? SIGKILL : SIGTERM) != 0)
     return reply(errnoError(errors::kSystemCallFailed, "kill process " + std::to_string(pid_)));
+  terminatedBy_ = force ? SIGKILL : SIGTERM;
   if (snap_.stoppedBySignal && !force) ::kill(static_cast<pid_t>(pid_), SIGCONT);
   reply({});
 }

@@ -85,6 +85,7 @@ class PidAttachBackend final : public Backend, private BackendHost {
   asio::io_context& io_;
   BackendHost& host_;
   std::int64_t pid_ = 0;
+  int terminatedBy_ = 0;  // the signal a read-only terminate sent
   AttachSpec spec_;
   std::unique_ptr<python::remote::PyRemote> remote_;
   python::attach::ProcessSnapshot snap_;
