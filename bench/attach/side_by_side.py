@@ -31,8 +31,8 @@ class Program:
 
     def __init__(self, python):
         self.proc = subprocess.Popen([python, TARGET, str(REPORT)], stdout=subprocess.PIPE, text=True, bufsize=1)
-        self.lines = []
         assert self.proc.stdout.readline() == "ready\n"
+        self.rates(2)  # warm-up: the first windows run slower on a fresh interpreter
 
     def rates(self, n):
         out = []
