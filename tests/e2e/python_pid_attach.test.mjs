@@ -14,6 +14,7 @@ import { lineOf, pyTarget, topFrame, locals } from './lib/python.mjs';
 
 const hotLoop = pyTarget('hot_loop.py');
 const gilHeld = pyTarget('gil_held.py');
+const lockWait = pyTarget('lock_wait.py');
 const HELPER = target('attach_helper');
 
 // Refusals of another user's process need root and the adapter runnable by nobody (as in
@@ -237,6 +238,23 @@ forEachPython((py) => {
       assert.equal(await withTimeout(exitOf(proc), 20000, 'the program to end'), 0);
       assert.equal(proc.out, 'ready\nagent imported: False\n');
       assert.equal(proc.err, '');
+    } finally {
+      proc.kill('SIGKILL');
+    }
+  });
+
+  test(`${v}: attach by pid while every thread waits outside the interpreter: read-only with what each waits on; nothing left queued`, async () => {
+    const proc = await startPlain(py, lockWait, ['7']);
+    try {
+      const c = await attachTo(proc.pid);
+      await c.configurationDoneRequest();
+      await waitUntil(() => /Read-only session: no thread has run Python code/.test(c.outputText), 15000, 'the reason');
+      assert.match(c.outputText, new RegExp(`no thread has run Python code since the attach \\(thread ${proc.pid} \\(python[^)]*\\) waiting on a lock\\); the debugger gets in when one does`));
+      const st = await c.stackTraceRequest({ threadId: proc.pid, startFrame: 0, levels: 50 });
+      assert.ok(st.body.stackFrames.some((f) => f.name === 'Event.wait'), JSON.stringify(st.body.stackFrames.map((f) => f.name)));
+      await endClient(c);
+      assert.equal(await withTimeout(exitOf(proc), 20000, 'the program to end'), 0);
+      assert.equal(proc.out, 'ready\nagent imported: False\n');
     } finally {
       proc.kill('SIGKILL');
     }

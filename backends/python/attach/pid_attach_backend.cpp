@@ -185,9 +185,14 @@ void PidAttachBackend::explainWaiting() {
       why = "thread " + std::to_string(t.tid) + " (" + t.name + ") holds the GIL and has not released it" +
             (t.topNative.empty() ? "" : " (it is in " + t.topNative + ")") +
             "; the debugger gets in when it does (a Python line runs)";
-  if (why.empty())
-    why = "no thread has run Python code since the attach (every thread waits outside the interpreter); the debugger "
-          "gets in when one does";
+  if (why.empty()) {
+    std::string waits;
+    for (const auto& t : snap_.threads)
+      if (t.python && waits.size() < 400)
+        waits += (waits.empty() ? "" : ", ") + std::string("thread ") + std::to_string(t.tid) + " (" + t.name + ") " + t.state;
+    why = "no thread has run Python code since the attach (" + (waits.empty() ? std::string("no Python thread") : waits) +
+          "); the debugger gets in when one does";
+  }
   readOnly_ = why;
   host_.output(OutputCategory::Important, "Read-only session: " + readOnly_ + ".\n");
 }

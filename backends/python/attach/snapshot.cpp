@@ -34,7 +34,15 @@ std::string waitText(const std::vector<nd::FrameEntry>& native, long syscall) {
         n.find("pthread_mutex_lock") != std::string::npos)
       return "waiting on a lock";
   }
-  if (syscall >= 0) return "in system call " + std::to_string(syscall);
+  if (syscall >= 0) {
+    // The x86-64 system calls a waiting thread is usually found in.
+    static const std::map<long, const char*> names{
+        {0, "read"}, {7, "poll"}, {23, "select"}, {35, "nanosleep"}, {43, "accept"}, {45, "recvfrom"},
+        {61, "wait4"}, {202, "futex"}, {230, "clock_nanosleep"}, {232, "epoll_wait"}, {270, "pselect6"},
+        {271, "ppoll"}, {281, "epoll_pwait"}};
+    auto it = names.find(syscall);
+    return "in system call " + (it != names.end() ? std::string(it->second) : std::to_string(syscall));
+  }
   return "running";
 }
 
