@@ -176,18 +176,20 @@ void PidAttachBackend::startAgent() {
   });
 }
 
-// The agent is not in after a while: say which thread keeps it out, from a fresh picture.
+// The agent is not in after a while: say which thread keeps it out, from a fresh picture (kept
+// apart from the one the client may be looking at, whose frame ids stay valid).
 void PidAttachBackend::explainWaiting() {
-  if (auto r = refresh(); !r) return;
+  auto fresh = pa::takeSnapshot(*remote_);
+  if (!fresh) return;
   std::string why;
-  for (const auto& t : snap_.threads)
-    if (t.tid == snap_.gilHolder && snap_.gilLocked)
+  for (const auto& t : fresh->threads)
+    if (t.tid == fresh->gilHolder && fresh->gilLocked)
       why = "thread " + std::to_string(t.tid) + " (" + t.name + ") holds the GIL and has not released it" +
             (t.topNative.empty() ? "" : " (it is in " + t.topNative + ")") +
             "; the debugger gets in when it does (a Python line runs)";
   if (why.empty()) {
     std::string waits;
-    for (const auto& t : snap_.threads)
+    for (const auto& t : fresh->threads)
       if (t.python && waits.size() < 400)
         waits += (waits.empty() ? "" : ", ") + std::string("thread ") + std::to_string(t.tid) + " (" + t.name + ") " + t.state;
     why = "no thread has run Python code since the attach (" + (waits.empty() ? std::string("no Python thread") : waits) +
