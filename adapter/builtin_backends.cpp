@@ -6,6 +6,7 @@
 #include "backends/cuda/service/live_collection.hpp"
 #include "backends/native/backend/native_backend.hpp"
 #include "backends/process/process_backend.hpp"
+#include "backends/python/attach/pid_attach_backend.hpp"
 #include "backends/python/proxy/python_backend.hpp"
 
 namespace strata::adapter {
@@ -22,6 +23,10 @@ BackendFactory builtinBackends() {
   };
   f.attach = [](Session& s, backends::BackendHost& host,
                 const backends::AttachSpec& spec) -> std::unique_ptr<backends::Backend> {
+    // A pid running CPython gets the Python attach (read-only from memory, then the agent);
+    // any other process the native debugger, exactly as before.
+    if (spec.processId && backends::PidAttachBackend::wants(*spec.processId))
+      return std::make_unique<backends::PidAttachBackend>(s.io(), host);
     if (spec.processId) return std::make_unique<backends::NativeBackend>(s.io(), host);
     return std::make_unique<backends::PythonBackend>(s.io(), host);
   };

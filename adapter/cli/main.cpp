@@ -9,6 +9,7 @@
 #include <iostream>
 #include <optional>
 
+#include "adapter/cli/attach.hpp"
 #include "adapter/cli/dap_client.hpp"
 #include "adapter/cli/gpu.hpp"
 #include "adapter/cli/stacks.hpp"
@@ -54,6 +55,12 @@ usage: strata stacks [--json] [--native|--python-only] [--full] [--locals] [--ch
   locals of each Python frame; --children: the process's descendants too; --max-frames: per
   thread (default 200); --python-layout: read with another version's layout (for testing:
   the checks reject one that does not fit). --json prints one JSON object.
+
+usage: strata attach [--json] [--break FILE:LINE[:CONDITION]]... [--connect HOST:PORT] PID
+  Attaches to process PID and prints a snapshot: the stopped thread, its top frames and the
+  locals of its innermost Python frame (a CPython process is read from its memory at once,
+  the program running on). With --break, waits until the Strata agent is in (3.12, 3.13),
+  prints the first stop there, and detaches: the program runs on as if never touched.
 
 usage: strata gpu run [--trace|--stacks] [--store FILE] [--profile NAME[:N]] -- PROGRAM [ARGS...]
        strata gpu top|kernel|timeline|sql|export ... FILE
@@ -222,6 +229,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (cmd == "stacks") return strata::cli::stacksCommand(argc, argv, 2);
+  if (cmd == "attach") return strata::cli::attachCommand(argc, argv, 2);
   if (cmd == "gpu") return strata::cli::gpuCommand(argc, argv, 2);
   if (cmd != "run") return usageError("unknown command '" + cmd + "'");
   RunOptions o;

@@ -121,14 +121,22 @@ void setBreakpoints(DapClient& client, const std::vector<BreakSpec>& breaks,
 }
 
 void reportStopAndContinue(DapClient& client, const json::object& stoppedBody, bool asJson) {
+  DapClient* c = &client;
+  std::int64_t threadId = num(stoppedBody, "threadId");
+  reportStop(client, stoppedBody, asJson, [c, threadId] {
+    c->request("continue", json::object{{"threadId", threadId}}, [](const protocol::Response&) {});
+  });
+}
+
+void reportStop(DapClient& client, const json::object& stoppedBody, bool asJson, std::function<void()> then) {
   auto stop = std::make_shared<Stop>();
   stop->threadId = num(stoppedBody, "threadId");
   stop->reason = str(stoppedBody, "reason");
   stop->description = str(stoppedBody, "text");
   DapClient* c = &client;
-  auto resume = [c, stop, asJson] {
+  auto resume = [stop, asJson, then] {
     print(*stop, asJson);
-    c->request("continue", json::object{{"threadId", stop->threadId}}, [](const protocol::Response&) {});
+    then();
   };
   c->request("threads", nullptr, [c, stop, resume](const protocol::Response& r) {
     for (const auto& t : arr(obj(r.body), "threads"))
@@ -143,7 +151,13 @@ void reportStopAndContinue(DapClient& client, const json::object& stoppedBody, b
         stop->frames.push_back(json::object{{"name", str(fo, "name")}, {"file", file}, {"line", num(fo, "line")}});
       }
       if (frames.empty()) return resume();
+      // The locals of the innermost frame that is not a subtle one (a C frame under Python's).
       std::int64_t frameId = num(obj(frames[0]), "id");
+      for (const auto& f : frames)
+        if (str(obj(f), "presentationHint") != "subtle") {
+          frameId = num(obj(f), "id");
+          break;
+        }
       c->request("scopes", json::object{{"frameId", frameId}}, [c, stop, resume](const protocol::Response& r) {
         const auto& scopes = arr(obj(r.body), "scopes");
         if (scopes.empty()) return resume();

@@ -26,5 +26,7 @@ void setBreakpoints(DapClient& client, const std::vector<BreakSpec>& breaks,
 
 // Reads what a stop shows, prints it (text, or one JSON line) and continues the thread.
 void reportStopAndContinue(DapClient& client, const boost::json::object& stoppedBody, bool json);
+// The same, then `then` instead of continuing.
+void reportStop(DapClient& client, const boost::json::object& stoppedBody, bool json, std::function<void()> then);
 
 }  // namespace strata::cli

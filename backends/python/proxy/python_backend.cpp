@@ -178,6 +178,8 @@ void PythonBackend::listenForAgent(const AttachSpec& spec, Reply<void> reply) {
   });
 }
 
+std::uint16_t PythonBackend::listeningPort() const { return listener_ ? listener_->endpoint().port() : 0; }
+
 void PythonBackend::onAgentDialedIn(tcp::socket socket) {
   if (!starting_ || link_) return;
   boost::system::error_code ec;

@@ -55,6 +55,8 @@ class PythonBackend final : public Backend, private BackendHost {
   void exceptionInfo(std::int64_t threadId, Reply<ExceptionInfo> reply) override;
   void source(std::int64_t sourceReference, Reply<SourceContent> reply) override;
   void gpuCollector(const GpuCollectorCommand& command, Reply<std::string> reply) override;
+  // The port an attach with `listen` waits on (0 when not listening).
+  std::uint16_t listeningPort() const;
 
  private:
   // ---- BackendHost for the process runner underneath: passes through, except exits ----

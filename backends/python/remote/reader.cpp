@@ -136,6 +136,7 @@ struct PyRemote::State {
   PyLayout L;
   std::string version;
   std::uint64_t runtime = 0;
+  std::map<std::string, std::uint64_t> symbols;  // wanted names, by address in the process
   // Type objects and singletons, by address in the process.
   std::uint64_t codeType = 0, frameType = 0, unicodeType = 0, longType = 0, boolType = 0, floatType = 0, bytesType = 0,
                 tupleType = 0, listType = 0, dictType = 0, setType = 0, none = 0, trueObject = 0;
@@ -340,6 +341,20 @@ PyRemote::PyRemote(std::unique_ptr<State> state) : state_(std::move(state)) {}
 PyRemote::~PyRemote() = default;
 const PyLayout& PyRemote::layout() const { return state_->L; }
 const std::string& PyRemote::version() const { return state_->version; }
+pid_t PyRemote::pid() const { return state_->pid; }
+std::uint64_t PyRemote::runtimeAddress() const { return state_->runtime; }
+std::uint64_t PyRemote::symbolAddress(const std::string& name) const {
+  auto it = state_->symbols.find(name);
+  return it != state_->symbols.end() ? it->second : 0;
+}
+Result<std::uint64_t> PyRemote::mainInterpreter() {
+  State& s = *state_;
+  s.failure.reset();
+  std::uint64_t interp = s.ptr(s.runtime + s.L.runtimeInterpretersHead);
+  if (s.failure) return std::move(*s.failure);
+  if (!interp) return Error{errors::kNoPythonRuntime, "the CPython runtime of process " + std::to_string(s.pid) + " has no interpreter"};
+  return interp;
+}
 
 Result<std::unique_ptr<PyRemote>> PyRemote::open(pid_t pid, std::optional<int> forceMinor) {
   auto s = std::make_unique<State>();
@@ -349,9 +364,12 @@ Result<std::unique_ptr<PyRemote>> PyRemote::open(pid_t pid, std::optional<int> f
   PythonObject where;
   static const std::set<std::string> wanted{"_PyRuntime", "Py_Version", "PyCode_Type", "PyFrame_Type", "PyUnicode_Type",
                                             "PyLong_Type", "PyBool_Type", "PyFloat_Type", "PyBytes_Type", "PyTuple_Type",
-                                            "PyList_Type", "PyDict_Type", "PySet_Type", "_Py_NoneStruct", "_Py_TrueStruct"};
+                                            "PyList_Type", "PyDict_Type", "PySet_Type", "_Py_NoneStruct", "_Py_TrueStruct",
+                                            "PyRun_SimpleString"};
   for (const PythonObject& o : pythonObjects(pid)) {
-    auto opened = ObjectSymbols::open(o.path);
+    // The file as the process sees it (a container's file system), else by the same path here.
+    auto opened = ObjectSymbols::open("/proc/" + std::to_string(pid) + "/root" + o.path);
+    if (!opened) opened = ObjectSymbols::open(o.path);
     if (!opened) continue;
     Elf* elf = (*opened)->elf();
     syms = dataSymbols(elf, wanted);
@@ -382,6 +400,7 @@ Result<std::unique_ptr<PyRemote>> PyRemote::open(pid_t pid, std::optional<int> f
     auto it = syms.find(name);
     return it != syms.end() ? where.bias + it->second : 0;
   };
+  for (const auto& [name, value] : syms) s->symbols[name] = where.bias + value;
   s->codeType = addressOf("PyCode_Type");
   s->frameType = addressOf("PyFrame_Type");
   s->unicodeType = addressOf("PyUnicode_Type");

@@ -102,11 +102,12 @@ class Agent(RequestHandlers):
         self._start_server()
 
     def _start_server(self):
-        if self._server is None:
+        # A later attach to the same process finds the threads of the last session ended.
+        if self._server is None or not self._server.is_alive():
             self._server = threading.Thread(target=self._serve, name="strata.server", daemon=True)
             self._server.start()
             self.internal.add(self._server.ident)
-        if self._pump is None:
+        if self._pump is None or not self._pump.is_alive():
             self._pump = threading.Thread(target=self._pump_loop, name="strata.output", daemon=True)
             self._pump.start()
             self.internal.add(self._pump.ident)

@@ -250,15 +250,20 @@ class Monitor:
             self.files[real] = canon
         if not self.line_bps:
             return
+        # realpath's lstat calls each release the GIL, and a busy thread then keeps it for a
+        # switch interval (5 ms): only files named like a breakpoint's file are resolved.
+        by_name = {}
+        for canon in self.line_bps:
+            by_name.setdefault(os.path.basename(canon), []).append(canon)
         for mod in list(sys.modules.values()):
             f = getattr(mod, "__file__", None)
             if isinstance(f, str) and f not in self.files:
                 c = bpmod.canon(f)
                 if c in self.line_bps:
                     self.files[f] = c
-                else:
+                elif os.path.basename(f) in by_name:
                     r = os.path.realpath(f)
-                    for canon in self.line_bps:
+                    for canon in by_name[os.path.basename(f)]:
                         if os.path.realpath(canon) == r:
                             self.files[f] = canon
 

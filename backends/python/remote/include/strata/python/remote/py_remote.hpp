@@ -132,6 +132,13 @@ class PyRemote {
   const PyLayout& layout() const;
   const std::string& version() const;  // "3.12.1", or "3.10" when only the file name tells
   Result<PythonSnapshot> snapshot(const ReadOptions& options);
+  pid_t pid() const;
+  // The address of _PyRuntime in the process.
+  std::uint64_t runtimeAddress() const;
+  // The first interpreter (the main one); 0 when not started or finalized.
+  Result<std::uint64_t> mainInterpreter();
+  // An exported function or datum of the CPython found (PyRun_SimpleString, ...); 0 when absent.
+  std::uint64_t symbolAddress(const std::string& name) const;
 
   struct State;
 

@@ -1,0 +1,542 @@
+// Attach by pid to a running CPython: the read-only session on its memory, the agent brought in
+// through the pending-call queue, and the hand-over to PythonBackend once the agent dials back.
+#include "backends/python/attach/pid_attach_backend.hpp"
+
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "backends/python/attach/injector.hpp"
+#include "backends/python/proxy/peer_check.hpp"
+#include "strata/hex.hpp"
+
+namespace strata::backends {
+
+namespace fs = std::filesystem;
+namespace pa = strata::python::attach;
+namespace pr = strata::python::remote;
+
+namespace {
+constexpr auto kAgentPatience = std::chrono::seconds(3);  // before saying why the agent is not in
+constexpr std::int64_t kFramesPerThread = 100000;
+
+std::string threadName(std::int64_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/comm");
+  std::string name;
+  std::getline(in, name);
+  return name;
+}
+
+// A Python string literal of `text` (single-quoted, escaped).
+std::string pyLiteral(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    if (c == '\\' || c == '\'') out += '\\';
+    out += c;
+  }
+  return out + "'";
+}
+
+// Where the agent package is, seen from inside the target: the same path when the target sees
+// the same file there; else a copy made under its root (/proc/PID/root: its mount namespace,
+// a container's file system).
+Result<std::string> agentDirFor(std::int64_t pid, const std::string& agentDir, const std::string& token) {
+  struct stat ours {}, theirs {};
+  std::string root = "/proc/" + std::to_string(pid) + "/root";
+  std::string marker = agentDir + "/strata/__init__.py";
+  if (stat(marker.c_str(), &ours) == 0 && stat((root + marker).c_str(), &theirs) == 0 && ours.st_dev == theirs.st_dev &&
+      ours.st_ino == theirs.st_ino)
+    return agentDir;
+  std::string inside = "/tmp/strata-agent-" + token;
+  std::error_code ec;
+  fs::create_directories(root + inside, ec);
+  if (!ec) fs::copy(agentDir, root + inside, fs::copy_options::recursive | fs::copy_options::overwrite_existing, ec);
+  if (ec) return Error{errors::kAgentUnavailable, "cannot copy the agent into the process's file system (" + root + inside + "): " + ec.message(), true};
+  return inside;
+}
+}  // namespace
+
+PidAttachBackend::PidAttachBackend(asio::io_context& io, BackendHost& host)
+    : io_(io), host_(host), waitTimer_(io), exitTimer_(io) {}
+
+PidAttachBackend::~PidAttachBackend() { *alive_ = false; }
+
+bool PidAttachBackend::wants(std::int64_t pid) { return pid > 0 && pa::runsPython(static_cast<pid_t>(pid)); }
+
+void PidAttachBackend::launch(const LaunchSpec&, Reply<void> reply) {
+  reply(Error{errors::kUnsupportedRequest, "this backend only attaches", false});
+}
+
+Result<void> PidAttachBackend::refresh() {
+  auto s = pa::takeSnapshot(*remote_);
+  if (!s) return s.takeError();
+  snap_ = std::move(*s);
+  return {};
+}
+
+void PidAttachBackend::attach(const AttachSpec& spec, Reply<void> reply) {
+  spec_ = spec;
+  pid_ = *spec.processId;
+  auto remote = pr::PyRemote::open(static_cast<pid_t>(pid_));
+  if (!remote) return reply(remote.takeError());
+  remote_ = std::move(*remote);
+  if (auto r = refresh(); !r) {
+    // The engine's refusal (tracer, Yama, ids, dumpability) names the operation, which the
+    // attach handler's "cannot attach: " already says (as for a native attach).
+    Error e = r.takeError();
+    if (e.message.rfind("attach to ", 0) == 0) e.message.erase(0, 10);
+    return reply(std::move(e));
+  }
+  host_.processStarted(threadName(pid_), pid_, false);
+  host_.output(OutputCategory::Console, "Attached to process " + std::to_string(pid_) + " (CPython " + snap_.version + ", " +
+                                            std::to_string(snap_.threads.size()) + " threads): its state read from memory.\n");
+  reply({});
+  watchExit();
+  if (snap_.minor < 12) {
+    readOnly_ = "debugging CPython " + snap_.version + " needs 3.12 or newer (Strata's agent runs on sys.monitoring); "
+                "this session shows threads, stacks and simple locals read from memory";
+  } else if (snap_.minor > 13) {
+    readOnly_ = "bringing the agent into CPython " + snap_.version + " (PEP 768, sys.remote_exec) is not supported yet";
+  } else if (snap_.stoppedBySignal) {
+    readOnly_ = "process " + std::to_string(pid_) + " is stopped by a signal (SIGSTOP) and is left stopped; continue "
+                "it (the continue request) to resume it and let the debugger in";
+  }
+  if (!readOnly_.empty()) host_.output(OutputCategory::Important, "Read-only session: " + readOnly_ + ".\n");
+}
+
+void PidAttachBackend::startAgent() {
+  std::string agentDir = agentPythonPath(host_.adapterExecutable());
+  if (agentDir.empty()) {
+    readOnly_ = "the Strata Python agent was not found (set STRATA_AGENT_PYTHONPATH to its folder)";
+    return;
+  }
+  token_ = makeLaunchToken();
+  auto dir = agentDirFor(pid_, agentDir, token_);
+  if (!dir) {
+    readOnly_ = dir.error().message;
+    return;
+  }
+  agent_ = std::make_unique<PythonBackend>(io_, static_cast<BackendHost&>(*this));
+  AttachSpec listen;
+  listen.listen = true;
+  listen.host = "127.0.0.1";
+  listen.port = 0;
+  listen.token = token_;
+  listen.timeoutSeconds = 86400;
+  listen.justMyCode = spec_.justMyCode;
+  std::weak_ptr<bool> alive = alive_;
+  agent_->attach(listen, [this, alive](Result<void> r) {
+    if (alive.expired() || ended_) return;
+    if (r) return onAgentIn();
+    readOnly_ = "the agent did not start: " + r.error().message;
+    host_.output(OutputCategory::Important, "Read-only session: " + readOnly_ + ".\n");
+  });
+  std::uint16_t port = agent_->listeningPort();
+  if (!port) {
+    readOnly_ = "cannot listen for the agent on 127.0.0.1";
+    return;
+  }
+  // Run by PyRun_SimpleString in __main__: names stay in a dict of its own, nothing it raises
+  // reaches the program, and a second run (both queues) does nothing.
+  std::string body = "import sys\n"
+                     "d=sys.__dict__.setdefault('_strata_attach',set())\n"
+                     "if " + pyLiteral(token_) + " not in d:\n"
+                     " d.add(" + pyLiteral(token_) + ")\n"
+                     " sys.path.insert(0," + pyLiteral(*dir) + ")\n"
+                     " try:\n"
+                     "  import strata\n"
+                     "  strata.connect(('127.0.0.1'," + std::to_string(port) + "),token=" + pyLiteral(token_) + ")\n"
+                     " finally:\n"
+                     "  sys.path.remove(" + pyLiteral(*dir) + ")\n";
+  std::string code = "try:exec(" + pyLiteral(body) + ",{})\nexcept BaseException:pass\n";
+  Result<pa::QueuedBootstrap> queued = pa::QueuedBootstrap{true, {}};
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    queued = pa::queueBootstrap(*remote_, snap_.threadStates, code);
+    if (!queued || !queued->busy) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (queued && !queued->busy) bootstrap_ = *queued;
+  if (!queued || queued->busy) {
+    readOnly_ = !queued ? "the agent could not be queued: " + queued.error().message
+                        : "the interpreter's pending-call queue stayed locked or full for 0.5 s";
+    host_.output(OutputCategory::Important, "Read-only session: " + readOnly_ + ".\n");
+    return;
+  }
+  waitTimer_.expires_after(kAgentPatience);
+  waitTimer_.async_wait([this, alive](const boost::system::error_code& ec) {
+    if (ec || alive.expired() || agentIn_ || ended_) return;
+    explainWaiting();
+  });
+}
+
+// The agent is not in after a while: say which thread keeps it out, from a fresh picture (kept
+// apart from the one the client may be looking at, whose frame ids stay valid).
+void PidAttachBackend::explainWaiting() {
+  auto fresh = pa::takeSnapshot(*remote_);
+  if (!fresh) return;
+  std::string why;
+  for (const auto& t : fresh->threads)
+    if (t.tid == fresh->gilHolder && fresh->gilLocked)
+      why = "thread " + std::to_string(t.tid) + " (" + t.name + ") holds the GIL and has not released it" +
+            (t.topNative.empty() ? "" : " (it is in " + t.topNative + ")") +
+            "; the debugger gets in when it does (a Python line runs)";
+  if (why.empty()) {
+    std::string waits;
+    for (const auto& t : fresh->threads)
+      if (t.python && waits.size() < 400)
+        waits += (waits.empty() ? "" : ", ") + std::string("thread ") + std::to_string(t.tid) + " (" + t.name + ") " + t.state;
+    why = "no thread has run Python code since the attach (" + (waits.empty() ? std::string("no Python thread") : waits) +
+          "); the debugger gets in when one does";
+  }
+  readOnly_ = why;
+  host_.output(OutputCategory::Important, "Read-only session: " + readOnly_ + ".\n");
+}
+
+void PidAttachBackend::onAgentIn() {
+  agentIn_ = true;
+  readOnly_.clear();
+  waitTimer_.cancel();
+  std::weak_ptr<bool> alive = alive_;
+  for (auto& [path, entry] : sources_)
+    agent_->setSourceBreakpoints(path, entry.first, mapped([](auto) {}, entry.second, path));
+  if (functions_) agent_->setFunctionBreakpoints(functions_->first, mapped([](auto) {}, functions_->second, std::nullopt));
+  if (exceptions_) agent_->setExceptionBreakpoints(exceptions_->first, mapped([](auto) {}, exceptions_->second, std::nullopt));
+  if (configured_) agent_->configurationDone([](Result<void>) {});
+  if (snapshotShown_) host_.continued(0, true);
+  snapshotShown_ = false;
+  host_.output(OutputCategory::Important, "The Strata agent is in process " + std::to_string(pid_) +
+                                              ": breakpoints, stepping and evaluate work now.\n");
+}
+
+Reply<std::vector<BreakpointReport>> PidAttachBackend::mapped(Reply<std::vector<BreakpointReport>> reply,
+                                                               std::vector<std::int64_t> ids, std::optional<std::string> path) {
+  std::weak_ptr<bool> alive = alive_;
+  return [this, alive, reply = std::move(reply), ids = std::move(ids), path](Result<std::vector<BreakpointReport>> r) {
+    if (alive.expired()) return;
+    if (!r) return reply(r.takeError());
+    for (std::size_t i = 0; i < r->size() && i < ids.size(); ++i) {
+      auto& b = (*r)[i];
+      if (b.id) agentToOurs_[*b.id] = ids[i];
+      b.id = ids[i];
+      b.path = path;
+      host_.breakpointChanged(b);
+    }
+    reply(std::move(r));
+  };
+}
+
+std::int64_t PidAttachBackend::toOurs(std::int64_t agentId) const {
+  auto it = agentToOurs_.find(agentId);
+  return it != agentToOurs_.end() ? it->second : agentId;
+}
+
+void PidAttachBackend::output(OutputCategory category, std::string text) {
+  // The listening PythonBackend's invitation is for programs started by hand, not this one.
+  if (category == OutputCategory::Console && text.rfind("Waiting for a Python program", 0) == 0) return;
+  host_.output(category, std::move(text));
+}
+
+void PidAttachBackend::exited(const ExitStatus& status) {
+  if (ended_) return;
+  ended_ = true;
+  host_.exited(status);
+}
+
+void PidAttachBackend::stopped(const StopReport& stop) {
+  StopReport s = stop;
+  for (auto& id : s.hitBreakpointIds) id = toOurs(id);
+  host_.stopped(s);
+}
+
+void PidAttachBackend::breakpointChanged(const BreakpointReport& state) {
+  BreakpointReport b = state;
+  if (b.id) b.id = toOurs(*b.id);
+  host_.breakpointChanged(b);
+}
+
+// The program is not ours to wait for: its end is noticed by looking.
+void PidAttachBackend::watchExit() {
+  std::weak_ptr<bool> alive = alive_;
+  exitTimer_.expires_after(std::chrono::milliseconds(200));
+  exitTimer_.async_wait([this, alive](const boost::system::error_code& ec) {
+    if (ec || alive.expired() || ended_) return;
+    if (::kill(static_cast<pid_t>(pid_), 0) != 0 && errno == ESRCH) {
+      if (agentIn_) return;  // the agent reports the exit itself
+      ended_ = true;
+      // Not our child: its status is unknown, except the signal terminate sent.
+      ExitStatus status;
+      if (terminatedBy_) status.signal = terminatedBy_;
+      return host_.exited(status);
+    }
+    watchExit();
+  });
+}
+
+std::string PidAttachBackend::readOnlyText() const {
+  return "the session is read-only until the Strata agent is in (" +
+         (readOnly_.empty() ? std::string("it is on its way") : readOnly_) + ")";
+}
+
+// ---- requests: to the agent once it is in; else answered from the snapshot ----
+
+void PidAttachBackend::configurationDone(Reply<void> reply) {
+  configured_ = true;
+  if (agentIn_) return agent_->configurationDone(std::move(reply));
+  reply({});
+  reportSnapshotStop();
+  // The agent is brought in once the client is configured: until then (and until it dials
+  // back) every request is answered from the snapshot, and a client that only looks (strata
+  // attach without --break) leaves nothing of Strata in the process.
+  if (readOnly_.empty() && !agent_) {
+    startAgent();
+    if (!readOnly_.empty()) host_.output(OutputCategory::Important, "Read-only session: " + readOnly_ + ".\n");
+  }
+}
+
+void PidAttachBackend::reportSnapshotStop() {
+  if (agentIn_ || ended_ || snap_.threads.empty()) return;
+  snapshotShown_ = true;
+  StopReport stop;
+  stop.reason = "pause";
+  stop.threadId = snap_.threads.front().tid;
+  for (const auto& t : snap_.threads)
+    if (t.tid == pid_) stop.threadId = t.tid;
+  stop.description = "Snapshot (read-only)";
+  stop.text = readOnlyText();
+  stop.allThreadsStopped = true;
+  host_.stopped(stop);
+}
+
+void PidAttachBackend::setSourceBreakpoints(const std::string& path, const std::vector<SourceBreakpointSpec>& breakpoints,
+                                            Reply<std::vector<BreakpointReport>> reply) {
+  if (agentIn_) return agent_->setSourceBreakpoints(path, breakpoints, std::move(reply));
+  std::vector<std::int64_t> ids;
+  std::vector<BreakpointReport> out;
+  for (const auto& b : breakpoints) {
+    ids.push_back(nextId_++);
+    BreakpointReport r;
+    r.id = ids.back();
+    r.line = b.line;
+    r.pending = true;
+    r.message = "set once the Strata agent is in: " + readOnlyText();
+    out.push_back(std::move(r));
+  }
+  sources_[path] = {breakpoints, ids};
+  reply(std::move(out));
+}
+
+void PidAttachBackend::setFunctionBreakpoints(const std::vector<FunctionBreakpointSpec>& breakpoints,
+                                              Reply<std::vector<BreakpointReport>> reply) {
+  if (agentIn_) return agent_->setFunctionBreakpoints(breakpoints, std::move(reply));
+  std::vector<std::int64_t> ids;
+  std::vector<BreakpointReport> out;
+  for (std::size_t i = 0; i < breakpoints.size(); ++i) {
+    ids.push_back(nextId_++);
+    BreakpointReport r;
+    r.id = ids.back();
+    r.pending = true;
+    r.message = "set once the Strata agent is in";
+    out.push_back(std::move(r));
+  }
+  functions_ = {breakpoints, ids};
+  reply(std::move(out));
+}
+
+void PidAttachBackend::setExceptionBreakpoints(const std::vector<ExceptionFilterSpec>& filters,
+                                               Reply<std::vector<BreakpointReport>> reply) {
+  if (agentIn_) return agent_->setExceptionBreakpoints(filters, std::move(reply));
+  std::vector<std::int64_t> ids;
+  std::vector<BreakpointReport> out;
+  for (std::size_t i = 0; i < filters.size(); ++i) {
+    ids.push_back(nextId_++);
+    BreakpointReport r;
+    r.id = ids.back();
+    r.verified = true;
+    out.push_back(std::move(r));
+  }
+  exceptions_ = {filters, ids};
+  reply(std::move(out));
+}
+
+void PidAttachBackend::threads(Reply<std::vector<ThreadInfo>> reply) {
+  if (agentIn_) return agent_->threads(std::move(reply));
+  std::vector<ThreadInfo> out;
+  for (const auto& t : snap_.threads) out.push_back(ThreadInfo{t.tid, t.name + (t.python ? "" : " (no Python)")});
+  reply(std::move(out));
+}
+
+void PidAttachBackend::terminate(bool force, Reply<void> reply) {
+  if (agentIn_) return agent_->terminate(force, std::move(reply));
+  if (::kill(static_cast<pid_t>(pid_), force ? SIGKILL : SIGTERM) != 0)
+    return reply(errnoError(errors::kSystemCallFailed, "kill process " + std::to_string(pid_)));
+  terminatedBy_ = force ? SIGKILL : SIGTERM;
+  if (snap_.stoppedBySignal && !force) ::kill(static_cast<pid_t>(pid_), SIGCONT);
+  reply({});
+}
+
+void PidAttachBackend::detach(Reply<void> reply) {
+  waitTimer_.cancel();
+  exitTimer_.cancel();
+  if (agentIn_) {
+    ended_ = true;
+    return agent_->detach(std::move(reply));
+  }
+  // Nothing of ours runs in the process; a bootstrap still queued becomes `pass`.
+  ended_ = true;
+  agent_.reset();
+  if (bootstrap_) {
+    auto cancelled = pa::cancelBootstrap(*remote_, *bootstrap_);
+    if (!cancelled)
+      host_.output(OutputCategory::Console, "The queued agent bootstrap could not be cancelled (" + cancelled.error().message +
+                                                "): if it runs, it finds no one listening and does nothing.\n");
+  }
+  reply({});
+}
+
+void PidAttachBackend::resume(std::int64_t threadId, bool singleThread, Reply<bool> reply) {
+  if (agentIn_) return agent_->resume(threadId, singleThread, std::move(reply));
+  snapshotShown_ = false;
+  if (snap_.stoppedBySignal && pa::processState(static_cast<pid_t>(pid_)) == 'T') {
+    if (::kill(static_cast<pid_t>(pid_), SIGCONT) != 0)
+      return reply(errnoError(errors::kSystemCallFailed, "SIGCONT process " + std::to_string(pid_)));
+    snap_.stoppedBySignal = false;
+    reply(true);
+    host_.output(OutputCategory::Console, "Process " + std::to_string(pid_) + " continued (SIGCONT).\n");
+    if (snap_.minor >= 12 && snap_.minor <= 13 && !agent_) {
+      readOnly_.clear();
+      if (auto r = refresh(); !r) readOnly_ = r.error().message;
+      else startAgent();
+      if (!readOnly_.empty()) host_.output(OutputCategory::Important, "Read-only session: " + readOnly_ + ".\n");
+    }
+    return;
+  }
+  reply(true);
+}
+
+void PidAttachBackend::step(StepKind kind, const StepOptions& options, Reply<void> reply) {
+  if (agentIn_) return agent_->step(kind, options, std::move(reply));
+  reply(Error{errors::kWrongState, "cannot step: " + readOnlyText(), true});
+}
+
+void PidAttachBackend::pause(std::int64_t threadId, Reply<void> reply) {
+  if (agentIn_) return agent_->pause(threadId, std::move(reply));
+  if (auto r = refresh(); !r) return reply(r.takeError());
+  reply({});
+  reportSnapshotStop();
+}
+
+const pa::SnapshotFrame* PidAttachBackend::frameOf(std::int64_t frameId) const {
+  std::int64_t thread = frameId / kFramesPerThread, index = frameId % kFramesPerThread - 1;
+  if (frameId <= 0 || thread >= static_cast<std::int64_t>(snap_.threads.size()) || index < 0 ||
+      index >= static_cast<std::int64_t>(snap_.threads[thread].frames.size()))
+    return nullptr;
+  return &snap_.threads[thread].frames[index];
+}
+
+void PidAttachBackend::stackTrace(std::int64_t threadId, std::int64_t startFrame, std::int64_t levels, Reply<StackPage> reply) {
+  if (agentIn_) return agent_->stackTrace(threadId, startFrame, levels, std::move(reply));
+  for (std::size_t ti = 0; ti < snap_.threads.size(); ++ti) {
+    const auto& t = snap_.threads[ti];
+    if (t.tid != threadId) continue;
+    StackPage page;
+    page.totalFrames = static_cast<std::int64_t>(t.frames.size());
+    std::size_t end = levels > 0 ? std::min(t.frames.size(), static_cast<std::size_t>(startFrame + levels)) : t.frames.size();
+    for (std::size_t i = static_cast<std::size_t>(std::max<std::int64_t>(startFrame, 0)); i < end; ++i) {
+      const auto& f = t.frames[i];
+      FrameInfo info;
+      info.id = static_cast<std::int64_t>(ti) * kFramesPerThread + static_cast<std::int64_t>(i) + 1;
+      info.name = f.function;
+      info.line = f.line;
+      info.column = f.line ? 1 : 0;
+      if (!f.file.empty()) {
+        SourceInfo src;
+        src.name = fs::path(f.file).filename().string();
+        src.path = f.file;
+        info.source = std::move(src);
+      }
+      if (!f.python) {
+        if (info.name.find(f.module) == std::string::npos) info.name += " (" + f.module + ")";
+        info.presentationHint = "subtle";
+        info.instructionPointerReference = hexAddress(f.pc);
+      }
+      page.frames.push_back(std::move(info));
+    }
+    return reply(std::move(page));
+  }
+  reply(Error{errors::kBadArguments, "no thread " + std::to_string(threadId) + " in process " + std::to_string(pid_), true});
+}
+
+void PidAttachBackend::scopes(std::int64_t frameId, Reply<std::vector<ScopeInfo>> reply) {
+  if (agentIn_) return agent_->scopes(frameId, std::move(reply));
+  const auto* f = frameOf(frameId);
+  if (!f) return reply(Error{errors::kUnknownFrame, "no frame " + std::to_string(frameId) + " in the snapshot", true});
+  std::vector<ScopeInfo> out;
+  if (f->python && f->locals) {
+    ScopeInfo s;
+    s.name = "Locals";
+    s.presentationHint = "locals";
+    s.variablesReference = frameId;
+    s.namedVariables = static_cast<std::int64_t>(f->locals->size());
+    out.push_back(std::move(s));
+  }
+  reply(std::move(out));
+}
+
+void PidAttachBackend::variables(const VariablesQuery& query, Reply<std::vector<ValueInfo>> reply) {
+  if (agentIn_) return agent_->variables(query, std::move(reply));
+  const auto* f = frameOf(query.variablesReference);
+  if (!f || !f->locals)
+    return reply(Error{errors::kUnknownReference, "no variables " + std::to_string(query.variablesReference) + " in the snapshot", true});
+  std::vector<ValueInfo> out;
+  for (const auto& l : *f->locals) {
+    ValueInfo v;
+    v.name = l.name;
+    v.type = l.type;
+    static const std::set<std::string> simple{"int", "float", "str", "bytes", "bool", "NoneType"};
+    if (simple.count(l.type)) v.value = l.value;
+    else v.value = "<" + l.type + (l.value.empty() ? "" : " " + l.value) + "> (its contents need the Strata agent)";
+    out.push_back(std::move(v));
+  }
+  reply(std::move(out));
+}
+
+void PidAttachBackend::evaluate(const EvaluateQuery& query, Reply<ValueInfo> reply) {
+  if (agentIn_) return agent_->evaluate(query, std::move(reply));
+  reply(Error{errors::kWrongState, "cannot evaluate: " + readOnlyText(), true});
+}
+
+void PidAttachBackend::setVariable(std::int64_t variablesReference, const std::string& name, const std::string& value,
+                                   Reply<ValueInfo> reply) {
+  if (agentIn_) return agent_->setVariable(variablesReference, name, value, std::move(reply));
+  reply(Error{errors::kWrongState, "cannot set a variable: " + readOnlyText(), true});
+}
+
+void PidAttachBackend::setExpression(const std::string& expression, const std::string& value,
+                                     std::optional<std::int64_t> frameId, Reply<ValueInfo> reply) {
+  if (agentIn_) return agent_->setExpression(expression, value, frameId, std::move(reply));
+  reply(Error{errors::kWrongState, "cannot set an expression: " + readOnlyText(), true});
+}
+
+void PidAttachBackend::completions(const CompletionsQuery& query, Reply<std::vector<CompletionEntry>> reply) {
+  if (agentIn_) return agent_->completions(query, std::move(reply));
+  reply(std::vector<CompletionEntry>{});
+}
+
+void PidAttachBackend::exceptionInfo(std::int64_t threadId, Reply<ExceptionInfo> reply) {
+  if (agentIn_) return agent_->exceptionInfo(threadId, std::move(reply));
+  reply(Error{errors::kNoException, "no exception: " + readOnlyText(), true});
+}
+
+void PidAttachBackend::source(std::int64_t sourceReference, Reply<SourceContent> reply) {
+  if (agentIn_) return agent_->source(sourceReference, std::move(reply));
+  reply(Error{errors::kUnsupportedRequest, "no source references in a read-only session", true});
+}
+
+}  // namespace strata::backends
