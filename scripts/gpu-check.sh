@@ -76,6 +76,21 @@ verdict() {  # verdict PASS|FAIL|SKIP NAME DETAIL
   echo "$1 $2${3:+: $3}"
 }
 
+# tool_step NAME SECONDS OUTFILE COMMAND...: one check tool run; its PASS/FAIL/SKIP lines shown
+# and counted, running past SECONDS a FAIL of its own.
+tool_step() {
+  local name="$1" seconds="$2" out="$3" rc
+  shift 3
+  timeout "$seconds" "$@" > "$out" 2>&1
+  rc=$?
+  cat "$out"
+  pass=$((pass + $(grep -c '^PASS' "$out")))
+  fail=$((fail + $(grep -c '^FAIL' "$out")))
+  skip=$((skip + $(grep -c '^SKIP' "$out")))
+  [ $rc -eq 124 ] && verdict FAIL "$name" "timed out after $seconds s"
+  return 0
+}
+
 run_checks() {
   local dir
   dir="$(cd "$1" && pwd)" || { echo "gpu-check: no bundle at $1 (run: scripts/gpu-check.sh pack)"; exit 2; }
@@ -104,43 +119,25 @@ run_checks() {
     echo "no GPU: a CUDA program cannot launch a kernel here: $probe"
     exit 3
   fi
-  local python="${PYTHON:-python3}" work
+  local python="${PYTHON:-python3}" work rc
   work="$(mktemp -d /tmp/strata-gpu-check-XXXXXX)"
   echo "work files in $work"
   echo "python: $($python --version 2>&1); torch: $($python -c 'import torch; print(torch.__version__, "cuda", torch.cuda.is_available())' 2>&1 | tail -1)"
 
   echo "== the collector (strata_gpu_dump: counts, launch lines, the error stop, late start, overhead)"
-  timeout 240 "$python" "$dir/tools/gpu_check_collector.py" --dump "$dir/bin/strata_gpu_dump" \
-      --examples "$dir/examples" --sources "$dir/examples-src" --python "$python" --work "$work/collector" \
-      > "$work/collector.out" 2>&1
-  local rc=$?
-  cat "$work/collector.out"
-  pass=$((pass + $(grep -c '^PASS' "$work/collector.out")))
-  fail=$((fail + $(grep -c '^FAIL' "$work/collector.out")))
-  skip=$((skip + $(grep -c '^SKIP' "$work/collector.out")))
-  [ $rc -eq 124 ] && verdict FAIL "collector checks" "timed out after 240 s"
+  tool_step "collector checks" 240 "$work/collector.out" "$python" "$dir/tools/gpu_check_collector.py" \
+      --dump "$dir/bin/strata_gpu_dump" --examples "$dir/examples" --sources "$dir/examples-src" --python "$python" \
+      --work "$work/collector"
 
   echo "== CUDA errors as exception stops through strata-dap (oob_write, a torch out-of-bounds index)"
-  STRATA_AGENT_PYTHONPATH="$dir/agent" timeout 120 "$python" "$dir/tools/gpu_check_error_stop.py" \
-      --dap "$dir/bin/strata-dap" --collector "$dir/bin/libstrata_cupti.so" --examples "$dir/examples" \
-      --sources "$dir/examples-src" --python "$python" --work "$work/errors" > "$work/errors.out" 2>&1
-  rc=$?
-  cat "$work/errors.out"
-  pass=$((pass + $(grep -c '^PASS' "$work/errors.out")))
-  fail=$((fail + $(grep -c '^FAIL' "$work/errors.out")))
-  skip=$((skip + $(grep -c '^SKIP' "$work/errors.out")))
-  [ $rc -eq 124 ] && verdict FAIL "CUDA error stops" "timed out after 120 s"
+  tool_step "CUDA error stops" 120 "$work/errors.out" env STRATA_AGENT_PYTHONPATH="$dir/agent" "$python" \
+      "$dir/tools/gpu_check_error_stop.py" --dap "$dir/bin/strata-dap" --collector "$dir/bin/libstrata_cupti.so" \
+      --examples "$dir/examples" --sources "$dir/examples-src" --python "$python" --work "$work/errors"
 
   echo "== collection in debug sessions through strata-dap (launch with \"gpu\", a breakpoint, late start)"
-  STRATA_AGENT_PYTHONPATH="$dir/agent" timeout 150 "$python" "$dir/tools/gpu_check_session.py" \
-      --dap "$dir/bin/strata-dap" --examples "$dir/examples" --sources "$dir/examples-src" \
-      --train "$dir/train_torch.py" --python "$python" > "$work/session.out" 2>&1
-  rc=$?
-  cat "$work/session.out"
-  pass=$((pass + $(grep -c '^PASS' "$work/session.out")))
-  fail=$((fail + $(grep -c '^FAIL' "$work/session.out")))
-  skip=$((skip + $(grep -c '^SKIP' "$work/session.out")))
-  [ $rc -eq 124 ] && verdict FAIL "session checks" "timed out after 150 s"
+  tool_step "session checks" 150 "$work/session.out" env STRATA_AGENT_PYTHONPATH="$dir/agent" "$python" \
+      "$dir/tools/gpu_check_session.py" --dap "$dir/bin/strata-dap" --examples "$dir/examples" \
+      --sources "$dir/examples-src" --train "$dir/train_torch.py" --python "$python"
 
   echo "== hardware metrics: strata gpu run --profile vector_add:2 (measured, or the reason they cannot be)"
   # CUPTI's profiler loads libnvperf_host.so/libnvperf_target.so (37 MB, not in the bundle): the
@@ -150,15 +147,9 @@ run_checks() {
       $("$python" -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null) \
       -maxdepth 4 -name libnvperf_host.so -print -quit 2>/dev/null)"
   echo "libnvperf_host.so: ${nvperf:-none found (the answer below then names the CUPTI call that failed)}"
-  LD_LIBRARY_PATH="${nvperf:+$(dirname "$nvperf"):}$LD_LIBRARY_PATH" \
-  timeout 90 "$python" "$dir/tools/gpu_check_metrics.py" --strata "$dir/bin/strata" --examples "$dir/examples" \
-      --work "$work/metrics" > "$work/metrics.out" 2>&1
-  rc=$?
-  cat "$work/metrics.out"
-  pass=$((pass + $(grep -c '^PASS' "$work/metrics.out")))
-  fail=$((fail + $(grep -c '^FAIL' "$work/metrics.out")))
-  skip=$((skip + $(grep -c '^SKIP' "$work/metrics.out")))
-  [ $rc -eq 124 ] && verdict FAIL "hardware metrics" "timed out after 90 s"
+  tool_step "hardware metrics" 90 "$work/metrics.out" env LD_LIBRARY_PATH="${nvperf:+$(dirname "$nvperf"):}${LD_LIBRARY_PATH:-}" \
+      "$python" "$dir/tools/gpu_check_metrics.py" --strata "$dir/bin/strata" --examples "$dir/examples" \
+      --work "$work/metrics"
 
   echo "== the torch loop through strata gpu run --stacks"
   if ! "$python" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
