@@ -18,7 +18,7 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { ADAPTER, CLI, REPO, TARGETS, assertClean, forEachPython, startStdio, waitUntil } from './lib/harness.mjs';
 import { INIT, lineOf as cLineOf, frames } from './lib/native.mjs';
-import { lineOf, pyTarget } from './lib/python.mjs';
+import { continueTo, lineOf, pyTarget } from './lib/python.mjs';
 
 const DOUBLE = path.join(TARGETS, 'cuda_double', 'libstrata_cupti.so');
 const PROGRAM = path.join(TARGETS, 'cuda_error_stop');
@@ -56,12 +56,6 @@ async function launch(c, args, breakpoints = {}) {
 }
 
 const outputs = (c, category) => c.eventsNamed('output').filter((e) => e.body.category === category).map((e) => e.body.output);
-
-async function continueTo(c, threadId) {
-  const stopped = c.waitForEvent('stopped', 30000);
-  await c.continueRequest({ threadId });
-  return stopped;
-}
 
 async function runToEnd(c, threadId) {
   const terminated = c.waitForEvent('terminated', 30000);
