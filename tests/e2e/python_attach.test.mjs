@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
+import net from 'node:net';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { PYTHONS, NO_PYTHON, assertClean, startStdio, waitUntil, exitOf, withTimeout, forEachPython } from './lib/harness.mjs';
@@ -64,6 +65,15 @@ forEachPython((py) => {
     const attached = c.attachRequest({ listen: { host: '127.0.0.1', port: 0 } });
     const m = /connect to 127\.0\.0\.1:(\d+) \(python -m strata --connect 127\.0\.0\.1:\d+ script\.py\)/.exec((await waiting).body.output);
     assert.ok(m, (await waiting).body.output);
+    // A connection that closes without answering the handshake (a probe) is not the program:
+    // the attach goes on waiting, and says so.
+    const strayClosed = c.waitForEvent('output', 20000);
+    await withTimeout(new Promise((resolve, reject) => {
+      const probe = net.connect(Number(m[1]), '127.0.0.1');
+      probe.once('data', () => { probe.destroy(); resolve(); });
+      probe.once('error', reject);
+    }), 20000, 'the adapter to greet the probe');
+    assert.match((await strayClosed).body.output, /closed before the debug handshake \(not a Strata agent\); still waiting/);
     const proc = startAgent(py, ['--connect', `127.0.0.1:${m[1]}`, ticker]);
     try {
       await attached;

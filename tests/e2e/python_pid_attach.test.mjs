@@ -282,8 +282,10 @@ forEachPython((py) => {
       await snapshot;
       await c.continueRequest({ threadId: proc.pid });
       await waitUntil(() => c.outputText.includes('The Strata agent is in'), 10000, 'the agent to come in');
+      // Listening before the request: the stop can come in the same read as its response.
+      const hit = c.waitForEvent('stopped', 20000);
       await c.setBreakpointsRequest({ source: { path: hotLoop }, breakpoints: [{ line: lineOf(hotLoop, 'step') }] });
-      const stopped = (await c.waitForEvent('stopped', 20000)).body;
+      const stopped = (await hit).body;
       assert.equal(stopped.reason, 'breakpoint');
       await c.setBreakpointsRequest({ source: { path: hotLoop }, breakpoints: [] });
       await c.continueRequest({ threadId: stopped.threadId });

@@ -164,13 +164,15 @@ void PythonBackend::listenForAgent(const AttachSpec& spec, Reply<void> reply) {
   }
   listener_ = std::move(*listener);
   starting_ = std::move(reply);
+  listening_ = true;
   std::string where = spec.host + ":" + std::to_string(listener_->endpoint().port());
+  listenWhere_ = where;
   std::string command = "python -m strata --connect " + where + (attachToken_.empty() ? "" : " --token TOKEN");
   host_.output(OutputCategory::Console,
                "Waiting for a Python program to connect to " + where + " (" + command + " script.py)\n");
   timer_.expires_after(std::chrono::seconds(spec.timeoutSeconds));
   timer_.async_wait([this, alive, where, command, secs = spec.timeoutSeconds](const boost::system::error_code& ec) {
-    if (ec || alive.expired() || !starting_ || link_) return;
+    if (ec || alive.expired() || !starting_ || (link_ && !listening_)) return;
     failStart(Error{errors::kAgentUnavailable,
                     "no Python program connected to " + where + " within " + std::to_string(secs) +
                         " s; start one with " + command + " script.py (or raise arguments.timeout)",
@@ -196,7 +198,8 @@ void PythonBackend::onAgentDialedIn(tcp::socket socket) {
   std::weak_ptr<bool> alive = alive_;
   auto take = [this, alive](tcp::socket s) {
     if (alive.expired() || !starting_ || link_) return;
-    listener_->close();
+    // The listener stays open and the timeout runs until the handshake is done: a connection
+    // that closes before it (a port probe, a health check) is not the program.
     startLink(std::move(s), "attach");
   };
   if (attachToken_.empty()) return take(std::move(socket));
@@ -204,21 +207,28 @@ void PythonBackend::onAgentDialedIn(tcp::socket socket) {
 }
 
 void PythonBackend::startLink(tcp::socket socket, const char* startCommand) {
-  timer_.cancel();
+  if (!listening_) timer_.cancel();
   std::weak_ptr<bool> alive = alive_;
+  std::uint64_t generation = ++linkGeneration_;
   link_ = AgentLink::open(std::move(socket), AgentLink::Callbacks{
-      [this, alive](const std::string& event, const json::value& body) {
-        if (!alive.expired()) onAgentEvent(event, body);
+      [this, alive, generation](const std::string& event, const json::value& body) {
+        if (!alive.expired() && generation == linkGeneration_) onAgentEvent(event, body);
       },
-      [this, alive] {
-        if (!alive.expired()) onLinkClosed();
+      [this, alive, generation] {
+        if (!alive.expired() && generation == linkGeneration_) onLinkClosed();
       }});
   json::object init{{"clientID", "strata-dap"}, {"adapterID", "strata"}, {"linesStartAt1", true},
                     {"columnsStartAt1", true}, {"pathFormat", "path"}};
   std::string command = startCommand;
   link_->request("initialize", std::move(init), [this, alive, command](Result<json::value> r) {
     if (alive.expired() || !starting_) return;
+    if (!r && listening_ && r.error().id == errors::kAgentLinkClosed) return strayConnectionClosed();
     if (!r) return failStart(r.takeError());
+    if (listening_) {
+      listening_ = false;
+      timer_.cancel();
+      listener_->close();
+    }
     json::object options{{"justMyCode", justMyCode_}, {"stopOnEntry", stopOnEntry_}};
     link_->request(command, std::move(options), [this, alive](Result<json::value> r2) {
       if (alive.expired() || !starting_) return;
@@ -226,6 +236,15 @@ void PythonBackend::startLink(tcp::socket socket, const char* startCommand) {
       started();
     });
   });
+}
+
+// Waiting for a program to dial in, a connection closed before answering the handshake: not
+// a Python program. The wait goes on, for the next one.
+void PythonBackend::strayConnectionClosed() {
+  ++linkGeneration_;
+  link_.reset();
+  host_.output(OutputCategory::Console, "A connection to " + listenWhere_ +
+                                            " closed before the debug handshake (not a Strata agent); still waiting.\n");
 }
 
 void PythonBackend::started() {

@@ -79,6 +79,7 @@ class PythonBackend final : public Backend, private BackendHost {
   void startLink(asio::ip::tcp::socket socket, const char* startCommand);
   void onAgentEvent(const std::string& event, const boost::json::value& body);
   void onLinkClosed();
+  void strayConnectionClosed();
   void failStart(Error error);
   void started();
   void reportExit(const ExitStatus& status);
@@ -94,6 +95,9 @@ class PythonBackend final : public Backend, private BackendHost {
   std::string token_;
   std::string attachToken_;  // attach: the STRATA-TOKEN line sent (connect) or required (listen)
   bool justMyCode_ = true, stopOnEntry_ = false;
+  bool listening_ = false;  // attach: waiting for a program to dial in, handshake not done
+  std::string listenWhere_;
+  std::uint64_t linkGeneration_ = 0;  // a closed stray link's callbacks are ignored
   bool attached_ = false;   // attach mode: the agent's exit events are the only ones we get
   bool detached_ = false;
   bool exitReported_ = false;
