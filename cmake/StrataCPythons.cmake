@@ -2,10 +2,13 @@
 # place for the Python memory reader's layouts (backends/python/remote) and the attach's
 # pending-call queues (backends/python/attach).
 
-# Every CPython 3.MIN..3.MAX found: STRATA_PYTHONS, pyenv's versions, python3.N in /usr/bin.
+# Every CPython 3.MIN..3.MAX found: STRATA_PYTHONS, pyenv's versions, python3.N in /usr/bin,
+# and Debian's newer ones that scripts/debian-cpython.sh put under build/cpython3.N.
 # Sets OUT to entries "PATH|X.Y.Z|MINOR|INCLUDE_DIR", one per real path.
 function(strata_find_cpythons out min max)
   set(candidates ${STRATA_PYTHONS})
+  file(GLOB fetched "${PROJECT_SOURCE_DIR}/build/cpython3.1[0-9]/usr/bin/python3.1[0-9]")
+  list(APPEND candidates ${fetched})
   foreach(root "$ENV{PYENV_ROOT}" "$ENV{HOME}/.pyenv")
     if(root AND IS_DIRECTORY "${root}/versions")
       file(GLOB found "${root}/versions/3.1[0-9]*/bin/python3.1[0-9]")

@@ -12,6 +12,7 @@ packages=(
   doctest-dev libsqlite3-dev zlib1g-dev
   python3-torch
   clang-14 libclang-rt-14-dev
+  patchelf
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -34,6 +35,9 @@ if [ ! -f "$stamp" ] || ! cmp -s tests/e2e/package-lock.json "$stamp"; then
   (cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error)
   cp tests/e2e/package-lock.json "$stamp"
 fi
+
+# CPython 3.14 (Debian's, from sid) for the tests of what only it has (PEP 768 attach).
+scripts/debian-cpython.sh 3.14
 
 presets=("$@")
 ((${#presets[@]})) || presets=(release)

@@ -124,7 +124,8 @@ Wait waitOf(const std::vector<FrameEntry>& native, long syscall) {
     const std::string& n = native[i].name;
     if (n.find("take_gil") != std::string::npos) return {"gil", "waiting for the GIL", ""};
     if (n.find("PyThread_acquire_lock") != std::string::npos || n.find("acquire_timed") != std::string::npos ||
-        n.find("PyMutex_Lock") != std::string::npos || n.find("pthread_mutex_lock") != std::string::npos)
+        n.find("PyMutex_Lock") != std::string::npos || n.find("pthread_mutex_lock") != std::string::npos ||
+        n.find("_PySemaphore_Wait") != std::string::npos)  // 3.13+: the parking lot under every PyMutex
       return {"lock", "waiting on a lock", ""};
   }
   if (syscall >= 0) {
@@ -311,8 +312,12 @@ Result<void> inspectProcess(pid_t pid, const Options& o, json::object& out, std:
       for (const auto& f : pt->frames) list.python(f);
     } else if (pt) {
       std::vector<std::string> names;
-      for (const auto& f : native) names.push_back(f.name);
-      auto merged = d.page && d.page->totalFrames <= native.size() ? py::mergeStacks(names, *pt) : std::nullopt;
+      std::vector<std::uint64_t> cfas;
+      for (const auto& f : native) {
+        names.push_back(f.name);
+        cfas.push_back(f.cfa);
+      }
+      auto merged = d.page && d.page->totalFrames <= native.size() ? py::mergeStacks(names, *pt, cfas) : std::nullopt;
       thread["merged"] = merged.has_value();
       if (merged) {
         for (const auto& m : *merged) {

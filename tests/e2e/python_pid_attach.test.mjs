@@ -76,7 +76,19 @@ async function endClient(c) {
 
 const expectedTotal = (n) => 3 * (n * (n - 1)) / 2;
 
-forEachPython((py) => {
+// CPython 3.14+ found beside the agent's interpreters (Debian's, fetched by scripts/setup.sh):
+// the agent comes in through PEP 768's remote-debugging interface instead of a pending call.
+const REMOTE_EXEC_PYTHONS = (process.env.STRATA_REMOTE_EXEC_PYTHONS ?? '').split(':').filter(Boolean);
+
+// The 3.14 bootstrap files in /tmp (each attach writes one and removes it).
+const bootstrapFiles = () => fs.readdirSync('/tmp').filter((f) => /^strata-attach-\w+\.py$/.test(f));
+
+function forEachAttachPython(register) {
+  forEachPython(register);
+  for (const py of REMOTE_EXEC_PYTHONS) register(py);
+}
+
+forEachAttachPython((py) => {
   const v = path.basename(py);
 
   test(`${v}: attach by pid: snapshot at once, then the agent is in; a conditional breakpoint in the running loop, evaluate, disconnect`, async () => {
@@ -161,6 +173,7 @@ forEachPython((py) => {
     });
 
   test(`${v}: attach by pid: the program ends while the agent is in (exited, terminated); terminate while read-only ends it`, async () => {
+    const before = bootstrapFiles();
     const proc = await startPlain(py, hotLoop, ['150']);
     try {
       const c = await attachTo(proc.pid);
@@ -185,6 +198,7 @@ forEachPython((py) => {
     } finally {
       held.kill('SIGKILL');
     }
+    assert.deepEqual(bootstrapFiles().filter((f) => !before.includes(f)), [], 'no bootstrap file left (3.14+)');
   });
 
   test(`${v}: attach by pid through strata-dap --listen (a client elsewhere over TCP)`, async () => {
@@ -316,6 +330,45 @@ forEachPython((py) => {
     }
   });
 });
+
+// PEP 768's switch: a 3.14 program started with remote debugging off stays read-only, says
+// why and what lets the debugger in, and runs on untouched.
+if (REMOTE_EXEC_PYTHONS.length === 0) {
+  test('attach by pid to CPython 3.14 started with -X disable-remote-debug', {
+    skip: 'no CPython 3.14 or newer was found when the build was configured (scripts/setup.sh fetches Debian\'s)',
+  }, () => {});
+}
+for (const py of REMOTE_EXEC_PYTHONS) {
+  test(`${path.basename(py)}: attach by pid to a program started with -X disable-remote-debug: read-only, saying why`, async () => {
+    const n = 300;
+    const before = bootstrapFiles();
+    const proc = spawn(py, ['-X', 'disable-remote-debug', hotLoop, String(n)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    proc.out = '';
+    proc.err = '';
+    proc.stdout.on('data', (d) => { proc.out += d; });
+    proc.stderr.on('data', (d) => { proc.err += d; });
+    try {
+      await waitUntil(() => proc.out.includes('ready\n'), 20000, 'the program to start');
+      const c = await attachTo(proc.pid);
+      const snapshot = c.waitForEvent('stopped', 10000);
+      await c.configurationDoneRequest();
+      await snapshot;
+      await waitUntil(() => /Read-only session: remote debugging is disabled/.test(c.outputText), 10000, 'the reason');
+      assert.match(c.outputText, new RegExp(`remote debugging is disabled in process ${proc.pid} \\(it was started with -X disable-remote-debug or PYTHON_DISABLE_REMOTE_DEBUG set, or its CPython was built --without-remote-debug\\); start it without that to let the debugger in`));
+      const st = await c.stackTraceRequest({ threadId: proc.pid, startFrame: 0, levels: 50 });
+      assert.ok(st.body.stackFrames.some((f) => f.name === 'main'), JSON.stringify(st.body.stackFrames.map((f) => f.name)));
+      const ev = await c.evaluateRequest({ expression: 'n', frameId: st.body.stackFrames[0].id, context: 'repl' }).then(() => null, (e) => e);
+      assert.match(String(ev?.message), /read-only until the Strata agent is in \(remote debugging is disabled/);
+      await endClient(c);
+      assert.equal(await withTimeout(exitOf(proc), 30000, 'the program to end'), 0);
+      assert.equal(proc.out, `ready\ntotal ${expectedTotal(n)}\n`);
+      assert.equal(proc.err, '');
+      assert.deepEqual(bootstrapFiles().filter((f) => !before.includes(f)), [], 'no bootstrap file left');
+    } finally {
+      proc.kill('SIGKILL');
+    }
+  });
+}
 
 test('attach by pid refused: no such process', async () => {
   const c = await startStdio();

@@ -1,4 +1,4 @@
-// `strata stacks PID` on CPython processes (3.10-3.13): Python frames read from memory, spliced
+// `strata stacks PID` on CPython processes (3.10-3.14): Python frames read from memory, spliced
 // among the native ones, checked against the lines the program is known to be parked at.
 // One interpreter per run: STRATA_STACKS_PYTHON (ctest registers one entry per CPython found),
 // or each of STRATA_STACKS_PYTHONS (colon-separated) when run by hand.
@@ -56,7 +56,7 @@ const frameOf = (thread, fn) => thread.frames.find((f) => f.kind === 'python' &&
 
 if (process.env.STRATA_STACKS_MISSING) {
   test(`stacks of CPython ${process.env.STRATA_STACKS_MISSING}`, {
-    skip: `no CPython ${process.env.STRATA_STACKS_MISSING} was found when the build was configured (pyenv versions, python3.N on PATH)`,
+    skip: `no CPython ${process.env.STRATA_STACKS_MISSING} was found when the build was configured (pyenv versions, python3.N in /usr/bin, or Debian's 3.14 that scripts/debian-cpython.sh fetches)`,
   }, () => {});
 } else if (pythons.length === 0) {
   test('Python stacks', { skip: 'no CPython 3.10 or newer was found when the build was configured' }, () => {});

@@ -45,6 +45,7 @@ Result<FramePage> State::stackPage(pid_t tid, std::size_t start, std::size_t lev
       frames[id] = FrameRef{tid, f, nullptr};
     }
     page.frames.push_back(toFrameEntry(f, id));
+    if (const auto& raw = view.raw(f.physicalIndex); raw.cfaKnown) page.frames.back().cfa = raw.cfa;
   }
   return page;
 }

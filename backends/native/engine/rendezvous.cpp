@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 
 #include "engine_impl.hpp"
@@ -80,6 +81,21 @@ Result<InterpFacts> readInterp(const std::string& path) {
   return facts;
 }
 
+// The file /proc/PID/maps shows mapped at that address; empty when none.
+std::string fileMappedAt(pid_t pid, std::uint64_t address) {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    unsigned long long lo = 0, hi = 0;
+    int pathAt = 0;
+    if (std::sscanf(line.c_str(), "%llx-%llx %*s %*s %*s %*s %n", &lo, &hi, &pathAt) < 2 || pathAt <= 0) continue;
+    if (address < lo || address >= hi) continue;
+    std::string path = line.substr(static_cast<std::size_t>(pathAt));
+    return path.starts_with("/") ? path : std::string();
+  }
+  return {};
+}
+
 std::string readLink(const std::string& path) {
   char buf[4096];
   ssize_t n = readlink(path.c_str(), buf, sizeof buf - 1);
@@ -125,6 +141,13 @@ static Result<void> describeImage(Engine::Impl& impl, Process& proc, const Auxv&
     proc.objects.push_back(LoadedObject{interp, aux.base, aux.base + facts->dynamic});
     if (facts->debugState) proc.rBrk = aux.base + facts->debugState;
     if (facts->rDebug) proc.rDebug = aux.base + facts->rDebug;
+  } else if (interp.empty() && !aux.base && exe.dynamicAddress) {
+    // Started as `ld.so PROGRAM`: the executable is the dynamic linker itself, and its own
+    // rendezvous lists the program and its libraries.
+    if (auto facts = readInterp(exe.path); facts && facts->rDebug) {
+      if (facts->debugState) proc.rBrk = bias + facts->debugState;
+      proc.rDebug = bias + facts->rDebug;
+    }
   }
   return {};
 }
@@ -193,7 +216,12 @@ Result<void> Engine::Impl::onRendezvous() {
         if (len < sizeof buf || name.size() > 4096) break;
       }
     }
-    // The executable has an empty name, the vDSO a bare one: neither is a file to load.
+    // The executable has an empty name, the vDSO a bare one: neither is a file to load. A
+    // program started as `ld.so PROGRAM` is the exception: an empty name that is not the
+    // executable's (the dynamic linker's), found by the file mapped where its dynamic section is.
+    if (name.empty() && lm.l_ld && !proc->objects.empty() &&
+        reinterpret_cast<std::uint64_t>(lm.l_ld) != proc->objects[0].dynamicAddress)
+      name = fileMappedAt(proc->pid, reinterpret_cast<std::uint64_t>(lm.l_ld));
     if (name.find('/') != std::string::npos)
       now.push_back(LoadedObject{name, lm.l_addr, reinterpret_cast<std::uint64_t>(lm.l_ld)});
     at = reinterpret_cast<std::uint64_t>(lm.l_next);

@@ -225,7 +225,7 @@ Result<QueuedBootstrap> queueBootstrap(remote::PyRemote& remote, const std::vect
   for (std::uint64_t q : {mainQueue, interpQueue}) {
     auto b = busy(q);
     if (!b) return b.takeError();
-    if (*b) return QueuedBootstrap{true, {}};
+    if (*b) return QueuedBootstrap{true, {}, false};
   }
 
   std::uint64_t syscallAt = findSyscallInstruction(pid, mem);
@@ -289,6 +289,66 @@ Result<int> cancelBootstrap(remote::PyRemote& remote, const QueuedBootstrap& que
       for (std::uint64_t copy : queued.copies)
         if (arg == copy && mem.write(copy, kNothing, sizeof kNothing)) ++cancelled;
     }
+  return cancelled;
+}
+
+// PEP 768's protocol, as sys.remote_exec speaks it, written with every thread stopped so that
+// no eval breaker changes between our read and our write.
+Result<QueuedBootstrap> requestRemoteExec(remote::PyRemote& remote, const std::vector<std::uint64_t>& threadStates,
+                                          const std::string& scriptPath) {
+  const remote::PyLayout& L = remote.layout();
+  if (L.debuggerPendingCall == kAbsent || L.tstateRemoteDebugger == kAbsent || L.tstateEvalBreaker == kAbsent)
+    return Error{errors::kPythonLayout, "CPython " + remote.version() + " has no remote-debugging interface (PEP 768 is 3.14+)"};
+  if (scriptPath.size() + 1 > L.debuggerScriptPathSize)
+    return Error{errors::kPythonLayout, "the bootstrap's path is longer than the " + std::to_string(L.debuggerScriptPathSize) +
+                                            " bytes CPython keeps for it: " + scriptPath};
+  auto interp = remote.mainInterpreter();
+  if (!interp) return interp.takeError();
+  pid_t pid = remote.pid();
+  Memory mem{pid};
+  std::int32_t enabled = 0;
+  if (!mem.get(*interp + L.interpRemoteDebugEnabled, enabled))
+    return errnoError(errors::kPythonMemory, "read the interpreter's remote_debug setting");
+  if (enabled != 1) {
+    QueuedBootstrap off;
+    off.disabled = true;
+    return off;
+  }
+  Stopped held(pid);
+  if (auto r = held.stopAll(); !r) return r.takeError();
+  // Another debugger's request still waiting on a thread: leave it to run first.
+  for (std::uint64_t ts : threadStates) {
+    std::int32_t pending = 0;
+    if (!mem.get(ts + L.tstateRemoteDebugger + L.debuggerPendingCall, pending))
+      return errnoError(errors::kPythonMemory, "read a thread's remote-debugger request");
+    if (pending != 0) return QueuedBootstrap{true, {}, false};
+  }
+  QueuedBootstrap out;
+  for (std::uint64_t ts : threadStates) {
+    std::uint64_t support = ts + L.tstateRemoteDebugger;
+    std::uint64_t breaker = 0;
+    bool ok = mem.write(support + L.debuggerScriptPath, scriptPath.c_str(), scriptPath.size() + 1) &&
+              mem.put<std::int32_t>(support + L.debuggerPendingCall, 1) && mem.get(ts + L.tstateEvalBreaker, breaker) &&
+              mem.put<std::uint64_t>(ts + L.tstateEvalBreaker, breaker | kEvalPleaseStopBit);
+    if (!ok) return errnoError(errors::kPythonMemory, "write a thread's remote-debugger request");
+    out.copies.push_back(ts);
+  }
+  return out;
+}
+
+Result<int> cancelRemoteExec(remote::PyRemote& remote, const QueuedBootstrap& queued) {
+  const remote::PyLayout& L = remote.layout();
+  if (queued.copies.empty() || L.debuggerPendingCall == kAbsent) return 0;
+  Memory mem{remote.pid()};
+  Stopped held(remote.pid());
+  if (auto r = held.stopAll(); !r) return r.takeError();
+  int cancelled = 0;
+  for (std::uint64_t ts : queued.copies) {
+    std::uint64_t at = ts + L.tstateRemoteDebugger + L.debuggerPendingCall;
+    std::int32_t pending = 0;
+    // A thread that ended freed its state: a read that fails is nothing left to cancel.
+    if (mem.get(at, pending) && pending == 1 && mem.put<std::int32_t>(at, 0)) ++cancelled;
+  }
   return cancelled;
 }
 

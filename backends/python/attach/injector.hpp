@@ -1,5 +1,6 @@
-// Bringing the agent into a running CPython 3.12/3.13 with no restart: a bootstrap string
-// queued as a pending call (PyRun_SimpleString) while every thread of the process is stopped.
+// Bringing the agent into a running CPython with no restart: on 3.12/3.13 a bootstrap string
+// queued as a pending call (PyRun_SimpleString), on 3.14+ a script file named through PEP 768's
+// remote-debugging interface; both written while every thread of the process is stopped.
 #pragma once
 
 #include <sys/types.h>
@@ -32,6 +33,7 @@ const std::vector<PendingLayout>& builtPendingLayouts();
 struct QueuedBootstrap {
   bool busy = false;  // nothing was changed: try again shortly
   std::vector<std::uint64_t> copies;
+  bool disabled = false;  // 3.14+: the process runs with remote debugging off; nothing was changed
 };
 
 // Stops every thread (PTRACE_SEIZE + PTRACE_INTERRUPT), maps one page in the process with an
@@ -47,5 +49,18 @@ Result<QueuedBootstrap> queueBootstrap(remote::PyRemote& remote, const std::vect
 // with every thread stopped: a session that ends before the agent came in leaves nothing to
 // run. Returns how many were still queued.
 Result<int> cancelBootstrap(remote::PyRemote& remote, const QueuedBootstrap& queued);
+
+// 3.14+ (PEP 768, what sys.remote_exec does): with every thread stopped, writes `scriptPath`
+// (as the process sees it) into each thread state's remote-debugger request, marks it pending
+// and sets _PY_EVAL_PLEASE_STOP_BIT in its eval breaker; the next thread to check its breaker
+// runs the file (in a namespace of its own; what it raises is reported as unraisable, so the
+// code must catch everything). `copies` are the thread states asked. Busy: another debugger's
+// request is still pending. Disabled: the process runs with remote debugging off
+// (-X disable-remote-debug, PYTHON_DISABLE_REMOTE_DEBUG, or a CPython built without it).
+inline constexpr std::uint64_t kEvalPleaseStopBit = 1u << 5;
+Result<QueuedBootstrap> requestRemoteExec(remote::PyRemote& remote, const std::vector<std::uint64_t>& threadStates,
+                                          const std::string& scriptPath);
+// Clears the requests no thread has taken yet (every thread stopped). Returns how many.
+Result<int> cancelRemoteExec(remote::PyRemote& remote, const QueuedBootstrap& queued);
 
 }  // namespace strata::python::attach

@@ -2,8 +2,10 @@
 // through the pending-call queue, and the hand-over to PythonBackend once the agent dials back.
 #include "backends/python/attach/pid_attach_backend.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -61,12 +63,45 @@ Result<std::string> agentDirFor(std::int64_t pid, const std::string& agentDir, c
   if (ec) return Error{errors::kAgentUnavailable, "cannot copy the agent into the process's file system (" + root + inside + "): " + ec.message(), true};
   return inside;
 }
+
+// 3.14+: the bootstrap as a file the process can open (PEP 768 names a path), under its root
+// (/proc/PID/root: its mount namespace), readable by it alone: it holds the token.
+Result<std::string> writeBootstrapScript(std::int64_t pid, const std::string& token, const std::string& code) {
+  std::string root = "/proc/" + std::to_string(pid) + "/root";
+  std::string inside = "/tmp/strata-attach-" + token + ".py";
+  int fd = ::open((root + inside).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return errnoError(errors::kAgentUnavailable, "cannot write the agent's bootstrap to " + root + inside);
+  struct stat owner {};
+  // Attaching as root to another user's process: the file becomes theirs.
+  if (stat(("/proc/" + std::to_string(pid)).c_str(), &owner) == 0 && owner.st_uid != ::geteuid())
+    (void)::fchown(fd, owner.st_uid, owner.st_gid);
+  bool ok = ::write(fd, code.data(), code.size()) == static_cast<ssize_t>(code.size());
+  ::close(fd);
+  if (!ok) {
+    ::unlink((root + inside).c_str());
+    return Error{errors::kAgentUnavailable, "cannot write the agent's bootstrap to " + root + inside, true};
+  }
+  return inside;
+}
+
+// Where this process reaches a path the target sees: the path itself when both share a root
+// directory (so the file can still be removed after the target ended), else through its root.
+std::string reachable(std::int64_t pid, const std::string& inside) {
+  std::string root = "/proc/" + std::to_string(pid) + "/root";
+  struct stat ours {}, theirs {};
+  if (stat("/", &ours) == 0 && stat(root.c_str(), &theirs) == 0 && ours.st_dev == theirs.st_dev && ours.st_ino == theirs.st_ino)
+    return inside;
+  return root + inside;
+}
 }  // namespace
 
 PidAttachBackend::PidAttachBackend(asio::io_context& io, BackendHost& host)
     : io_(io), host_(host), waitTimer_(io), exitTimer_(io) {}
 
-PidAttachBackend::~PidAttachBackend() { *alive_ = false; }
+PidAttachBackend::~PidAttachBackend() {
+  *alive_ = false;
+  removeScript();
+}
 
 bool PidAttachBackend::wants(std::int64_t pid) { return pid > 0 && pa::runsPython(static_cast<pid_t>(pid)); }
 
@@ -102,8 +137,6 @@ void PidAttachBackend::attach(const AttachSpec& spec, Reply<void> reply) {
   if (snap_.minor < 12) {
     readOnly_ = "debugging CPython " + snap_.version + " needs 3.12 or newer (Strata's agent runs on sys.monitoring); "
                 "this session shows threads, stacks and simple locals read from memory";
-  } else if (snap_.minor > 13) {
-    readOnly_ = "bringing the agent into CPython " + snap_.version + " (PEP 768, sys.remote_exec) is not supported yet";
   } else if (snap_.stoppedBySignal) {
     readOnly_ = "process " + std::to_string(pid_) + " is stopped by a signal (SIGSTOP) and is left stopped; continue "
                 "it (the continue request) to resume it and let the debugger in";
@@ -156,16 +189,36 @@ void PidAttachBackend::startAgent() {
                      " finally:\n"
                      "  sys.path.remove(" + pyLiteral(*dir) + ")\n";
   std::string code = "try:exec(" + pyLiteral(body) + ",{})\nexcept BaseException:pass\n";
-  Result<pa::QueuedBootstrap> queued = pa::QueuedBootstrap{true, {}};
+  // 3.14+: PEP 768's remote-debugging request names a file; 3.12/3.13: a pending call runs
+  // the string.
+  remoteExec_ = snap_.minor >= 14;
+  std::string scriptInside;
+  if (remoteExec_) {
+    auto script = writeBootstrapScript(pid_, token_, code);
+    if (!script) {
+      readOnly_ = script.error().message;
+      return;
+    }
+    scriptInside = *script;
+    scriptFile_ = reachable(pid_, scriptInside);
+  }
+  Result<pa::QueuedBootstrap> queued = pa::QueuedBootstrap{true, {}, false};
   for (int attempt = 0; attempt < 50; ++attempt) {
-    queued = pa::queueBootstrap(*remote_, snap_.threadStates, code);
+    queued = remoteExec_ ? pa::requestRemoteExec(*remote_, snap_.threadStates, scriptInside)
+                         : pa::queueBootstrap(*remote_, snap_.threadStates, code);
     if (!queued || !queued->busy) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  if (queued && !queued->busy) bootstrap_ = *queued;
-  if (!queued || queued->busy) {
-    readOnly_ = !queued ? "the agent could not be queued: " + queued.error().message
-                        : "the interpreter's pending-call queue stayed locked or full for 0.5 s";
+  if (queued && !queued->busy && !queued->disabled) bootstrap_ = *queued;
+  if (!queued || queued->busy || queued->disabled) {
+    readOnly_ = !queued              ? "the agent could not be queued: " + queued.error().message
+                : queued->disabled   ? "remote debugging is disabled in process " + std::to_string(pid_) +
+                                         " (it was started with -X disable-remote-debug or PYTHON_DISABLE_REMOTE_DEBUG "
+                                         "set, or its CPython was built --without-remote-debug); start it without that "
+                                         "to let the debugger in"
+                : remoteExec_        ? "another debugger's remote-debugging request (sys.remote_exec) stayed pending for 0.5 s"
+                                     : "the interpreter's pending-call queue stayed locked or full for 0.5 s";
+    removeScript();
     host_.output(OutputCategory::Important, "Read-only session: " + readOnly_ + ".\n");
     return;
   }
@@ -199,10 +252,21 @@ void PidAttachBackend::explainWaiting() {
   host_.output(OutputCategory::Important, "Read-only session: " + readOnly_ + ".\n");
 }
 
+void PidAttachBackend::removeScript() {
+  if (!scriptFile_.empty()) ::unlink(scriptFile_.c_str());
+  scriptFile_.clear();
+}
+
 void PidAttachBackend::onAgentIn() {
   agentIn_ = true;
   readOnly_.clear();
   waitTimer_.cancel();
+  // 3.14+: the threads that have not run the bootstrap yet are asked no more; then its file
+  // can go (a thread that still found it pending would say it cannot open it).
+  if (remoteExec_ && bootstrap_) {
+    if (pa::cancelRemoteExec(*remote_, *bootstrap_)) removeScript();
+    bootstrap_.reset();
+  }
   std::weak_ptr<bool> alive = alive_;
   for (auto& [path, entry] : sources_)
     agent_->setSourceBreakpoints(path, entry.first, mapped([](auto) {}, entry.second, path));
@@ -392,10 +456,12 @@ void PidAttachBackend::detach(Reply<void> reply) {
   ended_ = true;
   agent_.reset();
   if (bootstrap_) {
-    auto cancelled = pa::cancelBootstrap(*remote_, *bootstrap_);
+    auto cancelled = remoteExec_ ? pa::cancelRemoteExec(*remote_, *bootstrap_) : pa::cancelBootstrap(*remote_, *bootstrap_);
     if (!cancelled)
       host_.output(OutputCategory::Console, "The queued agent bootstrap could not be cancelled (" + cancelled.error().message +
                                                 "): if it runs, it finds no one listening and does nothing.\n");
+    else
+      removeScript();
   }
   reply({});
 }
@@ -409,7 +475,7 @@ void PidAttachBackend::resume(std::int64_t threadId, bool singleThread, Reply<bo
     snap_.stoppedBySignal = false;
     reply(true);
     host_.output(OutputCategory::Console, "Process " + std::to_string(pid_) + " continued (SIGCONT).\n");
-    if (snap_.minor >= 12 && snap_.minor <= 13 && !agent_) {
+    if (snap_.minor >= 12 && !agent_) {
       readOnly_.clear();
       if (auto r = refresh(); !r) readOnly_ = r.error().message;
       else startAgent();

@@ -75,6 +75,7 @@ class PidAttachBackend final : public Backend, private BackendHost {
   void startAgent();
   void onAgentIn();
   void explainWaiting();
+  void removeScript();
   void watchExit();
   std::string readOnlyText() const;
   const python::attach::SnapshotFrame* frameOf(std::int64_t frameId) const;
@@ -94,6 +95,8 @@ class PidAttachBackend final : public Backend, private BackendHost {
   std::string readOnly_;  // why the agent is not in (empty while it is on its way)
   std::string token_;
   std::optional<python::attach::QueuedBootstrap> bootstrap_;  // what was queued, to cancel at detach
+  bool remoteExec_ = false;  // 3.14+: bootstrap_ holds PEP 768 requests, not pending calls
+  std::string scriptFile_;   // 3.14+: the bootstrap's file, as this process reaches it
   asio::steady_timer waitTimer_, exitTimer_;
   // Breakpoints the client set before the agent came in, sent to it when it does.
   std::map<std::string, std::pair<std::vector<SourceBreakpointSpec>, std::vector<std::int64_t>>> sources_;

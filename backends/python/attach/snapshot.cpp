@@ -31,7 +31,7 @@ std::string waitText(const std::vector<nd::FrameEntry>& native, long syscall) {
     const std::string& n = native[i].name;
     if (n.find("take_gil") != std::string::npos) return "waiting for the GIL";
     if (n.find("PyThread_acquire_lock") != std::string::npos || n.find("PyMutex_Lock") != std::string::npos ||
-        n.find("pthread_mutex_lock") != std::string::npos)
+        n.find("pthread_mutex_lock") != std::string::npos || n.find("_PySemaphore_Wait") != std::string::npos)
       return "waiting on a lock";
   }
   if (syscall >= 0) {
@@ -126,8 +126,12 @@ Result<ProcessSnapshot> takeSnapshot(remote::PyRemote& remote) {
         break;
       }
     std::vector<std::string> names;
-    for (const auto& f : frames) names.push_back(f.name);
-    auto merged = pt ? remote::mergeStacks(names, *pt) : std::nullopt;
+    std::vector<std::uint64_t> cfas;
+    for (const auto& f : frames) {
+      names.push_back(f.name);
+      cfas.push_back(f.cfa);
+    }
+    auto merged = pt ? remote::mergeStacks(names, *pt, cfas) : std::nullopt;
     if (merged) {
       for (const auto& m : *merged) {
         if (m.python) {

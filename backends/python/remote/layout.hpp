@@ -14,7 +14,7 @@ std::string versionText(std::uint64_t hex);
 std::string builtMinorsText();
 // The built table for that minor: the exact version's when built, else another of the minor.
 Result<PyLayout> builtLayoutFor(int minor, std::uint64_t versionHex);
-// From the bytes at the start of _PyRuntime of a 3.13 process, checked against Py_Version.
+// From the bytes at the start of _PyRuntime of a 3.13 or 3.14 process, checked against Py_Version.
 Result<PyLayout> layoutFromDebugOffsets(const void* bytes, std::size_t size, std::uint64_t versionHex);
 
 }  // namespace strata::python::remote

@@ -1,4 +1,6 @@
 // Line numbers from CPython's line tables, and Python frames spliced into a native stack.
+#include <algorithm>
+#include <map>
 #include <string_view>
 
 #include "strata/python/remote/py_remote.hpp"
@@ -63,8 +65,53 @@ bool isEvalFrameFunction(const std::string& nativeFunction) {
   return name.starts_with("_PyEval_EvalFrameDefault");
 }
 
+namespace {
+
+// 3.12+: each _PyEval_EvalFrameDefault call keeps its entry frame (the shim ending its run of
+// Python frames) among its own locals, so the native frame whose stack area [callee's CFA,
+// own CFA) holds the shim's address is that call: exact with no symbol at all (a stripped
+// interpreter, an eval loop split into hot and cold parts). Empty when any run has no shim or
+// any shim falls outside the native frames, or the calls come out of order.
+std::optional<std::vector<std::size_t>> evalCallsByAddress(const std::vector<std::uint64_t>& cfas,
+                                                           const PythonThread& thread) {
+  std::map<std::size_t, std::uint64_t> shimOf;  // eval call -> its entry frame's address
+  std::size_t runs = 0;
+  for (const PythonFrame& f : thread.frames) {
+    runs = std::max(runs, f.evalIndex + 1);
+    if (f.isShim && f.frameAddr) shimOf[f.evalIndex] = f.frameAddr;
+  }
+  if (runs == 0 || shimOf.size() != runs) return std::nullopt;
+  std::vector<std::size_t> at;
+  std::size_t n = 0;
+  for (std::size_t call = 0; call < runs; ++call) {
+    std::uint64_t addr = shimOf[call];
+    while (n < cfas.size() && (cfas[n] == 0 || addr >= cfas[n])) ++n;
+    if (n >= cfas.size()) return std::nullopt;
+    if (n > 0 && addr < cfas[n - 1]) return std::nullopt;  // below this frame's area: not on this stack
+    at.push_back(n++);
+  }
+  return at;
+}
+
+}  // namespace
+
 std::optional<std::vector<MergedFrame>> mergeStacks(const std::vector<std::string>& nativeFunctions,
-                                                    const PythonThread& thread) {
+                                                    const PythonThread& thread, const std::vector<std::uint64_t>& cfas) {
+  if (cfas.size() == nativeFunctions.size()) {
+    if (auto calls = evalCallsByAddress(cfas, thread)) {
+      std::vector<MergedFrame> out;
+      std::size_t call = 0, py = 0;
+      for (std::size_t i = 0; i < nativeFunctions.size(); ++i) {
+        if (call < calls->size() && (*calls)[call] == i) {
+          while (py < thread.frames.size() && thread.frames[py].evalIndex == call) out.push_back({true, py++});
+          ++call;
+        }
+        out.push_back({false, i});
+      }
+      while (py < thread.frames.size()) out.push_back({true, py++});
+      return out;
+    }
+  }
   std::size_t evals = 0;
   for (const std::string& f : nativeFunctions) evals += isEvalFrameFunction(f);
   if (evals != thread.evalCalls) return std::nullopt;

@@ -24,7 +24,6 @@ namespace {
 
 using native::symbols::ObjectSymbols;
 
-constexpr int kOwnedByCStack = 3;         // FRAME_OWNED_BY_CSTACK (3.12+): an entry shim
 constexpr std::size_t kHardFrameLimit = 200000;  // a chain longer than this is a cycle or garbage
 constexpr std::size_t kMaxThreads = 10000;
 constexpr std::size_t kMaxText = 4096;
@@ -331,8 +330,16 @@ struct PyRemote::State {
     std::size_t n = c.localNames.size();
     std::vector<std::uint64_t> values(n);
     if (n && !read(frame + L.frameLocalsplus, values.data(), n * 8)) return out;
-    for (std::size_t i = 0; i < n && out.size() < max; ++i)
-      if (values[i]) out.push_back(value(c.localNames[i], values[i]));
+    for (std::size_t i = 0; i < n && out.size() < max; ++i) {
+      std::uint64_t v = values[i];
+      if (L.stackRefTagBits && (v & L.stackRefTagBits) == L.stackRefTagBits) {
+        // 3.14: an int held in the reference itself (Py_INT_TAG), no object behind it.
+        out.push_back({c.localNames[i], "int", std::to_string(static_cast<std::int64_t>(v) >> 2)});
+        continue;
+      }
+      v &= ~L.stackRefTagBits;
+      if (v) out.push_back(value(c.localNames[i], v));
+    }
     return out;
   }
 };
@@ -506,15 +513,15 @@ Result<PythonSnapshot> PyRemote::snapshot(const ReadOptions& options) {
       PythonFrame f;
       f.frameAddr = frame;
       f.evalIndex = evalIndex;
-      std::uint64_t codeObject = s.ptr(frame + L.frameCode);
+      std::uint64_t codeObject = s.ptr(frame + L.frameCode) & ~L.stackRefTagBits;
       std::uint64_t next = s.ptr(frame + L.framePrevious);
       if (L.frameObjects) {
         if (s.typeOf(frame) != s.frameType) return s.layoutError("frame " + hexAddress(frame) + " is not a PyFrameObject");
         ++evalIndex;  // 3.10 runs each frame in a _PyEval_EvalFrameDefault call of its own
       } else {
         auto ownerByte = s.get<std::uint8_t>(frame + L.frameOwner);
-        if (ownerByte > kOwnedByCStack) return s.layoutError("frame " + hexAddress(frame) + " has owner " + std::to_string(ownerByte));
-        if (ownerByte == kOwnedByCStack) {
+        if (ownerByte > L.shimOwnerLast) return s.layoutError("frame " + hexAddress(frame) + " has owner " + std::to_string(ownerByte));
+        if (ownerByte >= L.shimOwnerFirst) {
           f.isShim = true;
           ++evalIndex;
           if (keep) t.frames.push_back(std::move(f));

@@ -109,6 +109,7 @@ struct FrameEntry {
   std::string module;
   std::uint64_t moduleOffset = 0;  // pc minus the module's load bias
   std::uint64_t pc = 0;
+  std::uint64_t cfa = 0;  // canonical frame address (the caller's sp at the call); 0 when unknown
   bool hasDebugInfo = false;
   bool inlined = false;
 };

@@ -49,6 +49,12 @@ struct PyLayout {
   std::uint64_t frameOwner = kAbsent;
   std::uint64_t frameIsEntry = kAbsent;  // 3.11: the first frame a _PyEval_EvalFrameDefault call runs
   std::uint64_t frameLocalsplus = kAbsent;
+  // 3.14+: f_executable and the locals are _PyStackRefs, pointers with tag bits below (3 in
+  // the default build; both bits set: an int held in the reference itself).
+  std::uint64_t stackRefTagBits = 0;
+  // The owner values of entry frames (no code of their own): 3 (FRAME_OWNED_BY_CSTACK) on
+  // 3.12/3.13, 3 and 4 (FRAME_OWNED_BY_INTERPRETER, _CSTACK) on 3.14.
+  int shimOwnerFirst = 3, shimOwnerLast = 3;
 
   std::uint64_t codeFilename = kAbsent;
   std::uint64_t codeName = kAbsent;
@@ -76,6 +82,15 @@ struct PyLayout {
   std::uint64_t unicodeAsciiSize = kAbsent;    // sizeof(PyASCIIObject): where ASCII text starts
   std::uint64_t unicodeCompactSize = kAbsent;  // sizeof(PyCompactUnicodeObject): where other text starts
   std::uint64_t typeName = kAbsent;            // tp_name
+
+  // PEP 768 (3.14+): where the remote-debugging request of a thread is written.
+  std::uint64_t tstateEvalBreaker = kAbsent;         // uintptr_t in PyThreadState
+  std::uint64_t tstateRemoteDebugger = kAbsent;      // _PyRemoteDebuggerSupport in PyThreadState
+  std::uint64_t interpRemoteDebugEnabled = kAbsent;  // int config.remote_debug in PyInterpreterState
+  std::uint64_t debuggerPendingCall = kAbsent;       // int32 in _PyRemoteDebuggerSupport
+  std::uint64_t debuggerScriptPath = kAbsent;        // char[] in _PyRemoteDebuggerSupport
+  std::uint64_t debuggerScriptPathSize = 0;
+  std::uint64_t interpThreadsMain = kAbsent;
 };
 
 // The tables generated at build time, one per CPython whose headers the build found.
@@ -156,8 +171,12 @@ struct MergedFrame {
   std::size_t index = 0;  // into the native list or into PythonThread::frames
 };
 bool isEvalFrameFunction(const std::string& nativeFunction);
+// `cfas`: each native frame's canonical frame address (0 where unknown), innermost first; with
+// them a 3.12+ stack is matched by where each eval call's entry frame lives on the C stack,
+// which needs no symbols; else (or when that does not fit) by _PyEval_EvalFrameDefault names.
 std::optional<std::vector<MergedFrame>> mergeStacks(const std::vector<std::string>& nativeFunctions,
-                                                    const PythonThread& thread);
+                                                    const PythonThread& thread,
+                                                    const std::vector<std::uint64_t>& cfas = {});
 
 // Line of instruction `lasti` (in code units) from a 3.11+ location table, or a 3.10 line table.
 int lineFromLocationTable(const std::string& table, int firstLine, std::uint64_t lasti);
