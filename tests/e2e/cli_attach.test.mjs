@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { CLI, forEachPython, waitUntil, withTimeout, exitOf, isRunning } from './lib/harness.mjs';
+import { CLI, forEachAttachPython, waitUntil, withTimeout, exitOf, isRunning } from './lib/harness.mjs';
 import { lineOf, pyTarget } from './lib/python.mjs';
 
 const hotLoop = pyTarget('hot_loop.py');
@@ -28,7 +28,7 @@ function runCli(args) {
   });
 }
 
-forEachPython((py) => {
+forEachAttachPython((py) => {
   const v = path.basename(py);
 
   test(`${v}: strata attach PID prints the snapshot and detaches; the program runs on`, async () => {

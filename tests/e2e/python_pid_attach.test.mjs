@@ -1,5 +1,6 @@
 // Attach by pid to a CPython process started plainly (not under Strata), through strata-dap, on
-// every interpreter in STRATA_PYTHONS: the read-only snapshot at once, the agent brought in
+// every interpreter in STRATA_PYTHONS and STRATA_REMOTE_EXEC_PYTHONS (3.14+, through PEP 768):
+// the read-only snapshot at once, the agent brought in
 // with no restart (a conditional breakpoint in a loop already running, locals, evaluate,
 // disconnect, the same output as undebugged), the GIL held forever in C (read-only, with the
 // reason and the stacks), a SIGSTOPped process (left stopped, or continued and then debugged),
@@ -9,7 +10,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
-import { ADAPTER, assertClean, startStdio, startServer, startTcp, exitOf, withTimeout, waitUntil, forEachPython, target, isRunning } from './lib/harness.mjs';
+import { ADAPTER, assertClean, startStdio, startServer, startTcp, exitOf, withTimeout, waitUntil, forEachAttachPython, REMOTE_EXEC_PYTHONS, target, isRunning } from './lib/harness.mjs';
 import { lineOf, pyTarget, topFrame, locals } from './lib/python.mjs';
 
 const hotLoop = pyTarget('hot_loop.py');
@@ -76,17 +77,8 @@ async function endClient(c) {
 
 const expectedTotal = (n) => 3 * (n * (n - 1)) / 2;
 
-// CPython 3.14+ found beside the agent's interpreters (Debian's, fetched by scripts/setup.sh):
-// the agent comes in through PEP 768's remote-debugging interface instead of a pending call.
-const REMOTE_EXEC_PYTHONS = (process.env.STRATA_REMOTE_EXEC_PYTHONS ?? '').split(':').filter(Boolean);
-
 // The 3.14 bootstrap files in /tmp (each attach writes one and removes it).
 const bootstrapFiles = () => fs.readdirSync('/tmp').filter((f) => /^strata-attach-\w+\.py$/.test(f));
-
-function forEachAttachPython(register) {
-  forEachPython(register);
-  for (const py of REMOTE_EXEC_PYTHONS) register(py);
-}
 
 forEachAttachPython((py) => {
   const v = path.basename(py);

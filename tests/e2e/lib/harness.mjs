@@ -27,6 +27,16 @@ export function forEachPython(register) {
   for (const py of PYTHONS) register(py);
 }
 
+// CPython 3.14+ found beside the agent's interpreters (Debian's, fetched by
+// scripts/debian-cpython.sh): attach by pid brings the agent in through PEP 768 there.
+export const REMOTE_EXEC_PYTHONS = (process.env.STRATA_REMOTE_EXEC_PYTHONS ?? '').split(':').filter(Boolean);
+
+// The attach-by-pid cases: once per agent interpreter and once per 3.14+.
+export function forEachAttachPython(register) {
+  forEachPython(register);
+  for (const py of REMOTE_EXEC_PYTHONS) register(py);
+}
+
 // The official schema, kept in the repository (tests/e2e/schema/README.md says where from).
 function findSchema() {
   const p = process.env.STRATA_DAP_SCHEMA || path.join(here, '../schema/debugAdapterProtocol.json');
