@@ -5,22 +5,11 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import * as vscode from 'vscode';
+import { fillTemplate, FORWARDED, missingWebviewFiles } from './webviewFiles';
 
 // Where the panel's requests go: a debug session, or a TraceSession (dap.ts).
 export interface GpuBackend {
   customRequest(command: string, args: unknown): PromiseLike<unknown>;
-}
-
-export const WEBVIEW_FILES = ['timeline.html', 'timeline.js', 'timeline.css'];
-// The webview may ask for these and nothing else (no evaluate, no gpuStart).
-const FORWARDED = new Set(['gpuTimeline', 'gpuSummary', 'gpuKernel', 'gpuExport']);
-
-export function missingWebviewFiles(extensionPath: string): string[] {
-  return WEBVIEW_FILES.filter((f) => !fs.existsSync(path.join(extensionPath, 'webview', f)));
-}
-
-export function fillTemplate(html: string, values: Record<string, string>): string {
-  return html.replace(/\{\{(\w+)\}\}/g, (whole, key: string) => (key in values ? values[key] : whole));
 }
 
 function themeName(kind: vscode.ColorThemeKind): 'light' | 'dark' | 'high-contrast' {
