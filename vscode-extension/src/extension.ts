@@ -1,5 +1,6 @@
 // The Strata extension's entry point: the `strata` debug type (its adapter, configurations and
 // tokens), the process picker, the GPU trace command and the GPU panels of debug sessions.
+import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import * as vscode from 'vscode';
@@ -43,7 +44,6 @@ async function adapterFor(context: vscode.ExtensionContext, folder?: vscode.Work
   const choice = locateAdapter({ setting, extensionPath: context.extensionPath, envPath: process.env.PATH,
                                  workspaceFolder: workspaceFolderPath(folder) });
   if ('error' in choice) throw new Error(`Strata: ${choice.error}`);
-  const fs = await import('node:fs');
   const key = `${choice.path}:${fs.statSync(choice.path).mtimeMs}`;
   if (!checked.has(key)) {
     const check = await checkAdapter(choice.path, choice.env);
