@@ -36,6 +36,14 @@ if [ ! -f "$stamp" ] || ! cmp -s tests/e2e/package-lock.json "$stamp"; then
   cp tests/e2e/package-lock.json "$stamp"
 fi
 
+# The VS Code extension's build tools (typescript, vsce), from its lockfile; redone when it changes.
+stamp=vscode-extension/node_modules/.strata-lock
+if [ ! -f "$stamp" ] || ! cmp -s vscode-extension/package-lock.json "$stamp"; then
+  echo "== npm ci (vscode-extension)"
+  (cd vscode-extension && npm ci --no-audit --no-fund --loglevel=error)
+  cp vscode-extension/package-lock.json "$stamp"
+fi
+
 # CPython 3.14 (Debian's, from sid) for the tests of what only it has (PEP 768 attach).
 scripts/debian-cpython.sh 3.14
 
