@@ -13,6 +13,7 @@ packages=(
   python3-torch
   clang-14 libclang-rt-14-dev
   patchelf
+  chromium
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -34,6 +35,14 @@ if [ ! -f "$stamp" ] || ! cmp -s tests/e2e/package-lock.json "$stamp"; then
   echo "== npm ci (tests/e2e)"
   (cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error)
   cp tests/e2e/package-lock.json "$stamp"
+fi
+
+# The VS Code extension's tests (playwright-core driving Debian's chromium), the same way.
+stamp=tests/vscode/node_modules/.strata-lock
+if [ ! -f "$stamp" ] || ! cmp -s tests/vscode/package-lock.json "$stamp"; then
+  echo "== npm ci (tests/vscode)"
+  (cd tests/vscode && npm ci --no-audit --no-fund --loglevel=error)
+  cp tests/vscode/package-lock.json "$stamp"
 fi
 
 # CPython 3.14 (Debian's, from sid) for the tests of what only it has (PEP 768 attach).
