@@ -13,6 +13,7 @@ packages=(
   python3-torch
   clang-14 libclang-rt-14-dev
   patchelf
+  chromium
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -42,6 +43,14 @@ if [ ! -f "$stamp" ] || ! cmp -s vscode-extension/package-lock.json "$stamp"; th
   echo "== npm ci (vscode-extension)"
   (cd vscode-extension && npm ci --no-audit --no-fund --loglevel=error)
   cp vscode-extension/package-lock.json "$stamp"
+fi
+
+# The VS Code extension's tests (playwright-core driving Debian's chromium), the same way.
+stamp=tests/vscode/node_modules/.strata-lock
+if [ ! -f "$stamp" ] || ! cmp -s tests/vscode/package-lock.json "$stamp"; then
+  echo "== npm ci (tests/vscode)"
+  (cd tests/vscode && npm ci --no-audit --no-fund --loglevel=error)
+  cp tests/vscode/package-lock.json "$stamp"
 fi
 
 # CPython 3.14 (Debian's, from sid) for the tests of what only it has (PEP 768 attach).
