@@ -1,0 +1,236 @@
+// The VS Code workbench as a user drives it, through playwright-core: the keyboard for files,
+// lines, breakpoints and commands; what the views show (Call Stack, Variables, Debug Console,
+// the editor's tab, cursor and current-statement line) read back from the page.
+import fs from 'node:fs';
+import path from 'node:path';
+
+export class Workbench {
+  constructor(page, artifacts) {
+    this.page = page;
+    this.artifacts = artifacts;
+    this.shots = 0;
+  }
+
+  // A screenshot kept as a test artefact, numbered in the order taken.
+  async shot(name) {
+    fs.mkdirSync(this.artifacts, { recursive: true });
+    const file = path.join(this.artifacts, `${String(++this.shots).padStart(2, '0')}-${name}.png`);
+    await this.page.screenshot({ path: file });
+    return file;
+  }
+
+  async open(url, folder) {
+    await this.page.goto(`${url}/?folder=${encodeURIComponent(folder)}`);
+    await this.page.locator('.monaco-workbench').waitFor({ timeout: 120_000 });
+    await this.page.locator('.explorer-folders-view .monaco-list-row').first().waitFor({ timeout: 120_000 });
+  }
+
+  async explorerNames() {
+    return this.page.locator('.explorer-folders-view .monaco-list-row .label-name').allInnerTexts();
+  }
+
+  // Opens the quick input with `key`, types `text`, waits for a row holding `row`, picks it.
+  async quick(key, text, { row, staysOpen = false } = {}) {
+    const widget = this.page.locator('.quick-input-widget');
+    await this.page.keyboard.press(key);
+    await widget.waitFor({ state: 'visible' });
+    await this.page.keyboard.type(text);
+    if (row) await this.page.locator('.quick-input-list .monaco-list-row', { hasText: row }).first().waitFor();
+    await this.page.keyboard.press('Enter');
+    if (!staysOpen) await widget.waitFor({ state: 'hidden' });
+  }
+
+  // In the open quick pick: types `text`, picks the row holding it.
+  async pick(text) {
+    await this.page.keyboard.type(text);
+    await this.page.locator('.quick-input-list .monaco-list-row', { hasText: text }).first().waitFor();
+    await this.page.keyboard.press('Enter');
+    await this.page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+  }
+
+  // F1, a command by its title.
+  async command(title, options = {}) {
+    await this.quick('F1', title, { row: title, ...options });
+  }
+
+  // The open quick pick's rows, once one holding `row` shows.
+  async quickRows(row) {
+    await this.page.locator('.quick-input-list .monaco-list-row', { hasText: row }).first().waitFor();
+    return this.page.locator('.quick-input-list .monaco-list-row').allInnerTexts();
+  }
+
+  async openFile(name) {
+    await this.quick('Control+P', name, { row: name });
+    await this.activeTab(name);
+  }
+
+  async activeTab(name, timeout = 30_000) {
+    await this.page.locator('.tabs-container .tab.active', { hasText: name }).waitFor({ timeout });
+  }
+
+  // Ctrl+G LINE, checked in the status bar's "Ln L, Col C".
+  async gotoLine(line) {
+    await this.quick('Control+G', String(line));
+    await this.waitForCursorLine(line);
+  }
+
+  async cursor() {
+    const text = await this.page.locator('.statusbar-item[id="status.editor.selection"]').innerText();
+    const m = text.match(/Ln (\d+), Col (\d+)/);
+    return m ? { line: Number(m[1]), column: Number(m[2]) } : null;
+  }
+
+  async waitForCursorLine(line, timeout = 30_000) {
+    const deadline = Date.now() + timeout;
+    for (;;) {
+      const c = await this.cursor().catch(() => null);
+      if (c?.line === line) return c;
+      if (Date.now() > deadline) throw new Error(`the cursor is at ${JSON.stringify(c)}, not on line ${line}`);
+      await this.page.waitForTimeout(100);
+    }
+  }
+
+  // Lines of the active editor whose margin shows one of `classes` (glyphs are positioned
+  // widgets: matched to the line number drawn at the same height).
+  async marginLines(classes) {
+    return this.page.locator('.editor-group-container.active .monaco-editor').first().evaluate((ed, cls) => {
+      const numbers = [...ed.querySelectorAll('.margin-view-overlays .line-numbers')]
+        .map((n) => [n.getBoundingClientRect().top, Number(n.textContent)]);
+      const lines = [];
+      for (const g of ed.querySelectorAll('.glyph-margin-widgets > div, .view-overlays > div > div')) {
+        if (!cls.some((c) => g.classList.contains(c))) continue;
+        const top = g.getBoundingClientRect().top;
+        const hit = numbers.find(([t]) => Math.abs(t - top) < 2);
+        if (hit) lines.push(hit[1]);
+      }
+      return [...new Set(lines)].sort((x, y) => x - y);
+    }, classes);
+  }
+
+  // The red dots: enabled breakpoints, placed or not yet.
+  async breakpointLines() {
+    return this.marginLines(['codicon-debug-breakpoint', 'codicon-debug-breakpoint-unverified',
+      'codicon-debug-breakpoint-stackframe']);
+  }
+
+  // F9 on `line`, checked by the glyph the editor draws there (added or removed).
+  async toggleBreakpoint(line) {
+    await this.gotoLine(line);
+    const had = (await this.breakpointLines()).includes(line);
+    await this.page.keyboard.press('F9');
+    const deadline = Date.now() + 10_000;
+    while ((await this.breakpointLines()).includes(line) === had) {
+      if (Date.now() > deadline) throw new Error(`F9 on line ${line} did not ${had ? 'remove' : 'add'} a breakpoint glyph`);
+      await this.page.waitForTimeout(100);
+    }
+  }
+
+  // Call Stack view rows as VS Code labels them for screen readers:
+  // [{name, line, file}] from "Stack Frame NAME, line N, FILE".
+  async callStack() {
+    const labels = await this.page.locator('.debug-call-stack .monaco-list-row').evaluateAll(
+      (rows) => rows.map((r) => r.getAttribute('aria-label') ?? ''));
+    return labels.map((l) => l.match(/^Stack Frame (.*), line (\d+), (.*)$/)).filter(Boolean)
+      .map((m) => ({ name: m[1], line: Number(m[2]), file: m[3] }));
+  }
+
+  // Waits until the top frame of the Call Stack is `name` at `line`, with at least `depth`
+  // frames shown (VS Code asks for the top frame first and the rest after).
+  async waitForTopFrame(name, line, { depth = 1, timeout = 120_000 } = {}) {
+    const deadline = Date.now() + timeout;
+    for (;;) {
+      const frames = await this.callStack();
+      if (frames[0]?.name === name && (line === undefined || frames[0].line === line) && frames.length >= depth) return frames;
+      if (Date.now() > deadline) {
+        throw new Error(`the Call Stack shows ${JSON.stringify(frames)}, not ${name}${line ? `:${line}` : ''} on top`);
+      }
+      await this.page.waitForTimeout(200);
+    }
+  }
+
+  // The Variables view: scope SCOPE expanded (a click, as a user would), then its variables as
+  // {name: value} from the rows' "NAME, value VALUE" labels.
+  // With `until`, read again until it holds (the view refreshes a moment after a stop).
+  async variables(scope = 'Locals', until = null, timeout = 30_000) {
+    const deadline = Date.now() + timeout;
+    for (;;) {
+      const vars = await this.readVariables(scope);
+      if (!until || until(vars)) return vars;
+      if (Date.now() > deadline) throw new Error(`the Variables view's ${scope} never matched: ${JSON.stringify(vars)}`);
+      await this.page.waitForTimeout(200);
+    }
+  }
+
+  async readVariables(scope) {
+    const row = this.page.locator('.debug-variables .monaco-list-row', { hasText: scope }).first();
+    await row.waitFor();
+    if ((await row.getAttribute('aria-expanded')) === 'false') await row.click();
+    await this.page.waitForFunction((s) => {
+      const rows = [...document.querySelectorAll('.debug-variables .monaco-list-row')];
+      const i = rows.findIndex((r) => r.getAttribute('aria-label') === `Scope ${s}`);
+      return i >= 0 && rows[i].getAttribute('aria-expanded') === 'true' && rows[i + 1] &&
+        !rows[i + 1].getAttribute('aria-label')?.startsWith('Scope ');
+    }, scope, { timeout: 30_000 });
+    const labels = await this.page.locator('.debug-variables .monaco-list-row').evaluateAll(
+      (rows) => rows.map((r) => [r.getAttribute('aria-label') ?? '', r.getAttribute('aria-level')]));
+    const out = {};
+    let inside = false;
+    for (const [label, level] of labels) {
+      if (label.startsWith('Scope ')) { inside = label === `Scope ${scope}`; continue; }
+      const m = label.match(/^(.*?), value (.*)$/s);
+      if (inside && m && level === '2') out[m[1]] = m[2];
+    }
+    return out;
+  }
+
+  // The debug toolbar is there while a session runs.
+  async sessionRunning() {
+    return this.page.locator('.debug-toolbar').isVisible();
+  }
+
+  // Leaves no session running and no breakpoint set, whatever an earlier step left.
+  async reset() {
+    if (await this.sessionRunning()) {
+      await this.page.keyboard.press('Shift+F5');
+      await this.waitForSessionEnd(30_000);
+    }
+    // Offered only while there are breakpoints.
+    const widget = this.page.locator('.quick-input-widget');
+    await this.page.keyboard.press('F1');
+    await widget.waitFor({ state: 'visible' });
+    await this.page.keyboard.type('Debug: Remove All Breakpoints');
+    const row = this.page.locator('.quick-input-list .monaco-list-row', { hasText: 'Remove All Breakpoints' }).first();
+    const offered = await row.waitFor({ timeout: 3000 }).then(() => true, () => false);
+    await this.page.keyboard.press(offered ? 'Enter' : 'Escape');
+    await widget.waitFor({ state: 'hidden' });
+  }
+
+  async waitForSessionEnd(timeout = 120_000) {
+    await this.page.locator('.debug-toolbar').waitFor({ state: 'hidden', timeout });
+  }
+
+  async debugConsole() {
+    return (await this.page.locator('.repl .monaco-list-rows').allInnerTexts()).join('\n');
+  }
+
+  async waitForDebugConsole(re, timeout = 60_000) {
+    const deadline = Date.now() + timeout;
+    for (;;) {
+      const text = await this.debugConsole();
+      if (re.test(text)) return text;
+      if (Date.now() > deadline) throw new Error(`the Debug Console never showed ${re}; it shows:\n${text}`);
+      await this.page.waitForTimeout(200);
+    }
+  }
+
+  // The line of the editor's current-statement highlight (the yellow line of a stopped frame).
+  async currentStatementLine() {
+    const lines = await this.marginLines(['debug-top-stack-frame-line']);
+    return lines.length === 1 ? lines[0] : lines;
+  }
+
+  // The notifications' messages (errors the extension shows land there).
+  async notifications() {
+    return this.page.locator('.notifications-toasts .notification-list-item-message').allInnerTexts();
+  }
+}

