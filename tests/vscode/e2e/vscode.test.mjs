@@ -9,21 +9,29 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { chromium } from 'playwright-core';
 import {
   ARTIFACTS, CHROMIUM, REPO, WORK, chromiumMissing, ensureCodeServer, installExtension, startCodeServer, vsixToTest,
 } from './lib/codeserver.mjs';
 import { Workbench } from './lib/workbench.mjs';
 
+// The repository's GPU trace fixture (tests/e2e/lib/gpu.mjs: a torch.profiler trace whose gemm
+// launch has its Python lines), or why it cannot be written.
+const gpu = await Promise.all([import('../../e2e/lib/gpu.mjs'), import('../../e2e/lib/python.mjs')])
+  .then(([g, py]) => ({ ...g, lineOf: py.lineOf }), (e) => ({ error: e }));
+const NO_GPU_FIXTURE = gpu.error && `tests/e2e's trace fixture cannot be loaded (npm ci in tests/e2e; scripts/setup.sh does it): ${gpu.error.message.split('\n')[0]}`;
+
 const PYTHON = (process.env.STRATA_PYTHONS ?? '').split(':').find(Boolean);
 const CC = ['cc', 'gcc'].find((c) => { try { execFileSync(c, ['--version'], { stdio: 'ignore' }); return true; } catch { return false; } });
 
 // What must be there before anything runs; the first missing piece is the reason for the skip.
-const started = Date.now();
-const skip = chromiumMissing() ?? ensureCodeServer() ?? null;
+const seconds = (since) => ((Date.now() - since) / 1000).toFixed(1);
+let since = Date.now();
+const skip = chromiumMissing() ?? ensureCodeServer();
+const installSeconds = seconds(since);
+since = Date.now();
 const { vsix, skip: noVsix } = skip ? {} : vsixToTest();
+const packageSeconds = seconds(since);
 const SKIP = skip ?? noVsix ?? false;
-const setupSeconds = ((Date.now() - started) / 1000).toFixed(1);
 
 const dirs = {
   userData: path.join(WORK, 'user-data'),
@@ -39,6 +47,18 @@ const PY_LINE = 16;
 const C_LINE = 6;
 
 let server, browser, wb;
+
+// A test whose failure leaves a screenshot of what the page showed then.
+function uiTest(name, options, fn) {
+  test(name, options, async () => {
+    try {
+      await fn();
+    } catch (e) {
+      await wb?.shot('FAILED').catch(() => {});
+      throw e;
+    }
+  });
+}
 
 function writeWorkspace() {
   fs.rmSync(dirs.workspace, { recursive: true, force: true });
@@ -69,12 +89,13 @@ function writeSettings() {
     'extensions.autoUpdate': false,
     'editor.minimap.enabled': false,
     'workbench.editor.enablePreview': false,
+    'git.openRepositoryInParentFolders': 'never',
   }, null, 2));
 }
 
 before(async () => {
   if (SKIP) return;
-  console.log(`setup (code-server install check, vsix packaged from this build): ${setupSeconds} s`);
+  console.log(`code-server install (or the check that it is there): ${installSeconds} s; vsix ${vsix} ready: ${packageSeconds} s`);
   fs.rmSync(ARTIFACTS, { recursive: true, force: true });
   fs.mkdirSync(WORK, { recursive: true });
   writeSettings();
@@ -82,6 +103,7 @@ before(async () => {
   writeWorkspace();
   installExtension(vsix, dirs);
   server = await startCodeServer({ ...dirs, log: path.join(WORK, 'code-server.log') });
+  const { chromium } = await import('playwright-core');
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   page.setDefaultTimeout(30_000);
@@ -93,7 +115,7 @@ after(async () => {
   await server?.stop();
 });
 
-test('VS Code opens the folder with the Strata extension installed from the vsix', { skip: SKIP }, async () => {
+uiTest('VS Code opens the folder with the Strata extension installed from the vsix', { skip: SKIP }, async () => {
   await wb.open(server.url, dirs.workspace);
   const names = await wb.explorerNames();
   for (const f of [PY_FILE, C_FILE]) assert.ok(names.includes(f), `the Explorer lists ${f}: ${names}`);
@@ -104,7 +126,7 @@ test('VS Code opens the folder with the Strata extension installed from the vsix
   await wb.shot('workbench');
 });
 
-test('Python: F9 in train_loop.py, F5, Call Stack and Variables, F10, continue to the end', { skip: SKIP || (!PYTHON && 'no CPython 3.12 or newer was found by the build (STRATA_PYTHONS is empty)') }, async () => {
+uiTest('Python: F9 in train_loop.py, F5, Call Stack and Variables, F10, continue to the end', { skip: SKIP || (!PYTHON && 'no CPython 3.12 or newer was found by the build (STRATA_PYTHONS is empty)') }, async () => {
   assert.match(fs.readFileSync(path.join(dirs.workspace, PY_FILE), 'utf8').split('\n')[PY_LINE - 1], /err = \(w \* x \+ b\) - y/);
   await wb.reset();
   await wb.openFile(PY_FILE);
@@ -141,7 +163,7 @@ test('Python: F9 in train_loop.py, F5, Call Stack and Variables, F10, continue t
   await wb.shot('python-ended');
 });
 
-test('C: F9 in primes.c, F5, Call Stack and Variables, F10, continue to the end', { skip: SKIP || (!CC && 'no C compiler (cc) to build primes.c with -g') }, async () => {
+uiTest('C: F9 in primes.c, F5, Call Stack and Variables, F10, continue to the end', { skip: SKIP || (!CC && 'no C compiler (cc) to build primes.c with -g') }, async () => {
   assert.match(fs.readFileSync(path.join(dirs.workspace, C_FILE), 'utf8').split('\n')[C_LINE - 1], /if \(n < 2\) return 0;/);
   await wb.reset();
   await wb.openFile(C_FILE);
@@ -175,3 +197,85 @@ test('C: F9 in primes.c, F5, Call Stack and Variables, F10, continue to the end'
   assert.match(out, /prime #1: 2[\s\S]*prime #2: 3[\s\S]*prime #3: 5/);
   await wb.shot('c-ended');
 });
+
+uiTest('GPU: Strata: Open GPU Trace, click the gemm kernel, its launching line opens in the editor', { skip: SKIP || NO_GPU_FIXTURE }, async () => {
+  await wb.reset();
+  const trace = gpu.writeKineto(dirs.workspace, 'train.pt.trace.json');
+  const launchLine = gpu.lineOf(gpu.LAUNCHER, 'launch_gemm');
+
+  await wb.command('Strata: Open GPU Trace', { staysOpen: true });
+  // VS Code's own file dialog (a quick input in the browser): the path typed in full.
+  await wb.page.locator('.quick-input-widget .quick-input-title', { hasText: 'open a GPU trace' }).waitFor();
+  const input = wb.page.locator('.quick-input-widget input');
+  await wb.page.waitForFunction(() => document.querySelector('.quick-input-widget input')?.value.endsWith('/'));
+  await input.press('Control+A');
+  await wb.page.keyboard.type(trace);
+  await wb.acceptFileDialog();
+  await wb.activeTab('GPU: train.pt.trace.json', 60_000);
+
+  const view = wb.webview();
+  await view.locator('#kernels tbody tr', { hasText: 'relu_kernel' }).waitFor({ timeout: 60_000 });
+  assert.deepEqual((await view.locator('#kernels tbody tr').allInnerTexts()).map((r) => r.split('\t').slice(0, 2)),
+    [['relu_kernel', String(gpu.RELUS)], [gpu.GEMM, '1']], 'the top-kernels table from gpuSummary');
+  await wb.shot('gpu-timeline');
+
+  // A user finds the kernel by its tooltip, then clicks it.
+  const at = await wb.findOnCanvas(view, '#timeline', '#tooltip', gpu.GEMM);
+  assert.ok(at, `no point of the timeline shows a ${gpu.GEMM} tooltip`);
+  await wb.shot('gpu-hover');
+  await wb.page.mouse.click(at.x, at.y);
+  const details = view.locator('#details');
+  await details.locator('.name', { hasText: gpu.GEMM }).waitFor();
+  const text = await details.innerText();
+  assert.match(text, /Grid\s+64 × 1 × 1/);
+  assert.match(text, /Block\s+256 × 1 × 1/);
+  assert.match(text, /Launched by\s+cudaLaunchKernel/);
+  const frame = details.locator('ol.frames button', { hasText: 'launch_gemm' });
+  assert.equal(await frame.getAttribute('title'), `${gpu.LAUNCHER}:${launchLine}`);
+  await wb.shot('gpu-kernel');
+
+  // Its launching frame: the editor opens gpu_launcher.py at that line.
+  await frame.click();
+  await wb.activeTab(path.basename(gpu.LAUNCHER));
+  await wb.waitForCursorLine(launchLine);
+  await wb.shot('gpu-source');
+});
+
+uiTest('activation: the time VS Code measured for the Strata extension (Developer: Show Running Extensions)', { skip: SKIP }, async () => {
+  await wb.command('Developer: Show Running Extensions');
+  const list = wb.page.locator('.runtime-extensions-editor .monaco-list');
+  await list.waitFor();
+  // The list draws only the rows in view: scrolled until Strata's shows.
+  const row = wb.page.locator('.runtime-extensions-editor .monaco-list-row', { hasText: 'Strata Debugger' });
+  for (let i = 0; i < 40 && !(await row.isVisible()); ++i) {
+    await list.hover();
+    await wb.page.mouse.wheel(0, 200);
+    await wb.page.waitForTimeout(100);
+  }
+  await row.waitFor();
+  const text = await row.innerText();
+  const m = text.match(/(Startup )?Activation: (\d+)ms/);
+  assert.ok(m, `the Strata row says when it activated: ${text}`);
+  const logged = activationLog();
+  console.log(`Strata extension activation: ${m[2]} ms (VS Code's Running Extensions, code-server ${server.version})` +
+    (logged ? `; ${logged}` : ''));
+  await wb.shot('running-extensions');
+});
+
+// The extension host's log line for the activation (what triggered it).
+function activationLog() {
+  const logs = path.join(dirs.userData, 'logs');
+  const found = [];
+  const walk = (d) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name.endsWith('.log')) {
+        const line = fs.readFileSync(p, 'utf8').split('\n').find((l) => l.includes('_doActivateExtension strata.strata'));
+        if (line) found.push(line.replace(/^.*ExtensionService#_doActivateExtension /, ''));
+      }
+    }
+  };
+  if (fs.existsSync(logs)) walk(logs);
+  return found[0];
+}

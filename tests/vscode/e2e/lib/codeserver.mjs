@@ -57,8 +57,10 @@ export async function startCodeServer({ userData, extensions, log }) {
   const exited = new Promise((resolve) => proc.on('exit', (code, signal) => resolve(code ?? signal)));
   const deadline = Date.now() + 120_000;
   for (;;) {
-    const m = fs.readFileSync(log, 'utf8').match(/HTTP server listening on (http:\/\/127\.0\.0\.1:\d+)\//);
-    if (m) return { url: m[1], proc, exited, stop: () => stop(proc, exited) };
+    const text = fs.readFileSync(log, 'utf8');
+    const m = text.match(/HTTP server listening on (http:\/\/127\.0\.0\.1:\d+)\//);
+    const version = text.match(/info\s+code-server (\S+)/)?.[1];
+    if (m) return { url: m[1], version, proc, exited, stop: () => stop(proc, exited) };
     const code = await Promise.race([exited, new Promise((r) => setTimeout(() => r(undefined), 200))]);
     if (code !== undefined) throw new Error(`code-server exited (${code}) before listening:\n${fs.readFileSync(log, 'utf8')}`);
     if (Date.now() > deadline) throw new Error(`code-server did not listen within 120 s:\n${fs.readFileSync(log, 'utf8')}`);

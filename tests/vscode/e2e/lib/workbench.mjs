@@ -30,12 +30,22 @@ export class Workbench {
   }
 
   // Opens the quick input with `key`, types `text`, waits for a row holding `row`, picks it.
+  // A row that does not show (commands of extensions the window has not registered yet) is
+  // looked for again, with the input reopened, for up to a minute.
   async quick(key, text, { row, staysOpen = false } = {}) {
     const widget = this.page.locator('.quick-input-widget');
-    await this.page.keyboard.press(key);
-    await widget.waitFor({ state: 'visible' });
-    await this.page.keyboard.type(text);
-    if (row) await this.page.locator('.quick-input-list .monaco-list-row', { hasText: row }).first().waitFor();
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      await this.page.keyboard.press(key);
+      await widget.waitFor({ state: 'visible' });
+      await this.page.keyboard.type(text);
+      if (!row) break;
+      const found = this.page.locator('.quick-input-list .monaco-list-row', { hasText: row }).first();
+      if (await found.waitFor({ timeout: 5000 }).then(() => true, () => false)) break;
+      if (Date.now() > deadline) throw new Error(`'${text}' offers no '${row}' in the quick input`);
+      await this.page.keyboard.press('Escape');
+      await widget.waitFor({ state: 'hidden' });
+    }
     await this.page.keyboard.press('Enter');
     if (!staysOpen) await widget.waitFor({ state: 'hidden' });
   }
@@ -46,6 +56,18 @@ export class Workbench {
     await this.page.locator('.quick-input-list .monaco-list-row', { hasText: text }).first().waitFor();
     await this.page.keyboard.press('Enter');
     await this.page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+  }
+
+  // Enter in VS Code's file dialog once it has caught up with the typed path: it checks the
+  // path as it is typed, and an Enter before that answers "Please select a file".
+  async acceptFileDialog() {
+    const widget = this.page.locator('.quick-input-widget');
+    for (let i = 0; i < 10; ++i) {
+      await this.page.waitForTimeout(300);
+      await this.page.keyboard.press('Enter');
+      if (await widget.waitFor({ state: 'hidden', timeout: 2000 }).then(() => true, () => false)) return;
+    }
+    throw new Error(`the file dialog did not accept the path: ${await widget.innerText()}`);
   }
 
   // F1, a command by its title.
@@ -227,6 +249,36 @@ export class Workbench {
   async currentStatementLine() {
     const lines = await this.marginLines(['debug-top-stack-frame-line']);
     return lines.length === 1 ? lines[0] : lines;
+  }
+
+  // The webview in the active editor (VS Code nests the content in a second iframe).
+  webview() {
+    return this.page.frameLocator('iframe.webview.ready').last().frameLocator('#active-frame');
+  }
+
+  // The point of the canvas where the page's tooltip names `name` (page coordinates), or null.
+  // Looked for with pointer events dispatched inside the page (thousands of real mouse moves
+  // take tens of seconds), then confirmed with a real mouse move there.
+  async findOnCanvas(view, canvasSel, tooltipSel, name, { dx = 2, dy = 3 } = {}) {
+    const canvas = view.locator(canvasSel);
+    const found = await canvas.evaluate((c, [tipSel, want, sx, sy]) => {
+      const tip = document.querySelector(tipSel);
+      const r = c.getBoundingClientRect();
+      for (let x = 1; x < r.width; x += sx) {
+        for (let y = 1; y < r.height; y += sy) {
+          c.dispatchEvent(new PointerEvent('pointermove', { clientX: r.left + x, clientY: r.top + y, bubbles: true }));
+          if (!tip.hidden && tip.querySelector('strong')?.textContent === want) return { x, y };
+        }
+      }
+      return null;
+    }, [tooltipSel, name, dx, dy]);
+    if (!found) return null;
+    const box = await canvas.boundingBox();
+    const at = { x: box.x + found.x, y: box.y + found.y };
+    await this.page.mouse.move(at.x, at.y);
+    const tip = view.locator(tooltipSel);
+    await tip.locator('strong', { hasText: name }).waitFor();
+    return at;
   }
 
   // The notifications' messages (errors the extension shows land there).
