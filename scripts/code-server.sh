@@ -48,8 +48,9 @@ install() {
   flock 9
   installed && return 0
   local err
-  if ! err="$(timeout 60 npm view "code-server@$CODE_SERVER_VERSION" version 2>&1)"; then
-    skip "the npm registry cannot be reached ($(echo "$err" | grep -m1 -iE 'err|code' || echo "$err" | head -1))"
+  if ! err="$(timeout 60 npm view "code-server@$CODE_SERVER_VERSION" version --fetch-retries=0 2>&1)"; then
+    err="$( (echo "$err" | grep -m1 'reason:' || echo "$err" | grep -m1 'error code') | sed 's/^npm error //')"
+    skip "the npm registry cannot be reached (${err:-npm view timed out after 60 s})"
   fi
   local started=$SECONDS
   echo "== code-server $CODE_SERVER_VERSION with Node $NODE_VERSION into $cache (once)" >&2
