@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import {
-  ARTIFACTS, CHROMIUM, REPO, WORK, chromiumMissing, ensureCodeServer, installExtension, startCodeServer, vsixToTest,
+  ARTIFACTS, CHROMIUM, REPO, WORK, activationLog, chromiumMissing, ensureCodeServer, installExtension, startCodeServer, vsixToTest,
 } from './lib/codeserver.mjs';
 import { Workbench } from './lib/workbench.mjs';
 
@@ -256,26 +256,8 @@ uiTest('activation: the time VS Code measured for the Strata extension (Develope
   const text = await row.innerText();
   const m = text.match(/(Startup )?Activation: (\d+)ms/);
   assert.ok(m, `the Strata row says when it activated: ${text}`);
-  const logged = activationLog();
+  const logged = activationLog(dirs.userData, 'strata.strata');
   console.log(`Strata extension activation: ${m[2]} ms (VS Code's Running Extensions, code-server ${server.version})` +
     (logged ? `; ${logged}` : ''));
   await wb.shot('running-extensions');
 });
-
-// The extension host's log line for the activation (what triggered it).
-function activationLog() {
-  const logs = path.join(dirs.userData, 'logs');
-  const found = [];
-  const walk = (d) => {
-    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-      const p = path.join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.name.endsWith('.log')) {
-        const line = fs.readFileSync(p, 'utf8').split('\n').find((l) => l.includes('_doActivateExtension strata.strata'));
-        if (line) found.push(line.replace(/^.*ExtensionService#_doActivateExtension /, ''));
-      }
-    }
-  };
-  if (fs.existsSync(logs)) walk(logs);
-  return found[0];
-}

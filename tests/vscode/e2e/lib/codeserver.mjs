@@ -96,3 +96,18 @@ export function vsixToTest() {
   if (r.status !== 0) throw new Error(`scripts/package-vscode.sh failed (exit ${r.status}):\n${r.stdout}${r.stderr}`);
   return { vsix };
 }
+
+// The extension host's log line for an extension's activation (what triggered it), or undefined.
+export function activationLog(userData, id) {
+  const logs = path.join(userData, 'logs');
+  const walk = (d) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      const line = e.isDirectory() ? walk(p)
+        : e.name.endsWith('.log') && fs.readFileSync(p, 'utf8').split('\n').find((l) => l.includes(`_doActivateExtension ${id},`));
+      if (line) return line.replace(/^.*ExtensionService#_doActivateExtension /, '');
+    }
+    return undefined;
+  };
+  return fs.existsSync(logs) ? walk(logs) : undefined;
+}
