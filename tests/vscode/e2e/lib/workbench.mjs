@@ -40,28 +40,46 @@ export class Workbench {
       await widget.waitFor({ state: 'visible' });
       await this.page.keyboard.type(text);
       if (!row) break;
-      const found = this.page.locator('.quick-input-list .monaco-list-row', { hasText: row }).first();
+      // The focused row is the one Enter picks (the list reorders as the text is typed).
+      const found = this.page.locator('.quick-input-list .monaco-list-row.focused', { hasText: row }).first();
       if (await found.waitFor({ timeout: 5000 }).then(() => true, () => false)) break;
       if (Date.now() > deadline) throw new Error(`'${text}' offers no '${row}' in the quick input`);
       await this.page.keyboard.press('Escape');
       await widget.waitFor({ state: 'hidden' });
     }
     await this.page.keyboard.press('Enter');
-    if (!staysOpen) await widget.waitFor({ state: 'hidden' });
+    if (staysOpen) return;
+    // An Enter that comes before the input has taken in the typed text is lost: once more.
+    for (let i = 0; !(await widget.waitFor({ state: 'hidden', timeout: 3000 }).then(() => true, () => false)); ++i) {
+      if (i === 3) throw new Error(`the quick input for '${text}' stays open: ${await widget.innerText()}`);
+      await this.page.keyboard.press('Enter');
+    }
   }
 
   // In the open quick pick: types `text`, picks the row holding it.
   async pick(text) {
     await this.page.keyboard.type(text);
-    await this.page.locator('.quick-input-list .monaco-list-row', { hasText: text }).first().waitFor();
+    await this.page.locator('.quick-input-list .monaco-list-row.focused', { hasText: text }).first().waitFor();
     await this.page.keyboard.press('Enter');
     await this.page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
   }
 
-  // Enter in VS Code's file dialog once it has caught up with the typed path: it checks the
-  // path as it is typed, and an Enter before that answers "Please select a file".
-  async acceptFileDialog() {
+  // `file` typed into VS Code's file dialog (a quick input in the browser), then Enter once the
+  // dialog has caught up: it checks the path as it is typed, and an Enter before that answers
+  // "Please select a file".
+  async acceptFileDialog(file) {
     const widget = this.page.locator('.quick-input-widget');
+    const input = widget.locator('input');
+    // The dialog fills in its folder a moment after it opens, and may do it again: the path
+    // is typed over whatever it shows until the input holds exactly that path.
+    await this.page.waitForFunction(() => document.querySelector('.quick-input-widget input')?.value.endsWith('/'));
+    for (let i = 0; ; ++i) {
+      await input.press('Control+A');
+      await this.page.keyboard.type(file);
+      await this.page.waitForTimeout(300);
+      if (await input.inputValue() === file) break;
+      if (i === 5) throw new Error(`the file dialog's input holds ${await input.inputValue()}, not ${file}`);
+    }
     for (let i = 0; i < 10; ++i) {
       await this.page.waitForTimeout(300);
       await this.page.keyboard.press('Enter');
@@ -175,11 +193,15 @@ export class Workbench {
   // With `until`, read again until it holds (the view refreshes a moment after a stop).
   async variables(scope = 'Locals', until = null, timeout = 30_000) {
     const deadline = Date.now() + timeout;
+    let last = null;
     for (;;) {
+      // Two reads alike in a row: the view redraws its rows one by one after a stop.
       const vars = await this.readVariables(scope);
-      if (!until || until(vars)) return vars;
+      const same = last !== null && JSON.stringify(vars) === JSON.stringify(last);
+      if (same && (!until || until(vars))) return vars;
+      last = vars;
       if (Date.now() > deadline) throw new Error(`the Variables view's ${scope} never matched: ${JSON.stringify(vars)}`);
-      await this.page.waitForTimeout(200);
+      await this.page.waitForTimeout(150);
     }
   }
 
