@@ -14,6 +14,7 @@ packages=(
   clang-14 libclang-rt-14-dev
   patchelf
   libkrb5-dev
+  chromium
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -43,6 +44,14 @@ if [ ! -f "$stamp" ] || ! cmp -s vscode-extension/package-lock.json "$stamp"; th
   echo "== npm ci (vscode-extension)"
   (cd vscode-extension && npm ci --no-audit --no-fund --loglevel=error)
   cp vscode-extension/package-lock.json "$stamp"
+fi
+
+# The VS Code extension's tests (playwright-core driving Debian's chromium), the same way.
+stamp=tests/vscode/node_modules/.strata-lock
+if [ ! -f "$stamp" ] || ! cmp -s tests/vscode/package-lock.json "$stamp"; then
+  echo "== npm ci (tests/vscode)"
+  (cd tests/vscode && npm ci --no-audit --no-fund --loglevel=error)
+  cp tests/vscode/package-lock.json "$stamp"
 fi
 
 # code-server (VS Code for the browser) for the extension's end-to-end test (tests/vscode/e2e),
