@@ -3,7 +3,7 @@
 // that activated in the same windows. Each run: a new user-data folder, code-server started,
 // the workspace of tests/vscode/e2e opened in headless Chromium, F5 on a Python launch (the
 // extension activates on onDebugResolve:strata), the program run to its end, the times read.
-//   node bench/vscode/activation.mjs [--runs N]        (default 5)
+//   node bench/vscode/activation.mjs [--runs N]        (default 5; results in activation.md)
 // Needs what tests/vscode/e2e needs (scripts/code-server.sh install, chromium, npm ci in
 // tests/vscode and vscode-extension, a build with strata-dap and the agent: build/asan or
 // STRATA_BUILD_DIR); STRATA_VSIX names a vsix to measure instead of packaging one.
