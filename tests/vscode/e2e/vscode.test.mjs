@@ -171,7 +171,8 @@ uiTest('C: F9 in primes.c, F5, Call Stack and Variables, F10, continue to the en
   assert.deepEqual(await wb.breakpointLines(), [C_LINE]);
   await wb.shot('c-breakpoint');
 
-  // F5 runs the configuration selected in the Run view: pick the native one first, as a user would.
+  // F5 would run the selected configuration (the Python one): the native one is picked and
+  // started by Debug: Select and Start Debugging, from the list of launch.json's configurations.
   await wb.command('Debug: Select and Start Debugging', { staysOpen: true });
   const configs = await wb.quickRows('Native: primes');
   assert.ok(configs.some((c) => c.startsWith('Python: train_loop')), `launch.json's configurations are offered: ${configs}`);
