@@ -13,6 +13,7 @@ packages=(
   python3-torch
   clang-14 libclang-rt-14-dev
   patchelf
+  libkrb5-dev
   chromium
 )
 missing=()
@@ -52,6 +53,10 @@ if [ ! -f "$stamp" ] || ! cmp -s tests/vscode/package-lock.json "$stamp"; then
   (cd tests/vscode && npm ci --no-audit --no-fund --loglevel=error)
   cp tests/vscode/package-lock.json "$stamp"
 fi
+
+# code-server (VS Code for the browser) for the extension's end-to-end test (tests/vscode/e2e),
+# once, pinned, outside the tree. Not fatal: that test runs the install again and says why not.
+scripts/code-server.sh install || echo "   code-server is not installed (exit $?): tests/vscode/e2e will say why"
 
 # CPython 3.14 (Debian's, from sid) for the tests of what only it has (PEP 768 attach).
 scripts/debian-cpython.sh 3.14
