@@ -97,28 +97,19 @@ std::optional<std::vector<std::size_t>> evalCallsByAddress(const std::vector<std
 
 std::optional<std::vector<MergedFrame>> mergeStacks(const std::vector<std::string>& nativeFunctions,
                                                     const PythonThread& thread, const std::vector<std::uint64_t>& cfas) {
-  if (cfas.size() == nativeFunctions.size()) {
-    if (auto calls = evalCallsByAddress(cfas, thread)) {
-      std::vector<MergedFrame> out;
-      std::size_t call = 0, py = 0;
-      for (std::size_t i = 0; i < nativeFunctions.size(); ++i) {
-        if (call < calls->size() && (*calls)[call] == i) {
-          while (py < thread.frames.size() && thread.frames[py].evalIndex == call) out.push_back({true, py++});
-          ++call;
-        }
-        out.push_back({false, i});
-      }
-      while (py < thread.frames.size()) out.push_back({true, py++});
-      return out;
-    }
+  std::optional<std::vector<std::size_t>> calls;  // the native index of each eval call, innermost first
+  if (cfas.size() == nativeFunctions.size()) calls = evalCallsByAddress(cfas, thread);
+  if (!calls) {
+    calls.emplace();
+    for (std::size_t i = 0; i < nativeFunctions.size(); ++i)
+      if (isEvalFrameFunction(nativeFunctions[i])) calls->push_back(i);
+    if (calls->size() != thread.evalCalls) return std::nullopt;
   }
-  std::size_t evals = 0;
-  for (const std::string& f : nativeFunctions) evals += isEvalFrameFunction(f);
-  if (evals != thread.evalCalls) return std::nullopt;
+  // Each call's Python frames go right before the native frame running it.
   std::vector<MergedFrame> out;
   std::size_t call = 0, py = 0;
   for (std::size_t i = 0; i < nativeFunctions.size(); ++i) {
-    if (isEvalFrameFunction(nativeFunctions[i])) {
+    if (call < calls->size() && (*calls)[call] == i) {
       while (py < thread.frames.size() && thread.frames[py].evalIndex == call) out.push_back({true, py++});
       ++call;
     }
