@@ -378,19 +378,26 @@ void PidAttachBackend::reportSnapshotStop() {
   host_.stopped(stop);
 }
 
+// Breakpoints kept until the agent is in: each gets an id of ours (in `ids`, which the agent's
+// replies are mapped back to) and a report carrying it.
+std::vector<BreakpointReport> PidAttachBackend::keptReports(std::size_t count, std::vector<std::int64_t>& ids) {
+  std::vector<BreakpointReport> out(count);
+  for (auto& r : out) {
+    ids.push_back(nextId_++);
+    r.id = ids.back();
+  }
+  return out;
+}
+
 void PidAttachBackend::setSourceBreakpoints(const std::string& path, const std::vector<SourceBreakpointSpec>& breakpoints,
                                             Reply<std::vector<BreakpointReport>> reply) {
   if (agentIn_) return agent_->setSourceBreakpoints(path, breakpoints, std::move(reply));
   std::vector<std::int64_t> ids;
-  std::vector<BreakpointReport> out;
-  for (const auto& b : breakpoints) {
-    ids.push_back(nextId_++);
-    BreakpointReport r;
-    r.id = ids.back();
-    r.line = b.line;
-    r.pending = true;
-    r.message = "set once the Strata agent is in: " + readOnlyText();
-    out.push_back(std::move(r));
+  std::vector<BreakpointReport> out = keptReports(breakpoints.size(), ids);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    out[i].line = breakpoints[i].line;
+    out[i].pending = true;
+    out[i].message = "set once the Strata agent is in: " + readOnlyText();
   }
   sources_[path] = {breakpoints, ids};
   reply(std::move(out));
@@ -400,14 +407,10 @@ void PidAttachBackend::setFunctionBreakpoints(const std::vector<FunctionBreakpoi
                                               Reply<std::vector<BreakpointReport>> reply) {
   if (agentIn_) return agent_->setFunctionBreakpoints(breakpoints, std::move(reply));
   std::vector<std::int64_t> ids;
-  std::vector<BreakpointReport> out;
-  for (std::size_t i = 0; i < breakpoints.size(); ++i) {
-    ids.push_back(nextId_++);
-    BreakpointReport r;
-    r.id = ids.back();
+  std::vector<BreakpointReport> out = keptReports(breakpoints.size(), ids);
+  for (auto& r : out) {
     r.pending = true;
     r.message = "set once the Strata agent is in";
-    out.push_back(std::move(r));
   }
   functions_ = {breakpoints, ids};
   reply(std::move(out));
@@ -417,14 +420,8 @@ void PidAttachBackend::setExceptionBreakpoints(const std::vector<ExceptionFilter
                                                Reply<std::vector<BreakpointReport>> reply) {
   if (agentIn_) return agent_->setExceptionBreakpoints(filters, std::move(reply));
   std::vector<std::int64_t> ids;
-  std::vector<BreakpointReport> out;
-  for (std::size_t i = 0; i < filters.size(); ++i) {
-    ids.push_back(nextId_++);
-    BreakpointReport r;
-    r.id = ids.back();
-    r.verified = true;
-    out.push_back(std::move(r));
-  }
+  std::vector<BreakpointReport> out = keptReports(filters.size(), ids);
+  for (auto& r : out) r.verified = true;
   exceptions_ = {filters, ids};
   reply(std::move(out));
 }

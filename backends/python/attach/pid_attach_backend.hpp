@@ -76,6 +76,7 @@ class PidAttachBackend final : public Backend, private BackendHost {
   void onAgentIn();
   void explainWaiting();
   void removeScript();
+  std::vector<BreakpointReport> keptReports(std::size_t count, std::vector<std::int64_t>& ids);
   void watchExit();
   std::string readOnlyText() const;
   const python::attach::SnapshotFrame* frameOf(std::int64_t frameId) const;
