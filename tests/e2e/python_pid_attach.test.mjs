@@ -77,6 +77,16 @@ async function endClient(c) {
 
 const expectedTotal = (n) => 3 * (n * (n - 1)) / 2;
 
+// Stopped in hot_loop.py run for n steps: clear the breakpoints, continue, disconnect; the
+// program then ends on its own with the output of an undebugged run.
+async function releaseToTheEnd(c, proc, threadId, n) {
+  await c.setBreakpointsRequest({ source: { path: hotLoop }, breakpoints: [] });
+  await c.continueRequest({ threadId });
+  await endClient(c);
+  assert.equal(await withTimeout(exitOf(proc), 30000, 'the program to end'), 0);
+  assert.equal(proc.out, `ready\ntotal ${expectedTotal(n)}\n`);
+}
+
 // The 3.14 bootstrap files in /tmp (each attach writes one and removes it).
 const bootstrapFiles = () => fs.readdirSync('/tmp').filter((f) => /^strata-attach-\w+\.py$/.test(f));
 
@@ -123,11 +133,7 @@ forEachAttachPython((py) => {
       assert.equal(i % 10, 7);
       const ev = await c.evaluateRequest({ expression: 'i * 3', frameId: f.id, context: 'repl' });
       assert.equal(ev.body.result, String(i * 3));
-      await c.setBreakpointsRequest({ source: { path: hotLoop }, breakpoints: [] });
-      await c.continueRequest({ threadId: stopped.threadId });
-      await endClient(c);
-      assert.equal(await withTimeout(exitOf(proc), 30000, 'the program to end'), 0);
-      assert.equal(proc.out, `ready\ntotal ${expectedTotal(n)}\n`);
+      await releaseToTheEnd(c, proc, stopped.threadId, n);
       assert.equal(proc.err, '');
     } finally {
       proc.kill('SIGKILL');
@@ -153,11 +159,7 @@ forEachAttachPython((py) => {
         const where = await c.evaluateRequest({ expression: "__import__('strata').__file__", frameId: f.id, context: 'repl' });
         assert.match(where.body.result, /^'\/tmp\/strata-agent-[^/]+\/strata\/__init__\.py'$/);
         copy = where.body.result.slice(1, -'/strata/__init__.py\''.length);
-        await c.setBreakpointsRequest({ source: { path: hotLoop }, breakpoints: [] });
-        await c.continueRequest({ threadId: stopped.threadId });
-        await endClient(c);
-        assert.equal(await withTimeout(exitOf(proc), 30000, 'the program to end'), 0);
-        assert.equal(proc.out, `ready\ntotal ${expectedTotal(n)}\n`);
+        await releaseToTheEnd(c, proc, stopped.threadId, n);
       } finally {
         proc.kill('SIGKILL');
         if (copy) fs.rmSync(copy, { recursive: true, force: true });
@@ -293,11 +295,7 @@ forEachAttachPython((py) => {
       await c.setBreakpointsRequest({ source: { path: hotLoop }, breakpoints: [{ line: lineOf(hotLoop, 'step') }] });
       const stopped = (await hit).body;
       assert.equal(stopped.reason, 'breakpoint');
-      await c.setBreakpointsRequest({ source: { path: hotLoop }, breakpoints: [] });
-      await c.continueRequest({ threadId: stopped.threadId });
-      await endClient(c);
-      assert.equal(await withTimeout(exitOf(proc), 30000, 'the program to end'), 0);
-      assert.equal(proc.out, `ready\ntotal ${expectedTotal(n)}\n`);
+      await releaseToTheEnd(c, proc, stopped.threadId, n);
     } finally {
       proc.kill('SIGKILL');
     }
