@@ -49,13 +49,19 @@ void Engine::Impl::post(std::function<void()> task) {
   if (waker > 0) ::kill(waker, SIGSTOP);
 }
 
+// Until the queue stays empty: a task that waits for the process (stopping every thread,
+// killing it) reaps the doorbell's stop itself, so what was posted meanwhile rang a bell the
+// loop never hears. Those tasks are taken here, not left to the next event from the program.
 void Engine::Impl::drainQueue() {
-  std::deque<std::function<void()>> work;
-  {
-    std::lock_guard lock(queueMutex);
-    work.swap(queue);
+  for (;;) {
+    std::deque<std::function<void()>> work;
+    {
+      std::lock_guard lock(queueMutex);
+      work.swap(queue);
+    }
+    if (work.empty()) return;
+    for (auto& task : work) task();
   }
-  for (auto& task : work) task();
 }
 
 void Engine::Impl::loop() {
