@@ -4,6 +4,7 @@
 
 #include "backends/cuda/service/gpu_backend.hpp"
 #include "backends/cuda/service/live_collection.hpp"
+#include "backends/mixed/mixed_backend.hpp"
 #include "backends/native/backend/native_backend.hpp"
 #include "backends/process/process_backend.hpp"
 #include "backends/python/attach/pid_attach_backend.hpp"
@@ -15,6 +16,8 @@ BackendFactory builtinBackends() {
   BackendFactory f;
   f.launch = [](Session& s, backends::BackendHost& host,
                 const backends::LaunchSpec& spec) -> std::unique_ptr<backends::Backend> {
+    if (spec.language == backends::LaunchSpec::Language::Python && !spec.noDebug && spec.native)
+      return std::make_unique<backends::MixedBackend>(s.io(), host);
     if (spec.language == backends::LaunchSpec::Language::Python && !spec.noDebug)
       return std::make_unique<backends::PythonBackend>(s.io(), host);
     if (spec.language == backends::LaunchSpec::Language::Native && !spec.noDebug)

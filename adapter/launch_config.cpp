@@ -132,6 +132,7 @@ Result<LaunchSpec> resolveLaunch(const protocol::LaunchRequestArguments& args,
   spec.noDebug = args.noDebug.value_or(false);
   spec.stopOnEntry = args.stopOnEntry.value_or(false);
   spec.justMyCode = args.justMyCode.value_or(true);
+  spec.native = args.native.value_or(false);
 
   // Environment: the adapter's, then the launch's changes (null removes a variable).
   std::vector<std::string> env = adapterEnvironment;

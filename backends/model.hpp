@@ -31,6 +31,8 @@ struct LaunchSpec {
   std::vector<std::string> interpreter;
   Console console = Console::Internal;
   enum class Language { Native, Python } language = Language::Native;
+  // Python with the native debugger too (mixed mode): one session on both layers.
+  bool native = false;
 };
 
 // Late GPU collection inside the running program (gpuStart/gpuStop): load Strata's collector
@@ -146,6 +148,7 @@ struct SourceInfo {
 struct FrameInfo {
   std::int64_t id = 0;  // backend-local, valid until the next resume
   std::string name;
+  std::uint64_t cfa = 0;  // native: the canonical frame address (mixed stacks match on it); 0: none
   std::optional<SourceInfo> source;
   std::int64_t line = 0, column = 0;
   std::string presentationHint;  // normal, label, subtle

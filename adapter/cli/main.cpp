@@ -37,6 +37,8 @@ options:
   --cwd DIR            working directory of the program (default: the current directory)
   --python PATH        interpreter for a .py program (default: newest Python >= 3.12 found)
   --env NAME=VALUE     set a variable for the program (repeatable)
+  --native             with a .py program: debug its C/C++ extensions too, in the same session
+                       (mixed mode: --break takes .py and C/C++ files alike)
   --gpu MODE           collect its GPU activity (trace or stacks) into --gpu-store FILE (or a
                        temporary file the output names); the summary is printed at the end
   --gpu-store FILE     where the GPU data goes (a new file, kept)
@@ -70,6 +72,7 @@ usage: strata gpu run [--trace|--stacks] [--store FILE] [--profile NAME[:N]] -- 
 
 struct RunOptions {
   bool json = false;
+  bool native = false;  // mixed mode
   std::string cwd, python, connect, token, adapter, gpu, gpuStore;
   std::vector<std::pair<std::string, std::string>> env;
   std::vector<std::string> command;
@@ -190,6 +193,7 @@ int run(const RunOptions& o) {
     std::error_code ec;
     launch["cwd"] = o.cwd.empty() ? std::filesystem::current_path(ec).string() : o.cwd;
     if (!python.empty()) launch["python"] = python;
+    if (o.native) launch["native"] = true;
     if (!o.gpu.empty()) launch["gpu"] = o.gpu;
     if (!o.gpuStore.empty()) launch["gpuStore"] = o.gpuStore;
     if (!o.env.empty()) {
@@ -252,6 +256,7 @@ int main(int argc, char** argv) {
     else if (a == "--cwd") { auto v = need("--cwd"); if (!v) return usageError("--cwd needs a directory"); o.cwd = v; }
     else if (a == "--python") { auto v = need("--python"); if (!v) return usageError("--python needs a path"); o.python = v; }
     else if (a == "--connect") { auto v = need("--connect"); if (!v) return usageError("--connect needs HOST:PORT"); o.connect = v; }
+    else if (a == "--native") o.native = true;
     else if (a == "--gpu") { auto v = need("--gpu"); if (!v) return usageError("--gpu needs trace or stacks"); o.gpu = v; }
     else if (a == "--gpu-store") { auto v = need("--gpu-store"); if (!v) return usageError("--gpu-store needs a FILE"); o.gpuStore = v; }
     else if (a == "--token") { auto v = need("--token"); if (!v) return usageError("--token needs a value"); o.token = v; }

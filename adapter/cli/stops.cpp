@@ -110,8 +110,13 @@ void setBreakpoints(DapClient& client, const std::vector<BreakSpec>& breaks,
         for (const auto& b : arr(obj(r.body), "breakpoints")) {
           const auto& bo = obj(b);
           auto* verified = bo.if_contains("verified");
-          if (verified && verified->is_bool() && !verified->get_bool())
-            warn("breakpoint in " + file + " not set: " + str(bo, "message"));
+          if (verified && verified->is_bool() && !verified->get_bool()) {
+            // A library not loaded yet (an extension imported later): set when it loads.
+            if (str(bo, "reason") == "pending")
+              warn("breakpoint in " + file + " is pending (set when code for it loads): " + str(bo, "message"));
+            else
+              warn("breakpoint in " + file + " not set: " + str(bo, "message"));
+          }
         }
       }
       if (--*remaining == 0) (*finish)();

@@ -114,6 +114,7 @@ static void fieldsOfLaunchRequestArguments(V& v, T& t) {
   v.field("trace", t.trace, false);
   v.field("gpuStore", t.gpuStore, false);
   v.field("gpu", t.gpu, false);
+  v.field("native", t.native, false);
 }
 STRATA_FIELDS_CODEC(LaunchRequestArguments)
 

@@ -228,6 +228,7 @@ FrameInfo toFrameInfo(const dbg::FrameEntry& f, const std::function<bool(const s
   FrameInfo out;
   out.id = f.id;
   out.name = f.name;
+  out.cfa = f.cfa;
   if (!f.hasDebugInfo || f.name.empty()) {
     // No debug info: where it is, as module+offset, dimmed; there is no source to show.
     std::string where = (f.module.empty() ? std::string("?") : baseName(f.module)) + "+" + hexAddress(f.moduleOffset);

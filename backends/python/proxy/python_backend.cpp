@@ -66,7 +66,9 @@ BackendFeatures PythonBackend::staticFeatures() {
   return f;
 }
 
-void PythonBackend::launch(const LaunchSpec& spec, Reply<void> reply) {
+void PythonBackend::launch(const LaunchSpec& spec, Reply<void> reply) { launchWith(spec, nullptr, std::move(reply)); }
+
+void PythonBackend::launchWith(const LaunchSpec& spec, Starter start, Reply<void> reply) {
   if (spec.interpreter.empty() || spec.interpreter.size() > spec.argv.size())
     return reply(Error{errors::kAgentUnavailable, "the launch names no Python interpreter", true});
   std::string agentDir = agentPythonPath(host_.adapterExecutable());
@@ -106,11 +108,16 @@ void PythonBackend::launch(const LaunchSpec& spec, Reply<void> reply) {
   child.environment.push_back(std::string(kTokenVariable) + "=" + token_);
 
   starting_ = std::move(reply);
-  process_ = std::make_unique<ProcessBackend>(io_, static_cast<BackendHost&>(*this));
-  process_->launch(child, [this, alive](Result<void> r) {
+  auto onStart = [this, alive](Result<void> r) {
     if (alive.expired() || r.ok()) return;
     failStart(r.takeError());
-  });
+  };
+  if (start) {
+    start(child, onStart);
+  } else {
+    process_ = std::make_unique<ProcessBackend>(io_, static_cast<BackendHost&>(*this));
+    process_->launch(child, onStart);
+  }
   if (!starting_) return;
   timer_.expires_after(kConnectTimeout);
   timer_.async_wait([this, alive](const boost::system::error_code& ec) {

@@ -27,6 +27,10 @@ class PythonBackend final : public Backend, private BackendHost {
   // What this backend can do, known before one exists (the initialize response needs it).
   static BackendFeatures staticFeatures();
   void launch(const LaunchSpec& spec, Reply<void> reply) override;
+  // The launch with the program started by `start` (mixed mode: the native debugger runs it)
+  // instead of the process runner; the agent's connection is awaited the same way.
+  using Starter = std::function<void(const LaunchSpec& child, Reply<void> started)>;
+  void launchWith(const LaunchSpec& spec, Starter start, Reply<void> reply);
   void attach(const AttachSpec& spec, Reply<void> reply) override;
   void configurationDone(Reply<void> reply) override;
   void setSourceBreakpoints(const std::string& path, const std::vector<SourceBreakpointSpec>& breakpoints,

@@ -117,6 +117,7 @@ class Agent(RequestHandlers):
 
     # ---- serving -------------------------------------------------------------------------
     def _serve(self):
+        _link.name_os_thread("strata.server")
         while True:
             if self.conn is None:
                 if self.listener is None:
@@ -250,6 +251,7 @@ class Agent(RequestHandlers):
         return out
 
     def _pump_loop(self):
+        _link.name_os_thread("strata.output")
         # Wakes often only while log points produce lines, so an idle agent costs nothing.
         last_threads = 0.0
         busy = False

@@ -2,6 +2,8 @@
 import threading
 import time
 
+from . import _link
+
 REPR_LIMIT_S = 0.5
 VALUE_CHARS = 1000
 PREVIEW_ITEMS = 30
@@ -29,6 +31,7 @@ class ReprGuard:
         self.internal.add(self.thread.ident)
 
     def _loop(self):
+        _link.name_os_thread("strata.repr-guard")
         # Polls while requests come in, sleeps on the condition after a second without
         # one: a burst of requests costs no wake-up each, an idle agent costs nothing.
         idle = 0

@@ -272,3 +272,13 @@ def _dial(host, port, timeout):
             last = e
             sock.close()
     raise last or OSError(f"cannot connect to {host}:{port}")
+
+
+def name_os_thread(name):
+    """Gives the calling thread its name at the OS level too (what a native debugger, ps and
+    /proc show), so that mixed mode and the tools can tell the agent's threads from the program's."""
+    try:
+        with open(f"/proc/self/task/{threading.get_native_id()}/comm", "w") as comm:
+            comm.write(name[:15])
+    except OSError:
+        pass

@@ -71,6 +71,8 @@ struct LaunchRequestArguments {
   // GPU collection in the launched program: "off" (the collector loaded, collecting nothing
   // until gpuStart), "trace", "stacks" (with the launching lines); absent: none.
   std::optional<std::string> gpu;
+  // A Python launch debugged in both layers: the agent and the native debugger (mixed mode).
+  std::optional<bool> native;
 };
 
 struct DisconnectArguments {

@@ -1,0 +1,651 @@
+// Mixed mode (mixed_backend.hpp): the native debugger starts the interpreter with the agent's
+// command line and keeps tracing it; the agent dials back as in a plain Python launch. Requests
+// go to the layer that owns their id or file; at a native stop, when the agent is frozen with
+// the rest of the program, Python frames are read from the process's memory.
+#include "backends/mixed/mixed_backend.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace strata::backends {
+
+namespace pr = python::remote;
+
+// What each layer's backend reports, its ids tagged, passed to the session through us.
+class MixedBackend::Side final : public BackendHost {
+ public:
+  Side(MixedBackend& mixed, Layer layer) : m_(mixed), layer_(layer) {}
+  void output(OutputCategory category, std::string text) override { m_.host_.output(category, std::move(text)); }
+  void processStarted(const std::string& name, std::int64_t pid, bool launched) override {
+    if (layer_ != kNative) return;
+    m_.pid_ = pid;
+    m_.host_.processStarted(name, pid, launched);
+  }
+  void exited(const ExitStatus& status) override {
+    // The native debugger sees the process end; the agent's link closing says nothing more.
+    if (layer_ == kNative) m_.onExited(status);
+  }
+  bool congested() const override { return m_.host_.congested(); }
+  void whenWritable(std::function<void()> resume) override { m_.host_.whenWritable(std::move(resume)); }
+  bool canRunInTerminal() const override { return false; }
+  void runInTerminal(const TerminalLaunch&, Reply<TerminalProcess> reply) override {
+    reply(Error{errors::kUnsupportedRequest, "mixed mode runs the program under the native debugger", false});
+  }
+  const std::string& adapterExecutable() const override { return m_.host_.adapterExecutable(); }
+  void stopped(const StopReport& stop) override { m_.onStopped(layer_, stop); }
+  void continued(std::int64_t threadId, bool allThreads) override { m_.onContinued(layer_, threadId, allThreads); }
+  void threadChanged(std::int64_t threadId, bool started) override {
+    // Every OS thread is the native debugger's to report; the agent knows the Python ones only.
+    if (layer_ == kNative) m_.host_.threadChanged(threadId, started);
+  }
+  void breakpointChanged(const BreakpointReport& state) override {
+    BreakpointReport b = state;
+    if (b.id) b.id = tag(*b.id, layer_);
+    m_.host_.breakpointChanged(b);
+  }
+  void moduleChanged(const ModuleInfo& module, const std::string& reason) override {
+    m_.host_.moduleChanged(module, reason);
+  }
+  void progress(const ProgressReport& report) override { m_.host_.progress(report); }
+  void gpuActivity(const GpuActivityReport& report) override { m_.host_.gpuActivity(report); }
+
+ private:
+  MixedBackend& m_;
+  Layer layer_;
+};
+
+namespace {
+
+bool pythonSource(const std::string& path) {
+  auto ends = [&](const char* s) {
+    std::string_view e(s);
+    return path.size() >= e.size() && path.compare(path.size() - e.size(), e.size(), e) == 0;
+  };
+  return ends(".py") || ends(".pyw");
+}
+
+// libpython's own frames (the eval loop, calls through the C API): the Python frames they run
+// stand for them in a merged stack.
+bool interpreterModule(const std::string& moduleId) {
+  std::string base = moduleId.substr(moduleId.rfind('/') == std::string::npos ? 0 : moduleId.rfind('/') + 1);
+  return base.rfind("libpython", 0) == 0 || base.rfind("python3", 0) == 0;
+}
+
+// The function a native frame runs, as the merger matches it: "_PyEval_EvalFrameDefault" of
+// "_PyEval_EvalFrameDefault (libpython3.12.so+0x1234)".
+std::string bareName(const std::string& name) {
+  auto paren = name.find(" (");
+  return paren == std::string::npos ? name : name.substr(0, paren);
+}
+
+// A name a Python function breakpoint can have (module.qualname), not a C++ one.
+bool pythonishName(const std::string& name) {
+  if (name.empty() || name.find("::") != std::string::npos) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; });
+}
+
+const char* const kMemoryOnly =
+    "this Python frame was read from memory at a native stop: evaluating needs the Python program to run "
+    "(continue, or stop at a Python breakpoint for the full debugger)";
+
+}  // namespace
+
+MixedBackend::MixedBackend(asio::io_context& io, BackendHost& host)
+    : io_(io),
+      host_(host),
+      pySide_(std::make_unique<Side>(*this, kPython)),
+      nativeSide_(std::make_unique<Side>(*this, kNative)),
+      py_(std::make_unique<PythonBackend>(io, *pySide_)),
+      native_(std::make_unique<NativeBackend>(io, *nativeSide_)) {}
+
+MixedBackend::~MixedBackend() = default;
+
+BackendFeatures MixedBackend::staticFeatures() {
+  BackendFeatures p = PythonBackend::staticFeatures(), n = NativeBackend::staticFeatures(), f = n;
+  f.conditionalBreakpoints |= p.conditionalBreakpoints;
+  f.hitConditionalBreakpoints |= p.hitConditionalBreakpoints;
+  f.logPoints |= p.logPoints;
+  f.functionBreakpoints |= p.functionBreakpoints;
+  f.evaluateForHovers |= p.evaluateForHovers;
+  f.setVariable |= p.setVariable;
+  f.setExpression |= p.setExpression;
+  f.completions |= p.completions;
+  f.exceptionInfo |= p.exceptionInfo;
+  f.clipboardContext |= p.clipboardContext;
+  f.gpuTimeline |= p.gpuTimeline;
+  f.exceptionFilters = p.exceptionFilters;
+  for (const auto& e : n.exceptionFilters)
+    if (std::none_of(f.exceptionFilters.begin(), f.exceptionFilters.end(), [&](const auto& x) { return x.filter == e.filter; }))
+      f.exceptionFilters.push_back(e);
+  return f;
+}
+
+BackendFeatures MixedBackend::features() const { return staticFeatures(); }
+
+Backend& MixedBackend::owner(Layer layer) {
+  if (layer == kPython) return *py_;
+  return *native_;
+}
+
+// ---- starting ----
+
+void MixedBackend::launch(const LaunchSpec& spec, Reply<void> reply) {
+  agentDir_ = agentPythonPath(host_.adapterExecutable());
+  if (spec.console != Console::Internal)
+    host_.output(OutputCategory::Console,
+                 "In mixed mode the program runs under the native debugger, with its output in the Debug Console.\n");
+  std::weak_ptr<bool> alive = alive_;
+  py_->launchWith(spec, [this, alive](const LaunchSpec& child, Reply<void> started) {
+    LaunchSpec c = child;
+    c.console = Console::Internal;
+    c.stopOnEntry = false;  // the agent holds the program before its first line, as always
+    c.language = LaunchSpec::Language::Native;
+    native_->launch(c, [this, alive, started](Result<void> r) {
+      if (alive.expired()) return;
+      if (!r) return started(std::move(r));
+      // The interpreter runs up to the agent, which waits for the configuration.
+      native_->configurationDone([started](Result<void> r2) { started(std::move(r2)); });
+    });
+  }, std::move(reply));
+}
+
+void MixedBackend::configurationDone(Reply<void> reply) { py_->configurationDone(std::move(reply)); }
+
+void MixedBackend::abandonStart() {
+  py_->abandonStart();
+  native_->terminate(true, [](Result<void>) {});
+}
+
+// ---- breakpoints: .py files and Python names to the agent, the rest to the native debugger ----
+
+std::vector<BreakpointReport> MixedBackend::tagged(std::vector<BreakpointReport> reports, Layer layer) {
+  for (auto& b : reports)
+    if (b.id) b.id = tag(*b.id, layer);
+  return reports;
+}
+
+Reply<std::vector<BreakpointReport>> MixedBackend::taggedReply(Reply<std::vector<BreakpointReport>> reply, Layer layer) {
+  return [this, reply = std::move(reply), layer](Result<std::vector<BreakpointReport>> r) {
+    if (!r) return reply(r.takeError());
+    reply(tagged(std::move(*r), layer));
+  };
+}
+
+void MixedBackend::setSourceBreakpoints(const std::string& path, const std::vector<SourceBreakpointSpec>& breakpoints,
+                                        Reply<std::vector<BreakpointReport>> reply) {
+  Layer layer = pythonSource(path) ? kPython : kNative;
+  owner(layer).setSourceBreakpoints(path, breakpoints, taggedReply(std::move(reply), layer));
+}
+
+void MixedBackend::setFunctionBreakpoints(const std::vector<FunctionBreakpointSpec>& breakpoints,
+                                          Reply<std::vector<BreakpointReport>> reply) {
+  // A dotted or plain name may be either layer's: both are asked, the one that finds it wins.
+  std::vector<FunctionBreakpointSpec> forPython;
+  std::vector<std::size_t> pythonIndex;
+  for (std::size_t i = 0; i < breakpoints.size(); ++i)
+    if (pythonishName(breakpoints[i].name)) {
+      forPython.push_back(breakpoints[i]);
+      pythonIndex.push_back(i);
+    }
+  std::weak_ptr<bool> alive = alive_;
+  native_->setFunctionBreakpoints(breakpoints, [this, alive, reply, forPython, pythonIndex](Result<std::vector<BreakpointReport>> nr) {
+    if (alive.expired()) return;
+    if (!nr) return reply(nr.takeError());
+    auto nativeReports = tagged(std::move(*nr), kNative);
+    py_->setFunctionBreakpoints(forPython, [this, alive, reply, nativeReports, pythonIndex](Result<std::vector<BreakpointReport>> pr) mutable {
+      if (alive.expired()) return;
+      if (!pr) return reply(nativeReports);
+      auto pyReports = tagged(std::move(*pr), kPython);
+      for (std::size_t k = 0; k < pyReports.size() && k < pythonIndex.size(); ++k) {
+        auto& n = nativeReports[pythonIndex[k]];
+        const auto& p = pyReports[k];
+        if (p.verified && !n.verified) n = p;
+        else if (!p.verified && !n.verified && !n.pending) n.message = p.message + "; " + n.message;
+      }
+      reply(std::move(nativeReports));
+    });
+  });
+}
+
+void MixedBackend::setExceptionBreakpoints(const std::vector<ExceptionFilterSpec>& filters,
+                                           Reply<std::vector<BreakpointReport>> reply) {
+  auto pyFilters = PythonBackend::staticFeatures().exceptionFilters;
+  auto isPython = [&](const std::string& id) {
+    return std::any_of(pyFilters.begin(), pyFilters.end(), [&](const auto& f) { return f.filter == id; });
+  };
+  std::vector<ExceptionFilterSpec> forPython, forNative;
+  std::vector<bool> toPython;
+  for (const auto& f : filters) {
+    toPython.push_back(isPython(f.filterId));
+    (toPython.back() ? forPython : forNative).push_back(f);
+  }
+  std::weak_ptr<bool> alive = alive_;
+  native_->setExceptionBreakpoints(forNative, [this, alive, reply, forPython, toPython](Result<std::vector<BreakpointReport>> nr) {
+    if (alive.expired()) return;
+    if (!nr) return reply(nr.takeError());
+    auto n = tagged(std::move(*nr), kNative);
+    py_->setExceptionBreakpoints(forPython, [this, alive, reply, n, toPython](Result<std::vector<BreakpointReport>> pr) {
+      if (alive.expired()) return;
+      if (!pr) return reply(pr.takeError());
+      auto p = tagged(std::move(*pr), kPython);
+      std::vector<BreakpointReport> out;
+      std::size_t pi = 0, ni = 0;
+      for (bool python : toPython) {
+        if (python && pi < p.size()) out.push_back(p[pi++]);
+        else if (!python && ni < n.size()) out.push_back(n[ni++]);
+      }
+      reply(std::move(out));
+    });
+  });
+}
+
+void MixedBackend::setInstructionBreakpoints(const std::vector<InstructionBreakpointSpec>& breakpoints,
+                                             Reply<std::vector<BreakpointReport>> reply) {
+  native_->setInstructionBreakpoints(breakpoints, taggedReply(std::move(reply), kNative));
+}
+
+void MixedBackend::dataBreakpointInfo(const DataBreakpointQuery& query, Reply<DataBreakpointTarget> reply) {
+  DataBreakpointQuery q = query;
+  if (q.variablesReference && layerOf(*q.variablesReference) != kNative)
+    return reply(DataBreakpointTarget{std::nullopt, "data breakpoints watch native memory: pick a C/C++ variable", {}});
+  if (q.frameId && layerOf(*q.frameId) != kNative)
+    return reply(DataBreakpointTarget{std::nullopt, "data breakpoints watch native memory: pick a C/C++ frame", {}});
+  if (q.variablesReference) q.variablesReference = untag(*q.variablesReference);
+  if (q.frameId) q.frameId = untag(*q.frameId);
+  native_->dataBreakpointInfo(q, std::move(reply));
+}
+
+void MixedBackend::setDataBreakpoints(const std::vector<DataBreakpointSpec>& breakpoints,
+                                      Reply<std::vector<BreakpointReport>> reply) {
+  native_->setDataBreakpoints(breakpoints, taggedReply(std::move(reply), kNative));
+}
+
+// ---- stops and execution ----
+
+void MixedBackend::onStopped(Layer from, const StopReport& stop) {
+  StopReport s = stop;
+  for (auto& id : s.hitBreakpointIds) id = tag(id, from);
+  if (from == kNative) {
+    forgetNativeStop();
+    nativeStop_ = s;
+  } else if (s.threadId) {
+    pythonStops_[*s.threadId] = s;
+  }
+  host_.stopped(s);
+}
+
+void MixedBackend::onContinued(Layer from, std::int64_t threadId, bool allThreads) {
+  if (from == kNative) {
+    forgetNativeStop();
+  } else if (allThreads) {
+    pythonStops_.clear();
+  } else {
+    pythonStops_.erase(threadId);
+  }
+  host_.continued(threadId, allThreads);
+  // Threads the agent holds stay stopped when the native debugger lets the others go.
+  if (from == kNative)
+    for (const auto& [tid, stop] : pythonStops_) host_.stopped(stop);
+}
+
+void MixedBackend::forgetNativeStop() {
+  nativeStop_.reset();
+  pyState_.reset();
+  merged_.clear();
+  memoryFrames_.clear();
+}
+
+void MixedBackend::onExited(const ExitStatus& status) {
+  if (exited_) return;
+  exited_ = true;
+  forgetNativeStop();
+  pythonStops_.clear();
+  host_.exited(status);
+}
+
+MixedBackend::Layer MixedBackend::stopLayerOf(std::int64_t threadId) const {
+  if (nativeStop_) return kNative;
+  if (pythonStops_.count(threadId) || !pythonStops_.empty()) return kPython;
+  return kNative;
+}
+
+// A continue or step the client asked for has no `continued` event: the stop it ends is
+// forgotten here, when its layer accepts the request.
+void MixedBackend::resumePython(std::int64_t threadId, bool singleThread, Reply<bool> reply) {
+  std::weak_ptr<bool> alive = alive_;
+  py_->resume(threadId, singleThread, [this, alive, threadId, singleThread, reply](Result<bool> r) {
+    if (alive.expired()) return;
+    if (r) {
+      if (singleThread && !*r) pythonStops_.erase(threadId);
+      else pythonStops_.clear();
+    }
+    reply(std::move(r));
+  });
+}
+
+void MixedBackend::resume(std::int64_t threadId, bool singleThread, Reply<bool> reply) {
+  if (!nativeStop_) return resumePython(threadId, singleThread, std::move(reply));
+  std::weak_ptr<bool> alive = alive_;
+  bool alsoPython = pythonStops_.count(threadId) > 0;
+  native_->resume(threadId, singleThread, [this, alive, reply, threadId, singleThread, alsoPython](Result<bool> r) {
+    if (alive.expired()) return;
+    if (!r) return reply(std::move(r));
+    forgetNativeStop();
+    // The thread continued was held by the agent too (stopped at a Python line when the native
+    // stop came): it goes on as well. Threads the agent still holds stay stopped (onContinued).
+    if (!alsoPython) return reply(std::move(r));
+    if (singleThread) pythonStops_.erase(threadId);
+    else pythonStops_.clear();
+    resumePython(threadId, singleThread, std::move(reply));
+  });
+}
+
+void MixedBackend::step(StepKind kind, const StepOptions& options, Reply<void> reply) {
+  Layer layer = stopLayerOf(options.threadId);
+  std::weak_ptr<bool> alive = alive_;
+  std::int64_t tid = options.threadId;
+  owner(layer).step(kind, options, [this, alive, layer, tid, reply](Result<void> r) {
+    if (alive.expired()) return;
+    if (r) {
+      if (layer == kNative) forgetNativeStop();
+      else pythonStops_.erase(tid);
+    }
+    reply(std::move(r));
+  });
+}
+
+void MixedBackend::pause(std::int64_t threadId, Reply<void> reply) {
+  // The native debugger stops every thread wherever it is, in Python code or in C; the Python
+  // frames then come from memory (a Python breakpoint gives the full Python debugger).
+  native_->pause(threadId, std::move(reply));
+}
+
+void MixedBackend::terminate(bool force, Reply<void> reply) { native_->terminate(force, std::move(reply)); }
+
+void MixedBackend::detach(Reply<void> reply) {
+  // The native debugger lets go first (every thread runs again), then the agent releases
+  // sys.monitoring: the program runs on as if never debugged.
+  std::weak_ptr<bool> alive = alive_;
+  native_->detach([this, alive, reply](Result<void> r) {
+    if (alive.expired()) return;
+    forgetNativeStop();
+    py_->detach([reply, r = std::move(r)](Result<void> r2) mutable {
+      if (!r) return reply(std::move(r));
+      reply(std::move(r2));
+    });
+  });
+}
+
+// ---- threads and stacks ----
+
+void MixedBackend::threads(Reply<std::vector<ThreadInfo>> reply) {
+  std::weak_ptr<bool> alive = alive_;
+  auto fromNative = [this, alive, reply](Result<std::vector<ThreadInfo>> r) {
+    if (alive.expired()) return;
+    if (!r) return reply(r.takeError());
+    std::vector<ThreadInfo> out;
+    for (auto t : *r) {
+      if (t.name.rfind("strata.", 0) == 0) continue;  // the agent's own threads
+      if (auto n = pythonNames_.find(t.id); n != pythonNames_.end()) t.name = n->second;
+      out.push_back(std::move(t));
+    }
+    reply(std::move(out));
+  };
+  // While the agent can answer, its names (threading's) are the ones users gave their threads.
+  if (nativeStop_) return native_->threads(fromNative);
+  py_->threads([this, alive, fromNative](Result<std::vector<ThreadInfo>> r) {
+    if (alive.expired()) return;
+    if (r)
+      for (const auto& t : *r) pythonNames_[t.id] = t.name;
+    native_->threads(fromNative);
+  });
+}
+
+bool MixedBackend::agentFile(const std::string& path) const {
+  if (path.rfind("<frozen runpy>", 0) == 0) return true;
+  return !agentDir_.empty() && path.rfind(agentDir_ + "/strata/", 0) == 0;
+}
+
+Result<const pr::PythonSnapshot*> MixedBackend::pythonState() {
+  if (pyState_) return &*pyState_;
+  if (!remote_) {
+    auto r = pr::PyRemote::open(static_cast<pid_t>(pid_));
+    if (!r) return r.takeError();
+    remote_ = std::move(*r);
+  }
+  pr::ReadOptions o;
+  o.locals = true;
+  auto snap = remote_->snapshot(o);
+  if (!snap) return snap.takeError();
+  pyState_ = std::move(*snap);
+  return &*pyState_;
+}
+
+void MixedBackend::mergedStack(std::int64_t threadId, Reply<std::vector<FrameInfo>> reply) {
+  if (auto m = merged_.find(threadId); m != merged_.end()) return reply(m->second);
+  std::weak_ptr<bool> alive = alive_;
+  native_->stackTrace(threadId, 0, 1024, [this, alive, threadId, reply](Result<StackPage> r) {
+    if (alive.expired()) return;
+    if (!r) return reply(r.takeError());
+    std::vector<FrameInfo> native = std::move(r->frames);
+    for (auto& f : native) {
+      f.id = tag(f.id, kNative);
+      if (f.source && f.source->reference) f.source->reference = tag(f.source->reference, kNative);
+    }
+    const pr::PythonThread* pt = nullptr;
+    std::string why;
+    if (auto st = pythonState(); st) {
+      for (const auto& t : (*st)->threads)
+        if (t.tid == threadId) pt = &t;
+    } else {
+      why = st.error().message;
+    }
+    std::vector<std::string> names;
+    std::vector<std::uint64_t> cfas;
+    for (const auto& f : native) {
+      names.push_back(bareName(f.name));
+      cfas.push_back(f.cfa);
+    }
+    auto merged = pt ? pr::mergeStacks(names, *pt, cfas) : std::nullopt;
+    std::vector<FrameInfo> out;
+    auto pythonFrame = [&](const pr::PythonFrame& pf) {
+      if (pf.isShim || agentFile(pf.file)) return;
+      std::int64_t local = nextMemoryId_++;
+      MemoryFrame mf;
+      if (pf.locals) {
+        mf.locals = *pf.locals;
+        mf.localsRead = true;
+      }
+      memoryFrames_[local] = std::move(mf);
+      FrameInfo f;
+      f.id = tag(local, kMemory);
+      f.name = pf.function;
+      SourceInfo src;
+      src.name = pf.file.substr(pf.file.rfind('/') == std::string::npos ? 0 : pf.file.rfind('/') + 1);
+      if (!pf.file.empty() && pf.file.front() == '/') src.path = pf.file;
+      f.source = src;
+      f.line = pf.line;
+      f.column = 1;
+      out.push_back(std::move(f));
+    };
+    auto nativeFrame = [&](const FrameInfo& f) {
+      if (interpreterModule(f.moduleId)) return;
+      // The agent's C module under a Python frame it holds: not the program's.
+      if (f.moduleId.find("/strata/_strata_core") != std::string::npos) return;
+      out.push_back(f);
+    };
+    if (merged) {
+      for (const auto& m : *merged) m.python ? pythonFrame(pt->frames[m.index]) : nativeFrame(native[m.index]);
+    } else {
+      // Stacks that do not fit together (or no Python in this thread): Python frames first.
+      if (pt)
+        for (const auto& pf : pt->frames) pythonFrame(pf);
+      for (const auto& f : native) nativeFrame(f);
+      if (!why.empty())
+        host_.output(OutputCategory::Console, "The Python frames could not be read from memory: " + why + "\n");
+    }
+    merged_[threadId] = out;
+    reply(std::move(out));
+  });
+}
+
+void MixedBackend::stackTrace(std::int64_t threadId, std::int64_t startFrame, std::int64_t levels,
+                              Reply<StackPage> reply) {
+  auto page = [startFrame, levels, reply](Result<std::vector<FrameInfo>> r) {
+    if (!r) return reply(r.takeError());
+    StackPage p;
+    p.totalFrames = static_cast<std::int64_t>(r->size());
+    std::size_t from = std::min<std::size_t>(static_cast<std::size_t>(std::max<std::int64_t>(startFrame, 0)), r->size());
+    std::size_t to = levels > 0 ? std::min(r->size(), from + static_cast<std::size_t>(levels)) : r->size();
+    p.frames.assign(r->begin() + static_cast<std::ptrdiff_t>(from), r->begin() + static_cast<std::ptrdiff_t>(to));
+    reply(std::move(p));
+  };
+  if (nativeStop_) return mergedStack(threadId, page);
+  py_->stackTrace(threadId, startFrame, levels, [reply](Result<StackPage> r) {
+    if (!r) return reply(r.takeError());
+    for (auto& f : r->frames) {
+      f.id = tag(f.id, kPython);
+      if (f.source && f.source->reference) f.source->reference = tag(f.source->reference, kPython);
+    }
+    reply(std::move(*r));
+  });
+}
+
+// ---- values ----
+
+namespace {
+
+template <class T>
+Reply<std::vector<T>> retagVariables(Reply<std::vector<T>> reply, MixedBackend::Layer layer) {
+  return [reply = std::move(reply), layer](Result<std::vector<T>> r) {
+    if (!r) return reply(r.takeError());
+    for (auto& v : *r) v.variablesReference = MixedBackend::tag(v.variablesReference, layer);
+    reply(std::move(*r));
+  };
+}
+
+Reply<ValueInfo> retagValue(Reply<ValueInfo> reply, MixedBackend::Layer layer) {
+  return [reply = std::move(reply), layer](Result<ValueInfo> r) {
+    if (!r) return reply(r.takeError());
+    r->variablesReference = MixedBackend::tag(r->variablesReference, layer);
+    reply(std::move(*r));
+  };
+}
+
+}  // namespace
+
+void MixedBackend::scopes(std::int64_t frameId, Reply<std::vector<ScopeInfo>> reply) {
+  Layer layer = layerOf(frameId);
+  if (layer == kMemory) {
+    auto f = memoryFrames_.find(untag(frameId));
+    if (f == memoryFrames_.end())
+      return reply(Error{errors::kUnknownFrame, "no frame " + std::to_string(frameId) + " (frames last until the program runs)", true});
+    ScopeInfo s;
+    s.name = "Locals";
+    s.presentationHint = "locals";
+    s.variablesReference = frameId;  // a memory frame's locals: the same id
+    s.namedVariables = static_cast<std::int64_t>(f->second.locals.size());
+    return reply(std::vector<ScopeInfo>{s});
+  }
+  owner(layer).scopes(untag(frameId), retagVariables(std::move(reply), layer));
+}
+
+void MixedBackend::variables(const VariablesQuery& query, Reply<std::vector<ValueInfo>> reply) {
+  Layer layer = layerOf(query.variablesReference);
+  if (layer == kMemory) {
+    auto f = memoryFrames_.find(untag(query.variablesReference));
+    if (f == memoryFrames_.end())
+      return reply(Error{errors::kUnknownReference, "no variables " + std::to_string(query.variablesReference) + " (they last until the program runs)", true});
+    std::vector<ValueInfo> out;
+    if (!f->second.localsRead) return reply(std::move(out));
+    for (const auto& l : f->second.locals) {
+      ValueInfo v;
+      v.name = l.name;
+      v.type = l.type;
+      // Containers show their length; their items, like any other object, need the program to run.
+      v.value = l.value.empty() ? "<" + l.type + " object: its value needs the Python program to run>" : l.value;
+      if (l.value.rfind("len ", 0) == 0)
+        v.value = l.type + " (" + l.value.substr(4) + " items; their values need the Python program to run)";
+      out.push_back(std::move(v));
+    }
+    return reply(std::move(out));
+  }
+  VariablesQuery q = query;
+  q.variablesReference = untag(query.variablesReference);
+  owner(layer).variables(q, retagVariables(std::move(reply), layer));
+}
+
+void MixedBackend::evaluate(const EvaluateQuery& query, Reply<ValueInfo> reply) {
+  Layer layer = query.frameId ? layerOf(*query.frameId) : (nativeStop_ ? kNative : kPython);
+  if (layer == kMemory) return reply(Error{errors::kWrongState, kMemoryOnly, true});
+  EvaluateQuery q = query;
+  if (q.frameId) q.frameId = untag(*q.frameId);
+  if (layer == kPython && nativeStop_)
+    return reply(Error{errors::kWrongState,
+                       "the program is stopped by the native debugger, the Python agent with it: a Python "
+                       "expression needs the program to run (continue, or stop at a Python breakpoint)",
+                       true});
+  owner(layer).evaluate(q, retagValue(std::move(reply), layer));
+}
+
+void MixedBackend::setVariable(std::int64_t variablesReference, const std::string& name, const std::string& value,
+                               Reply<ValueInfo> reply) {
+  Layer layer = layerOf(variablesReference);
+  if (layer == kMemory) return reply(Error{errors::kWrongState, kMemoryOnly, true});
+  owner(layer).setVariable(untag(variablesReference), name, value, retagValue(std::move(reply), layer));
+}
+
+void MixedBackend::setExpression(const std::string& expression, const std::string& value,
+                                 std::optional<std::int64_t> frameId, Reply<ValueInfo> reply) {
+  Layer layer = frameId ? layerOf(*frameId) : (nativeStop_ ? kNative : kPython);
+  if (layer == kMemory) return reply(Error{errors::kWrongState, kMemoryOnly, true});
+  if (frameId) frameId = untag(*frameId);
+  owner(layer).setExpression(expression, value, frameId, retagValue(std::move(reply), layer));
+}
+
+void MixedBackend::completions(const CompletionsQuery& query, Reply<std::vector<CompletionEntry>> reply) {
+  Layer layer = query.frameId ? layerOf(*query.frameId) : (nativeStop_ ? kNative : kPython);
+  if (layer == kMemory || (layer == kPython && nativeStop_)) return reply(std::vector<CompletionEntry>{});
+  CompletionsQuery q = query;
+  if (q.frameId) q.frameId = untag(*q.frameId);
+  owner(layer).completions(q, std::move(reply));
+}
+
+void MixedBackend::exceptionInfo(std::int64_t threadId, Reply<ExceptionInfo> reply) {
+  owner(stopLayerOf(threadId)).exceptionInfo(threadId, std::move(reply));
+}
+
+void MixedBackend::source(std::int64_t sourceReference, Reply<SourceContent> reply) {
+  Layer layer = layerOf(sourceReference);
+  owner(layer == kMemory ? kNative : layer).source(untag(sourceReference), std::move(reply));
+}
+
+void MixedBackend::readMemory(const std::string& memoryReference, std::int64_t offset, std::int64_t count,
+                              Reply<MemoryContents> reply) {
+  native_->readMemory(memoryReference, offset, count, std::move(reply));
+}
+
+void MixedBackend::writeMemory(const std::string& memoryReference, std::int64_t offset, std::vector<std::uint8_t> data,
+                               bool allowPartial, Reply<std::int64_t> reply) {
+  native_->writeMemory(memoryReference, offset, std::move(data), allowPartial, std::move(reply));
+}
+
+void MixedBackend::disassemble(const DisassembleQuery& query, Reply<std::vector<InstructionInfo>> reply) {
+  native_->disassemble(query, std::move(reply));
+}
+
+void MixedBackend::modules(Reply<std::vector<ModuleInfo>> reply) { native_->modules(std::move(reply)); }
+
+void MixedBackend::loadedSources(Reply<std::vector<SourceInfo>> reply) { native_->loadedSources(std::move(reply)); }
+
+void MixedBackend::stepInTargets(std::int64_t frameId, Reply<std::vector<StepInTargetInfo>> reply) {
+  Layer layer = layerOf(frameId);
+  if (layer == kMemory) return reply(std::vector<StepInTargetInfo>{});
+  owner(layer).stepInTargets(untag(frameId), std::move(reply));
+}
+
+void MixedBackend::gpuCollector(const GpuCollectorCommand& command, Reply<std::string> reply) {
+  py_->gpuCollector(command, std::move(reply));
+}
+
+}  // namespace strata::backends

@@ -1,0 +1,118 @@
+// Mixed mode: one Python program debugged in both layers at once — the agent for Python, the
+// native debugger (which starts the interpreter and traces it) for C/C++ — as one backend.
+#pragma once
+
+#include <boost/asio.hpp>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+
+#include "backends/backend.hpp"
+#include "backends/native/backend/native_backend.hpp"
+#include "backends/python/proxy/python_backend.hpp"
+#include "strata/python/remote/py_remote.hpp"
+
+namespace strata::backends {
+
+class MixedBackend final : public Backend {
+ public:
+  MixedBackend(asio::io_context& io, BackendHost& host);
+  ~MixedBackend() override;
+
+  std::string name() const override { return "mixed"; }
+  BackendFeatures features() const override;
+  static BackendFeatures staticFeatures();
+  void launch(const LaunchSpec& spec, Reply<void> reply) override;
+  void configurationDone(Reply<void> reply) override;
+  void abandonStart() override;
+  void setSourceBreakpoints(const std::string& path, const std::vector<SourceBreakpointSpec>& breakpoints,
+                            Reply<std::vector<BreakpointReport>> reply) override;
+  void setFunctionBreakpoints(const std::vector<FunctionBreakpointSpec>& breakpoints,
+                              Reply<std::vector<BreakpointReport>> reply) override;
+  void setExceptionBreakpoints(const std::vector<ExceptionFilterSpec>& filters,
+                               Reply<std::vector<BreakpointReport>> reply) override;
+  void setInstructionBreakpoints(const std::vector<InstructionBreakpointSpec>& breakpoints,
+                                 Reply<std::vector<BreakpointReport>> reply) override;
+  void dataBreakpointInfo(const DataBreakpointQuery& query, Reply<DataBreakpointTarget> reply) override;
+  void setDataBreakpoints(const std::vector<DataBreakpointSpec>& breakpoints,
+                          Reply<std::vector<BreakpointReport>> reply) override;
+  void threads(Reply<std::vector<ThreadInfo>> reply) override;
+  void terminate(bool force, Reply<void> reply) override;
+  void detach(Reply<void> reply) override;
+  void resume(std::int64_t threadId, bool singleThread, Reply<bool> reply) override;
+  void step(StepKind kind, const StepOptions& options, Reply<void> reply) override;
+  void pause(std::int64_t threadId, Reply<void> reply) override;
+  void stackTrace(std::int64_t threadId, std::int64_t startFrame, std::int64_t levels, Reply<StackPage> reply) override;
+  void scopes(std::int64_t frameId, Reply<std::vector<ScopeInfo>> reply) override;
+  void variables(const VariablesQuery& query, Reply<std::vector<ValueInfo>> reply) override;
+  void evaluate(const EvaluateQuery& query, Reply<ValueInfo> reply) override;
+  void setVariable(std::int64_t variablesReference, const std::string& name, const std::string& value,
+                   Reply<ValueInfo> reply) override;
+  void setExpression(const std::string& expression, const std::string& value, std::optional<std::int64_t> frameId,
+                     Reply<ValueInfo> reply) override;
+  void completions(const CompletionsQuery& query, Reply<std::vector<CompletionEntry>> reply) override;
+  void exceptionInfo(std::int64_t threadId, Reply<ExceptionInfo> reply) override;
+  void source(std::int64_t sourceReference, Reply<SourceContent> reply) override;
+  void readMemory(const std::string& memoryReference, std::int64_t offset, std::int64_t count,
+                  Reply<MemoryContents> reply) override;
+  void writeMemory(const std::string& memoryReference, std::int64_t offset, std::vector<std::uint8_t> data,
+                   bool allowPartial, Reply<std::int64_t> reply) override;
+  void disassemble(const DisassembleQuery& query, Reply<std::vector<InstructionInfo>> reply) override;
+  void modules(Reply<std::vector<ModuleInfo>> reply) override;
+  void loadedSources(Reply<std::vector<SourceInfo>> reply) override;
+  void stepInTargets(std::int64_t frameId, Reply<std::vector<StepInTargetInfo>> reply) override;
+  void gpuCollector(const GpuCollectorCommand& command, Reply<std::string> reply) override;
+
+  // Ids of both layers in one space: the low bits say whose (ids of 0 stay 0).
+  enum Layer : std::int64_t { kNative = 0, kPython = 1, kMemory = 2 };
+  static std::int64_t tag(std::int64_t id, Layer layer) { return id == 0 ? 0 : id * 4 + layer; }
+  static Layer layerOf(std::int64_t id) { return static_cast<Layer>(id & 3); }
+  static std::int64_t untag(std::int64_t id) { return id >> 2; }
+
+ private:
+  class Side;
+  friend class Side;
+  // A Python frame read from memory at a native stop, and its locals.
+  struct MemoryFrame {
+    std::vector<python::remote::PyLocal> locals;
+    bool localsRead = false;
+  };
+
+  void onStopped(Layer from, const StopReport& stop);
+  void onContinued(Layer from, std::int64_t threadId, bool allThreads);
+  void onExited(const ExitStatus& status);
+  void forgetNativeStop();
+  void resumePython(std::int64_t threadId, bool singleThread, Reply<bool> reply);
+  Result<const python::remote::PythonSnapshot*> pythonState();
+  void mergedStack(std::int64_t threadId, Reply<std::vector<FrameInfo>> reply);
+  bool agentFile(const std::string& path) const;
+  Layer stopLayerOf(std::int64_t threadId) const;
+  std::vector<BreakpointReport> tagged(std::vector<BreakpointReport> reports, Layer layer);
+  Reply<std::vector<BreakpointReport>> taggedReply(Reply<std::vector<BreakpointReport>> reply, Layer layer);
+  Backend& owner(Layer layer);
+
+  asio::io_context& io_;
+  BackendHost& host_;
+  std::unique_ptr<Side> pySide_, nativeSide_;
+  std::unique_ptr<PythonBackend> py_;
+  std::unique_ptr<NativeBackend> native_;
+  std::string agentDir_;
+  std::int64_t pid_ = 0;
+  bool exited_ = false;
+  // The native debugger holds every thread (a native breakpoint, step, signal or pause).
+  std::optional<StopReport> nativeStop_;
+  // Threads the agent holds (a Python breakpoint, step or pause), with the stop it reported.
+  std::map<std::int64_t, StopReport> pythonStops_;
+  std::map<std::int64_t, std::string> pythonNames_;  // the agent's thread names, by OS tid
+  // At a native stop: the Python state read from memory once, and merged stacks by thread.
+  std::unique_ptr<python::remote::PyRemote> remote_;
+  std::optional<python::remote::PythonSnapshot> pyState_;
+  std::map<std::int64_t, std::vector<FrameInfo>> merged_;
+  std::map<std::int64_t, MemoryFrame> memoryFrames_;  // by our local id
+  std::int64_t nextMemoryId_ = 1;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace strata::backends

@@ -1,0 +1,33 @@
+"""Drives the mixed_ext C++ extension: Python calling C++, C++ calling back into Python, and,
+with --crash, the extension's out-of-bounds write."""
+import sys
+
+import mixed_ext
+
+
+def combine(acc, value):
+    squared = value * value  # mixed: py_callback_line
+    return acc + squared
+
+
+def main(argv):
+    values = [float(i) for i in range(6)]
+    scaled = mixed_ext.scale(values, 2.0)  # mixed: py_scale_line
+    total = mixed_ext.fold(scaled, combine, 0.0)
+    print(f"total {total:g}")
+    if "--loop" in argv:
+        n = int(argv[argv.index("--loop") + 1])
+        acc = 0
+        for i in range(n):
+            acc ^= mixed_ext.checksum(i)  # mixed: py_loop_line
+        print(f"checksum {acc}")
+    if "--crash" in argv:
+        print(mixed_ext.histogram([0.5, 1.5, 1e12], 4))  # mixed: py_crash_line
+    print("done")
+    if "--result" in argv:  # for checking a run after the debugger let go of it
+        with open(argv[argv.index("--result") + 1], "w") as out:
+            out.write(f"total {total:g} done\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,160 @@
+// Mixed mode end to end: one session on a Python program and its C++ extension
+// (examples/mixed), breakpoints in both layers, merged stacks, the crash stop, disconnect.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ADAPTER, REPO, assertClean, forEachPython, startStdio, waitUntil, isRunning } from './lib/harness.mjs';
+import { AGENT_PYTHONPATH } from './lib/python.mjs';
+
+const DRIVER = path.join(REPO, 'examples/mixed/driver.py');
+const EXT_SRC = path.join(REPO, 'examples/mixed/mixed_ext.cpp');
+// The extension as the build made it, one .so per interpreter.
+const EXT_DIR = process.env.STRATA_MIXED_EXT_DIR ?? path.resolve(path.dirname(ADAPTER), '../examples/mixed');
+
+// The line of `mixed: NAME` in an example file.
+function markerLine(file, name) {
+  const lines = fs.readFileSync(file, 'utf8').split('\n');
+  const i = lines.findIndex((l) => l.includes(`mixed: ${name}`));
+  if (i < 0) throw new Error(`marker mixed: ${name} not found in ${file}`);
+  return i + 1;
+}
+
+function extBuiltFor(python) {
+  const tag = path.basename(python).replace('python', '').replace('.', '');
+  return fs.existsSync(EXT_DIR) && fs.readdirSync(EXT_DIR).some((f) => f.startsWith('mixed_ext.cpython-' + tag));
+}
+
+async function launchMixed(python, args, { breakpoints = {}, expectStop = true, exceptions } = {}) {
+  const c = await startStdio();
+  await c.initializeRequest({ adapterID: 'strata', linesStartAt1: true, columnsStartAt1: true, pathFormat: 'path' });
+  const initialized = c.waitForEvent('initialized', 30000);
+  await c.launchRequest({ program: DRIVER, python, args, native: true, env: { PYTHONPATH: EXT_DIR } });
+  await initialized;
+  const reports = {};
+  for (const [file, bps] of Object.entries(breakpoints)) {
+    const r = await c.setBreakpointsRequest({ source: { path: file }, breakpoints: bps });
+    reports[file] = r.body.breakpoints;
+  }
+  if (exceptions) await c.setExceptionBreakpointsRequest(exceptions);
+  const stopped = expectStop ? c.waitForEvent('stopped', 60000) : null;
+  await c.configurationDoneRequest();
+  return { c, reports, stopped: stopped ? await stopped : null };
+}
+
+async function stack(c, threadId) {
+  return (await c.stackTraceRequest({ threadId, startFrame: 0, levels: 200 })).body.stackFrames;
+}
+
+async function frameLocals(c, frameId) {
+  const scopes = await c.scopesRequest({ frameId });
+  const loc = scopes.body.scopes.find((s) => s.name === 'Locals');
+  const vars = await c.variablesRequest({ variablesReference: loc.variablesReference });
+  return Object.fromEntries(vars.body.variables.map((v) => [v.name, v]));
+}
+
+// The merged stack must read as the call chain does: C++ innermost, then the Python frames
+// that called it, none of the interpreter's or the agent's own frames.
+function assertChain(frames, expected) {
+  let at = -1;
+  for (const [name, file, line] of expected) {
+    const i = frames.findIndex((f, k) => k > at && f.name.includes(name) && (!file || f.source?.path === file));
+    assert.ok(i > at, `frame ${name} after frame ${at} in ${JSON.stringify(frames.map((f) => f.name))}`);
+    if (line) assert.equal(frames[i].line, line, `line of ${name}`);
+    at = i;
+  }
+  for (const f of frames) {
+    assert.ok(!/^_PyEval_EvalFrame|^PyObject_Vectorcall|^_PyObject_MakeTpCall/.test(f.name), `interpreter frame shown: ${f.name}`);
+    assert.ok(!(f.source?.path ?? '').startsWith(AGENT_PYTHONPATH), `agent frame shown: ${f.source?.path}`);
+  }
+}
+
+forEachPython((py) => {
+  const skip = extBuiltFor(py) ? false : `examples/mixed was not built for ${py} (no pybind11 headers?)`;
+  const v = path.basename(py);
+
+  test(`${v}: a Python breakpoint and a C++ breakpoint in one session, merged stack at the native stop`, { skip }, async () => {
+    const pyLine = markerLine(DRIVER, 'py_scale_line');
+    const cLine = markerLine(EXT_SRC, 'scale_line');
+    const { c, reports, stopped } = await launchMixed(py, [], {
+      breakpoints: { [DRIVER]: [{ line: pyLine }], [EXT_SRC]: [{ line: cLine }] },
+    });
+    assert.equal(reports[DRIVER][0].verified, true);
+    // The extension is not loaded yet: the C++ breakpoint waits for it.
+    assert.ok(reports[EXT_SRC][0].verified || /pending|not loaded|load/i.test(reports[EXT_SRC][0].message ?? ''),
+      JSON.stringify(reports[EXT_SRC][0]));
+    // 1. The Python stop: the agent's frames and values.
+    assert.equal(stopped.body.reason, 'breakpoint');
+    const tid = stopped.body.threadId;
+    let frames = await stack(c, tid);
+    assert.equal(frames[0].name, 'main');
+    assert.equal(frames[0].line, pyLine);
+    const pyVars = await frameLocals(c, frames[0].id);
+    assert.match(pyVars.values.value, /^\[0\.0, 1\.0, 2\.0/);
+    // 2. The native stop in the extension, reached by continuing.
+    const nativeStop = c.waitForEvent('stopped', 60000);
+    await c.continueRequest({ threadId: tid });
+    const ns = await nativeStop;
+    assert.equal(ns.body.reason, 'breakpoint');
+    assert.equal(ns.body.threadId, tid, 'one OS thread is one DAP thread in both layers');
+    frames = await stack(c, ns.body.threadId);
+    assert.match(frames[0].name, /^scale/);
+    assert.equal(frames[0].line, cLine);
+    assert.equal(frames[0].source.path, EXT_SRC);
+    assertChain(frames, [['scale', EXT_SRC, cLine], ['main', DRIVER, pyLine], ['<module>', DRIVER, null]]);
+    const cVars = await frameLocals(c, frames[0].id);
+    assert.equal(cVars.v.value, '0');
+    assert.equal(cVars.factor.value, '2');
+    // A Python frame at a native stop: its values read from memory, evaluation refused with why.
+    const main = frames.find((f) => f.name === 'main');
+    const mainVars = await frameLocals(c, main.id);
+    assert.match(mainVars.values.value, /list \(6 items/);
+    const ev = await c.evaluateRequest({ expression: 'len(values)', frameId: main.id, context: 'watch' }).catch((e) => e);
+    assert.match(String(ev.message), /read from memory at a native stop/);
+    // The threads: the program's only, not the agent's.
+    const threads = (await c.threadsRequest()).body.threads;
+    assert.ok(threads.some((t) => t.id === tid));
+    assert.ok(!threads.some((t) => t.name.startsWith('strata.')), JSON.stringify(threads));
+    // 3. Without the C++ breakpoint the program runs to its end with its normal output.
+    await c.setBreakpointsRequest({ source: { path: EXT_SRC }, breakpoints: [] });
+    await c.continueRequest({ threadId: tid });
+    await waitUntil(() => c.eventsNamed('terminated').length > 0, 60000, 'the end of the program');
+    assert.equal(c.eventsNamed('exited')[0].body.exitCode, 0);
+    assert.match(c.output('stdout'), /total 220\ndone\n/);
+    await c.disconnectRequest();
+    assertClean(assert, c);
+  });
+
+  test(`${v}: a crash in the extension stops with the C++ locals and the Python line that called it`, { skip }, async () => {
+    const { c, stopped } = await launchMixed(py, ['--crash']);
+    assert.equal(stopped.body.reason, 'exception');
+    const info = await c.send('exceptionInfo', { threadId: stopped.body.threadId });
+    assert.equal(info.body.exceptionId, 'SIGSEGV');
+    const frames = await stack(c, stopped.body.threadId);
+    assert.match(frames[0].name, /^histogram/);
+    assert.equal(frames[0].line, markerLine(EXT_SRC, 'oob_line'));
+    assertChain(frames, [['histogram', EXT_SRC, null], ['main', DRIVER, markerLine(DRIVER, 'py_crash_line')], ['<module>', DRIVER, null]]);
+    const locals = await frameLocals(c, frames[0].id);
+    assert.equal(locals.bin.value, '1000000000000');
+    assert.equal(locals.bins.value, '4');
+    await c.disconnectRequest({ terminateDebuggee: true });
+    assertClean(assert, c);
+  });
+
+  test(`${v}: disconnect at a native stop leaves the program running to its normal end`, { skip }, async () => {
+    const result = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'strata-mixed-')), 'result.txt');
+    const { c, stopped } = await launchMixed(py, ['--loop', '2000', '--result', result], {
+      breakpoints: { [EXT_SRC]: [{ line: markerLine(EXT_SRC, 'checksum_line') }] },
+    });
+    assert.equal(stopped.body.reason, 'breakpoint');
+    const frames = await stack(c, stopped.body.threadId);
+    assertChain(frames, [['checksum', EXT_SRC, null], ['main', DRIVER, markerLine(DRIVER, 'py_loop_line')]]);
+    const pid = c.eventsNamed('process')[0].body.systemProcessId;
+    await c.disconnectRequest({ terminateDebuggee: false });
+    await waitUntil(() => fs.existsSync(result) && fs.readFileSync(result, 'utf8').length > 0, 60000, 'the detached program to finish');
+    assert.equal(fs.readFileSync(result, 'utf8'), 'total 220 done\n');
+    await waitUntil(() => !isRunning(pid), 30000, 'the detached program to exit');
+    assertClean(assert, c);
+  });
+});
