@@ -264,6 +264,7 @@ void MixedBackend::setDataBreakpoints(const std::vector<DataBreakpointSpec>& bre
 
 void MixedBackend::onStopped(Layer from, const StopReport& stop) {
   StopReport s = stop;
+  pyStacks_.clear();
   for (auto& id : s.hitBreakpointIds) id = tag(id, from);
   if (from == kNative) {
     forgetNativeStop();
@@ -275,6 +276,7 @@ void MixedBackend::onStopped(Layer from, const StopReport& stop) {
 }
 
 void MixedBackend::onContinued(Layer from, std::int64_t threadId, bool allThreads) {
+  pyStacks_.clear();
   if (from == kNative) {
     forgetNativeStop();
   } else if (allThreads) {
@@ -318,6 +320,7 @@ void MixedBackend::resumePython(std::int64_t threadId, bool singleThread, Reply<
     if (r) {
       if (singleThread && !*r) pythonStops_.erase(threadId);
       else pythonStops_.clear();
+      pyStacks_.clear();
     }
     reply(std::move(r));
   });
@@ -349,6 +352,7 @@ void MixedBackend::step(StepKind kind, const StepOptions& options, Reply<void> r
     if (r) {
       if (layer == kNative) forgetNativeStop();
       else pythonStops_.erase(tid);
+      pyStacks_.clear();
     }
     reply(std::move(r));
   });
@@ -501,6 +505,7 @@ void MixedBackend::stackTrace(std::int64_t threadId, std::int64_t startFrame, st
     reply(std::move(p));
   };
   if (nativeStop_) return mergedStack(threadId, page);
+  if (pythonStops_.count(threadId)) return pythonStopStack(threadId, page);
   py_->stackTrace(threadId, startFrame, levels, [reply](Result<StackPage> r) {
     if (!r) return reply(r.takeError());
     for (auto& f : r->frames) {
@@ -509,6 +514,121 @@ void MixedBackend::stackTrace(std::int64_t threadId, std::int64_t startFrame, st
     }
     reply(std::move(*r));
   });
+}
+
+// At a Python stop the agent has the Python frames (with everything a Python debugger shows);
+// the native frames around them come from a moment's native stop of the program, and the
+// memory read made in that moment says where the Python frames go among them.
+void MixedBackend::pythonStopStack(std::int64_t threadId, Reply<std::vector<FrameInfo>> reply) {
+  if (auto m = pyStacks_.find(threadId); m != pyStacks_.end()) return reply(m->second);
+  std::weak_ptr<bool> alive = alive_;
+  py_->stackTrace(threadId, 0, 10000, [this, alive, threadId, reply](Result<StackPage> r) {
+    if (alive.expired()) return;
+    if (!r) return reply(r.takeError());
+    std::vector<FrameInfo> agent = std::move(r->frames);
+    for (auto& f : agent) {
+      f.id = tag(f.id, kPython);
+      if (f.source && f.source->reference) f.source->reference = tag(f.source->reference, kPython);
+    }
+    auto snap = std::make_shared<Result<pr::PythonSnapshot>>(Error{errors::kPythonMemory, "not read", false});
+    pid_t pid = static_cast<pid_t>(pid_);
+    auto* remote = &remote_;
+    auto readPython = [snap, pid, remote]() {
+      // On the engine thread, every thread stopped: nothing else uses the reader meanwhile.
+      if (!*remote) {
+        auto opened = pr::PyRemote::open(pid);
+        if (!opened) {
+          *snap = opened.takeError();
+          return;
+        }
+        *remote = std::move(*opened);
+      }
+      *snap = (*remote)->snapshot(pr::ReadOptions{});
+    };
+    native_->sampleStack(threadId, 1024, readPython, [this, alive, threadId, reply, agent, snap](Result<std::vector<FrameInfo>> nr) {
+      if (alive.expired()) return;
+      if (!nr) host_.output(OutputCategory::Console, "The native frames of thread " + std::to_string(threadId) + " could not be read: " + nr.error().message + "\n");
+      std::vector<FrameInfo> out = spliceNative(threadId, agent, nr ? std::move(*nr) : std::vector<FrameInfo>{}, *snap);
+      if (pythonStops_.count(threadId)) pyStacks_[threadId] = out;
+      reply(std::move(out));
+    });
+  });
+}
+
+std::vector<FrameInfo> MixedBackend::spliceNative(std::int64_t threadId, const std::vector<FrameInfo>& agent,
+                                                  std::vector<FrameInfo> native,
+                                                  const Result<pr::PythonSnapshot>& snap) {
+  const pr::PythonThread* pt = nullptr;
+  if (snap)
+    for (const auto& t : snap->threads)
+      if (t.tid == threadId) pt = &t;
+  std::vector<std::string> names;
+  std::vector<std::uint64_t> cfas;
+  for (const auto& f : native) {
+    names.push_back(bareName(f.name));
+    cfas.push_back(f.cfa);
+  }
+  auto merged = pt ? pr::mergeStacks(names, *pt, cfas) : std::nullopt;
+  // Nothing to splice with: the Python frames as the agent has them, and why.
+  auto alone = [&](const std::string& why) {
+    if (!native.empty()) host_.output(OutputCategory::Console, "The native frames of thread " + std::to_string(threadId) + " are not shown: " + why + "\n");
+    return agent;
+  };
+  if (!snap) return alone("its Python state could not be read from memory (" + snap.error().message + ")");
+  if (!pt) return alone("no Python thread state has that thread id");
+  if (!merged) return alone("its native and Python stacks do not fit together");
+  auto where = [](const std::string& file, std::int64_t line) { return file + ":" + std::to_string(line); };
+  auto sameAs = [&](const FrameInfo& a, const pr::PythonFrame& pf) {
+    return a.source && a.source->path.value_or("") == pf.file && a.line == pf.line;
+  };
+  // Above the agent's innermost frame the thread is in the agent's wait (its own frames and
+  // the threading module's): left out. Below it, the program's frames in memory, innermost
+  // first, must be the agent's, in order.
+  std::size_t top = merged->size();
+  for (std::size_t i = 0; i < merged->size() && !agent.empty(); ++i) {
+    const auto& m = (*merged)[i];
+    if (m.python && !pt->frames[m.index].isShim && sameAs(agent[0], pt->frames[m.index])) {
+      top = i;
+      break;
+    }
+  }
+  if (top == merged->size()) return alone("the agent's innermost frame is not among the frames in memory");
+  std::vector<std::size_t> user;
+  for (std::size_t i = top; i < merged->size(); ++i) {
+    const auto& m = (*merged)[i];
+    if (m.python && !pt->frames[m.index].isShim && !agentFile(pt->frames[m.index].file)) user.push_back(m.index);
+  }
+  if (user.size() != agent.size()) {
+    std::string list;
+    for (auto i : user) list += " " + pt->frames[i].function + "@" + where(pt->frames[i].file, pt->frames[i].line);
+    return alone("memory shows " + std::to_string(user.size()) + " Python frames (" + list + " ), the agent " +
+                 std::to_string(agent.size()));
+  }
+  for (std::size_t k = 0; k < user.size(); ++k) {
+    const auto& pf = pt->frames[user[k]];
+    std::string agentAt = agent[k].source ? agent[k].source->path.value_or("") : "";
+    if (!sameAs(agent[k], pf))
+      return alone("frame " + std::to_string(k) + " is " + where(pf.file, pf.line) + " in memory, " + where(agentAt, agent[k].line) + " for the agent");
+  }
+  std::vector<FrameInfo> out;
+  std::size_t next = 0;
+  for (std::size_t i = top; i < merged->size(); ++i) {
+    const auto& m = (*merged)[i];
+    if (m.python) {
+      const auto& pf = pt->frames[m.index];
+      if (!pf.isShim && !agentFile(pf.file) && next < agent.size()) out.push_back(agent[next++]);
+      continue;
+    }
+    FrameInfo f = native[m.index];
+    if (interpreterModule(f.moduleId) || f.moduleId.find("/strata/_strata_core") != std::string::npos) continue;
+    // Shown, not inspectable: the thread's registers are the agent's to keep until it resumes.
+    std::int64_t local = nextMemoryId_++;
+    memoryFrames_[local] = MemoryFrame{{}, false, true};
+    f.id = tag(local, kMemory);
+    if (f.source && f.source->reference) f.source->reference = tag(f.source->reference, kNative);
+    out.push_back(std::move(f));
+  }
+  return out;
 }
 
 // ---- values ----
@@ -540,6 +660,7 @@ void MixedBackend::scopes(std::int64_t frameId, Reply<std::vector<ScopeInfo>> re
     auto f = memoryFrames_.find(untag(frameId));
     if (f == memoryFrames_.end())
       return reply(Error{errors::kUnknownFrame, "no frame " + std::to_string(frameId) + " (frames last until the program runs)", true});
+    if (f->second.nativeSample) return reply(std::vector<ScopeInfo>{});
     ScopeInfo s;
     s.name = "Locals";
     s.presentationHint = "locals";

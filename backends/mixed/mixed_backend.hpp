@@ -78,6 +78,7 @@ class MixedBackend final : public Backend {
   struct MemoryFrame {
     std::vector<python::remote::PyLocal> locals;
     bool localsRead = false;
+    bool nativeSample = false;  // a native frame shown at a Python stop: no values
   };
 
   void onStopped(Layer from, const StopReport& stop);
@@ -87,6 +88,10 @@ class MixedBackend final : public Backend {
   void resumePython(std::int64_t threadId, bool singleThread, Reply<bool> reply);
   Result<const python::remote::PythonSnapshot*> pythonState();
   void mergedStack(std::int64_t threadId, Reply<std::vector<FrameInfo>> reply);
+  void pythonStopStack(std::int64_t threadId, Reply<std::vector<FrameInfo>> reply);
+  std::vector<FrameInfo> spliceNative(std::int64_t threadId, const std::vector<FrameInfo>& agent,
+                                      std::vector<FrameInfo> native,
+                                      const Result<python::remote::PythonSnapshot>& snap);
   bool agentFile(const std::string& path) const;
   Layer stopLayerOf(std::int64_t threadId) const;
   std::vector<BreakpointReport> tagged(std::vector<BreakpointReport> reports, Layer layer);
@@ -110,6 +115,7 @@ class MixedBackend final : public Backend {
   std::unique_ptr<python::remote::PyRemote> remote_;
   std::optional<python::remote::PythonSnapshot> pyState_;
   std::map<std::int64_t, std::vector<FrameInfo>> merged_;
+  std::map<std::int64_t, std::vector<FrameInfo>> pyStacks_;  // at Python stops, by thread
   std::map<std::int64_t, MemoryFrame> memoryFrames_;  // by our local id
   std::int64_t nextMemoryId_ = 1;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

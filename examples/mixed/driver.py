@@ -13,7 +13,7 @@ def combine(acc, value):
 def main(argv):
     values = [float(i) for i in range(6)]
     scaled = mixed_ext.scale(values, 2.0)  # mixed: py_scale_line
-    total = mixed_ext.fold(scaled, combine, 0.0)
+    total = mixed_ext.fold(scaled, combine, 0.0)  # mixed: py_fold_line
     print(f"total {total:g}")
     if "--loop" in argv:
         n = int(argv[argv.index("--loop") + 1])

@@ -126,6 +126,29 @@ forEachPython((py) => {
     assertClean(assert, c);
   });
 
+  test(`${v}: a Python callback called from C++: the stack at the Python stop shows the C++ frames between`, { skip }, async () => {
+    const cbLine = markerLine(DRIVER, 'py_callback_line');
+    const { c, stopped } = await launchMixed(py, [], { breakpoints: { [DRIVER]: [{ line: cbLine, condition: 'value == 4.0' }] } });
+    assert.equal(stopped.body.reason, 'breakpoint');
+    const frames = await stack(c, stopped.body.threadId);
+    assert.equal(frames[0].name, 'combine');
+    assert.equal(frames[0].line, cbLine);
+    assertChain(frames, [['combine', DRIVER, cbLine], ['fold', EXT_SRC, markerLine(EXT_SRC, 'callback_line')],
+      ['main', DRIVER, markerLine(DRIVER, 'py_fold_line')], ['<module>', DRIVER, null]]);
+    // The Python frames are the agent's, with everything it shows; the C++ ones are shown only.
+    const vars = await frameLocals(c, frames[0].id);
+    assert.equal(vars.value.value, '4.0');
+    assert.equal(vars.acc.value, '4.0');
+    const fold = frames.find((f) => f.name.startsWith('fold'));
+    assert.deepEqual((await c.scopesRequest({ frameId: fold.id })).body.scopes, []);
+    const term = c.waitForEvent('terminated', 60000);
+    await c.continueRequest({ threadId: stopped.body.threadId });
+    await term;
+    assert.match(c.output('stdout'), /total 220\ndone\n/);
+    await c.disconnectRequest();
+    assertClean(assert, c);
+  });
+
   test(`${v}: a crash in the extension stops with the C++ locals and the Python line that called it`, { skip }, async () => {
     const { c, stopped } = await launchMixed(py, ['--crash']);
     assert.equal(stopped.body.reason, 'exception');

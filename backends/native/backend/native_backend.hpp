@@ -59,6 +59,10 @@ class NativeBackend final : public Backend {
   void modules(Reply<std::vector<ModuleInfo>> reply) override;
   void loadedSources(Reply<std::vector<SourceInfo>> reply) override;
   void stepInTargets(std::int64_t frameId, Reply<std::vector<StepInTargetInfo>> reply) override;
+  // Mixed mode: one thread's native frames while the program runs (every thread stopped for a
+  // moment, `alsoWhileStopped` run then, on the engine thread). The frames carry no ids.
+  void sampleStack(std::int64_t threadId, std::int64_t levels, std::function<void()> alsoWhileStopped,
+                   Reply<std::vector<FrameInfo>> reply);
 
   // Waits (at most `limit`) until every native debugger given up by a backend is torn down:
   // for the adapter's exit. False when some are still going.

@@ -32,6 +32,23 @@ void NativeBackend::stackTrace(std::int64_t threadId, std::int64_t startFrame, s
         }));
 }
 
+void NativeBackend::sampleStack(std::int64_t threadId, std::int64_t levels, std::function<void()> alsoWhileStopped,
+                                Reply<std::vector<FrameInfo>> reply) {
+  debugger_->sampleStack(static_cast<pid_t>(threadId), static_cast<std::size_t>(levels), std::move(alsoWhileStopped),
+                         onSession([this, reply](Result<dbg::FramePage> r) {
+                           if (!r) return reply(r.takeError());
+                           auto existsHere = [this](const std::string& path) {
+                             auto known = sourceHere_.find(path);
+                             if (known == sourceHere_.end())
+                               known = sourceHere_.emplace(path, ::access(path.c_str(), F_OK) == 0).first;
+                             return known->second;
+                           };
+                           std::vector<FrameInfo> out;
+                           for (const auto& f : r->frames) out.push_back(convert::toFrameInfo(f, existsHere, modules_));
+                           reply(std::move(out));
+                         }));
+}
+
 void NativeBackend::scopes(std::int64_t frameId, Reply<std::vector<ScopeInfo>> reply) {
   debugger_->scopes(static_cast<int>(frameId), onSession([reply](Result<std::vector<dbg::Scope>> r) {
     if (!r) return reply(r.takeError());

@@ -219,6 +219,31 @@ std::future<Result<FramePage>> NativeDebugger::stackTrace(pid_t tid, std::size_t
   return s->onEngine<FramePage>([s, tid, startFrame, levels]() { return s->stackPage(tid, startFrame, levels); }, std::move(done));
 }
 
+std::future<Result<FramePage>> NativeDebugger::sampleStack(pid_t tid, std::size_t levels,
+                                                           std::function<void()> alsoWhileStopped, Done<FramePage> done) {
+  State* s = state_.get();
+  return s->onEngine<FramePage>([s, tid, levels, also = std::move(alsoWhileStopped)]() -> Result<FramePage> {
+    // Already unwound at this stop: that stack. Else it is read and forgotten.
+    if (s->stacks.count(tid)) return s->stackPage(tid, 0, levels);
+    FramePage page;
+    auto r = s->engine->whileStopped([&]() -> Result<void> {
+      auto p = s->stackPage(tid, 0, levels);
+      if (also) also();
+      s->stacks.erase(tid);
+      for (auto it = s->frameIds.begin(); it != s->frameIds.end();)
+        it = it->first.first == tid ? s->frameIds.erase(it) : std::next(it);
+      for (auto it = s->frames.begin(); it != s->frames.end();)
+        it = it->second.tid == tid ? s->frames.erase(it) : std::next(it);
+      if (!p) return p.takeError();
+      page = std::move(*p);
+      for (auto& f : page.frames) f.id = 0;
+      return {};
+    }).get();
+    if (!r) return r.takeError();
+    return page;
+  }, std::move(done));
+}
+
 std::future<Result<std::vector<Scope>>> NativeDebugger::scopes(int frameId, Done<std::vector<Scope>> done) {
   State* s = state_.get();
   return s->onEngine<std::vector<Scope>>([s, frameId]() -> Result<std::vector<Scope>> {

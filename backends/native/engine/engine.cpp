@@ -226,6 +226,10 @@ std::future<Result<void>> Engine::runOnEngineThread(std::function<Result<void>()
   return impl_->call<void>(std::move(work));
 }
 
+std::future<Result<void>> Engine::whileStopped(std::function<Result<void>()> work) {
+  return impl_->call<void>([this, work = std::move(work)]() { return impl_->withStopped(work); });
+}
+
 Result<void> EngineMemory::read(std::uint64_t address, void* buffer, std::size_t size) {
   return impl_.call<void>([this, address, buffer, size]() { return impl_.readMemory(address, buffer, size); }).get();
 }

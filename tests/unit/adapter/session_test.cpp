@@ -294,7 +294,7 @@ TEST_CASE("a stack trace answered after the program ran again hands out no frame
   CHECK(kind(r[0]) == "response:continue");
   REQUIRE(h.state.heldStacks.size() == 1);
   backends::StackPage page;
-  page.frames.push_back(backends::FrameInfo{7, "main", std::nullopt, 3, 1, "", "", ""});
+  page.frames.push_back(backends::FrameInfo{7, "main", 0, std::nullopt, 3, 1, "", "", ""});
   h.state.heldStacks[0](page);
   r = h.receive(1);
   CHECK(kind(r[0]) == "response:stackTrace:fail");

@@ -213,6 +213,11 @@ class NativeDebugger {
 
   std::future<Result<std::vector<engine::ThreadEntry>>> threads(Done<std::vector<engine::ThreadEntry>> done = {});
   std::future<Result<FramePage>> stackTrace(pid_t tid, std::size_t startFrame, std::size_t levels, Done<FramePage> done = {});
+  // The stack of one thread while the program runs (mixed mode: a thread another debugger
+  // layer holds): every thread stopped for a moment, `alsoWhileStopped` run then (on the
+  // engine thread), all let go. The frames have no ids: nothing in them can be inspected later.
+  std::future<Result<FramePage>> sampleStack(pid_t tid, std::size_t levels, std::function<void()> alsoWhileStopped,
+                                             Done<FramePage> done = {});
   std::future<Result<std::vector<Scope>>> scopes(int frameId, Done<std::vector<Scope>> done = {});
   std::future<Result<std::vector<Variable>>> variables(int variablesReference, VariableFilter filter = VariableFilter::All,
                                                        std::uint64_t start = 0, std::uint64_t count = 0, Done<std::vector<Variable>> done = {});

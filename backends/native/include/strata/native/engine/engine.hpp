@@ -185,6 +185,9 @@ class Engine {
 
   // Runs `work` on the engine thread (for code that must call ptrace itself, e.g. an unwinder).
   std::future<Result<void>> runOnEngineThread(std::function<Result<void>()> work);
+  // Runs `work` on the engine thread with every thread of a running process stopped for it
+  // (no event), then lets them go on; a stop some thread reached meanwhile is reported then.
+  std::future<Result<void>> whileStopped(std::function<Result<void>()> work);
 
   pid_t pid() const;  // 0 when no process
 
