@@ -48,7 +48,7 @@ test('the vsix holds the adapter, the agent, the collector if built, the compile
   for (const js of ['extension', 'adapter', 'configuration', 'dap', 'gpuPanel', 'processes', 'tokens', 'webviewFiles'])
     has(`extension/out/${js}.js`);
   if (fs.existsSync(path.join(ext, 'webview')))
-    for (const f of ['timeline.html', 'timeline.js', 'timeline.css']) has(`extension/webview/${f}`);
+    for (const f of require(path.join(stage, 'out', 'webviewFiles.js')).WEBVIEW_FILES) has(`extension/webview/${f}`);
   for (const f of files) {
     assert.ok(!f.includes('node_modules/'), `${f}: no node_modules`);
     assert.ok(!/^extension\/(test|src)\//.test(f) && !f.endsWith('.ts'), `${f}: no tests or sources`);
