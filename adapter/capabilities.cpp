@@ -83,6 +83,9 @@ Capabilities toCapabilities(const BackendFeatures& f) {
     c.exceptionBreakpointFilters = std::move(filters);
     c.supportsExceptionFilterOptions = true;
   }
+  // '!' opens the Debug Console's commands, '.' a name's attributes: without them listed, a
+  // client asks only once a letter is typed, and never shows the commands on '!' alone.
+  if (c.supportsCompletionsRequest) c.completionTriggerCharacters = std::vector<std::string>{"!", "."};
   return c;
 }
 
@@ -90,6 +93,7 @@ Capabilities addedCapabilities(const Capabilities& known, const BackendFeatures&
   Capabilities c = toCapabilities(features);
   for (const auto& row : kTable)
     if ((known.*row.capability).value_or(false)) c.*row.capability = std::nullopt;
+  if (known.completionTriggerCharacters) c.completionTriggerCharacters = std::nullopt;
   return c;
 }
 

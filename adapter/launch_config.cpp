@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <sstream>
+#include <string_view>
 
 #include "backends/process/python_locator.hpp"
 #include "strata/error_ids.hpp"
@@ -19,10 +20,14 @@ namespace json = boost::json;
 
 namespace {
 
+// Whether an environment entry "NAME=value" sets `name`.
+bool sets(const std::string& entry, std::string_view name) {
+  return entry.size() > name.size() && entry.compare(0, name.size(), name) == 0 && entry[name.size()] == '=';
+}
+
 std::string getenvFrom(const std::vector<std::string>& env, const std::string& name) {
   for (const auto& e : env)
-    if (e.size() > name.size() && e.compare(0, name.size(), name) == 0 && e[name.size()] == '=')
-      return e.substr(name.size() + 1);
+    if (sets(e, name)) return e.substr(name.size() + 1);
   return {};
 }
 
@@ -33,6 +38,10 @@ std::string modeString(mode_t m) {
     if (m & (1 << (8 - i))) s[i] = flags[i];
   return s;
 }
+
+// Where strata-dap finds its Python agent and its CUDA collector: read by the adapter itself
+// (the agent goes in through PYTHONPATH, the collector through CUDA_INJECTION64_PATH).
+constexpr const char* kAdapterOnlyVariables[] = {"STRATA_AGENT_PYTHONPATH", "STRATA_GPU_COLLECTOR"};
 
 Error launchError(ErrorId id, std::string message) { return Error{id, std::move(message), true}; }
 
@@ -134,19 +143,21 @@ Result<LaunchSpec> resolveLaunch(const protocol::LaunchRequestArguments& args,
   spec.justMyCode = args.justMyCode.value_or(true);
   spec.native = args.native.value_or(false);
 
-  // Environment: the adapter's, then the launch's changes (null removes a variable).
-  std::vector<std::string> env = adapterEnvironment;
+  // Environment: the adapter's less what only tells strata-dap where its own parts are, then
+  // the launch's changes (null removes a variable). An IDE sets those for the adapter it starts;
+  // the program is the user's and gets them only from the launch's env.
+  std::vector<std::string> env;
+  for (const auto& e : adapterEnvironment)
+    if (std::none_of(std::begin(kAdapterOnlyVariables), std::end(kAdapterOnlyVariables),
+                     [&e](const char* name) { return sets(e, name); }))
+      env.push_back(e);
   for (const auto& [name, value] : args.env) {
     if (name.empty() || name.find('=') != std::string::npos)
       return launchError(errors::kBadArguments,
                          "invalid 'launch' request: arguments.env: '" + name + "' is not a valid variable name");
     // A named copy: clang before 16 cannot capture a structured binding (the fuzz build).
     const std::string& key = name;
-    env.erase(std::remove_if(env.begin(), env.end(),
-                             [&key](const std::string& e) {
-                               return e.size() > key.size() && e.compare(0, key.size(), key) == 0 &&
-                                      e[key.size()] == '=';
-                             }),
+    env.erase(std::remove_if(env.begin(), env.end(), [&key](const std::string& e) { return sets(e, key); }),
               env.end());
     if (value) env.push_back(name + "=" + *value);
   }

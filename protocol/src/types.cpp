@@ -93,6 +93,7 @@ static void fieldsOfCapabilities(V& v, T& t) {
   v.field("supportsSingleThreadExecutionRequests", t.supportsSingleThreadExecutionRequests, false);
   v.field("supportsANSIStyling", t.supportsANSIStyling, false);
   v.field("exceptionBreakpointFilters", t.exceptionBreakpointFilters, false);
+  v.field("completionTriggerCharacters", t.completionTriggerCharacters, false);
   v.field("supportsGpuTimeline", t.supportsGpuTimeline, false);
   v.field("supportsParallelStacks", t.supportsParallelStacks, false);
 }

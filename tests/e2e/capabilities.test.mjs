@@ -17,6 +17,23 @@ const ADAPTER = ['supportsConfigurationDoneRequest', 'supportsTerminateRequest',
 // Debug Console's '!' commands (names in the program come only where the debugger completes them).
 const SERVICES = ['supportsGpuTimeline', 'supportsCompletionsRequest'];
 
+// Every '!' command of the Debug Console, as completions list them.
+const COMMANDS = ['!help', '!gpu top [N]', '!gpu kernel NAME', '!gpu timeline [START END]', '!gpu start [trace|stacks]',
+  '!gpu stop', '!gpu profile NAME [N]', '!sql SELECT ...'];
+
+// What a client shows after typing '!' (a trigger character, so it asks at once) and '!g': the
+// commands, each replacing what was typed (start at the line's first column, length of the text).
+async function checkBangCompletions(c, frameId) {
+  const bang = (await c.send('completions', { text: '!', column: 2, frameId })).body.targets;
+  assert.deepEqual(bang.map((t) => t.label), COMMANDS);
+  assert.deepEqual(bang.map((t) => [t.start, t.length]), COMMANDS.map(() => [1, 1]));
+  assert.deepEqual(bang.map((t) => t.text), ['!help', '!gpu top ', '!gpu kernel ', '!gpu timeline ', '!gpu start ',
+    '!gpu stop', '!gpu profile ', '!sql ']);
+  const g = (await c.send('completions', { text: '!g', column: 3, frameId })).body.targets;
+  assert.deepEqual(g.map((t) => t.label), COMMANDS.filter((l) => l.startsWith('!g')));
+  assert.deepEqual(g.map((t) => [t.start, t.length]), g.map(() => [1, 2]));
+}
+
 const refused = (r) => !r.success && /does not support|not supported|unsupported/i.test(r.message ?? '');
 
 // Sends a request and returns the raw response (success or not).
@@ -70,6 +87,8 @@ function probes(c, stop, frameId, varRef, variable, memRef, dataRef, source, lin
 async function checkSession(c, initBody, stop, setup) {
   const added = c.eventsNamed('capabilities').map((e) => e.body.capabilities);
   assert.equal(added.length, 1, 'one capabilities event after launch');
+  // Completions were promised at initialize, with their trigger characters: not said again.
+  assert.equal(added[0].completionTriggerCharacters, undefined);
   const advertised = { ...initBody, ...added[0] };
   const order = c.received.map((m) => (m.type === 'event' ? `event:${m.event}` : `${m.type}:${m.command}`));
   const iCaps = order.indexOf('event:capabilities');
@@ -97,6 +116,8 @@ test('initialize promises only what every backend does; exception filters come w
   const supports = Object.keys(r.body).filter((k) => r.body[k] === true);
   assert.deepEqual(supports.sort(), [...COMMON, ...ADAPTER, ...SERVICES].sort());
   assert.equal(r.body.exceptionBreakpointFilters, undefined);
+  // Without '!' among them VS Code's Debug Console asks for completions only once a letter follows.
+  assert.deepEqual(r.body.completionTriggerCharacters, ['!', '.']);
   // Nothing follows the response until a launch or attach says what the program is.
   await new Promise((resolve) => setTimeout(resolve, 200));
   assert.deepEqual(c.received.filter((m) => m.type === 'event'), []);
@@ -133,6 +154,7 @@ test('a native session: every capability advertised for it works', async () => {
   assert.deepEqual((await c.send('completions', { text: 'a', column: 2, frameId: frame.id })).body.targets, []);
   const bang = (await c.send('completions', { text: '!gpu t', column: 7, frameId: frame.id })).body.targets;
   assert.deepEqual(bang.map((t) => t.label), ['!gpu top [N]', '!gpu timeline [START END]']);
+  await checkBangCompletions(c, frame.id);
   assert.deepEqual(advertised.exceptionBreakpointFilters.map((f) => f.filter), ['SIGSEGV', 'SIGBUS', 'SIGFPE', 'SIGILL', 'SIGABRT', 'cuda']);
   const stepped = c.waitForEvent('stopped', 30000);
   await c.nextRequest({ threadId: stop.body.threadId, granularity: 'instruction' });
@@ -161,6 +183,10 @@ test('a Python session: every capability advertised for it works', { skip: NO_PY
     [frame.id, locals, 'x', undefined, undefined, program, { bp: line, func: 'helper', value: '0' }]);
   assert.equal(advertised.supportsReadMemoryRequest, undefined);
   assert.deepEqual(advertised.exceptionBreakpointFilters.map((f) => f.filter), ['raised', 'uncaught', 'userUnhandled', 'cuda']);
+  // '!' is answered by the adapter at a Python stop too; '.' (the other trigger) by Python.
+  await checkBangCompletions(c, frame.id);
+  const dot = (await c.send('completions', { text: 'x.', column: 3, frameId: frame.id })).body.targets.map((t) => t.label);
+  assert.ok(dot.includes('bit_length'), dot.join());
   // singleThread continues that thread alone.
   const r = await c.continueRequest({ threadId: stop.body.threadId, singleThread: true });
   assert.equal(r.body.allThreadsContinued, false);

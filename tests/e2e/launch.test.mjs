@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startStdio, startServer, startTcp, runToEnd, assertClean, target, PY_TARGETS, PYTHONS, NO_PYTHON, forEachPython } from './lib/harness.mjs';
+import { AGENT_PYTHONPATH } from './lib/python.mjs';
 
 function plainFile() {
   const f = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'strata-plain-')), 'plain.txt');
@@ -56,6 +57,41 @@ test('environment variables can be removed with null', async () => {
   delete process.env.STRATA_TEST_VAR;
   await runToEnd(c, { noDebug: true, program: target('hello'), env: { STRATA_TEST_VAR: null } });
   assert.match(c.output('stdout'), /STRATA_TEST_VAR=\(unset\)/);
+  await c.disconnectRequest();
+  assertClean(assert, c);
+});
+
+// What an IDE sets for the strata-dap it starts (the VS Code extension names its carried agent
+// and collector): the adapter reads them; the program's environment is the user's.
+const ADAPTER_ONLY = { STRATA_AGENT_PYTHONPATH: AGENT_PYTHONPATH, STRATA_GPU_COLLECTOR: '/nonexistent/libstrata_cupti.so' };
+const envNames = (c) => c.output('stdout').split('\n').filter((l) => l.startsWith('env ')).map((l) => l.slice(4));
+
+test('where strata-dap finds its agent and collector stays out of a debugged Python program, unless the launch sets it',
+  { skip: NO_PYTHON }, async () => {
+    const program = path.join(PY_TARGETS, 'environ_keys.py');
+    const c = await startStdio({ spawn: { env: { ...process.env, ...ADAPTER_ONLY, STRATA_TEST_VAR: 'adapter' } } });
+    // Debugged (the agent found through STRATA_AGENT_PYTHONPATH goes in through PYTHONPATH).
+    assert.equal(await runToEnd(c, { program, python: PYTHONS[0] }), 0);
+    const names = envNames(c);
+    assert.ok(names.includes('STRATA_TEST_VAR') && names.includes('PYTHONPATH'), names.join());
+    for (const k of Object.keys(ADAPTER_ONLY)) assert.ok(!names.includes(k), `${k} leaked into the program`);
+    await c.disconnectRequest();
+    assertClean(assert, c);
+    // Named in the launch's env, the user's choice wins.
+    const d = await startStdio({ spawn: { env: { ...process.env, ...ADAPTER_ONLY } } });
+    assert.equal(await runToEnd(d, { program, python: PYTHONS[0], env: { STRATA_GPU_COLLECTOR: '/mine.so' } }), 0);
+    assert.ok(envNames(d).includes('STRATA_GPU_COLLECTOR'));
+    assert.ok(!envNames(d).includes('STRATA_AGENT_PYTHONPATH'));
+    await d.disconnectRequest();
+    assertClean(assert, d);
+  });
+
+test('where strata-dap finds its agent and collector stays out of a native program', async () => {
+  const c = await startStdio({ spawn: { env: { ...process.env, ...ADAPTER_ONLY, STRATA_TEST_VAR: 'adapter' } } });
+  assert.equal(await runToEnd(c, { noDebug: true, program: '/usr/bin/env' }), 0);
+  const names = c.output('stdout').split('\n').map((l) => l.split('=')[0]);
+  assert.ok(names.includes('STRATA_TEST_VAR'), names.join());
+  for (const k of Object.keys(ADAPTER_ONLY)) assert.ok(!names.includes(k), `${k} leaked into the program`);
   await c.disconnectRequest();
   assertClean(assert, c);
 });

@@ -5,7 +5,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import * as vscode from 'vscode';
-import { fillTemplate, FORWARDED, missingWebviewFiles } from './webviewFiles';
+import { fillTemplate, FORWARDED, missingWebviewFiles, WEBVIEW_PAGE } from './webviewFiles';
 
 // Where the panel's requests go: a debug session, or a TraceSession (dap.ts).
 export interface GpuBackend {
@@ -78,13 +78,11 @@ export class GpuPanel {
       return `<!DOCTYPE html><html><body><p>${escapeHtml(text)}</p></body></html>`;
     }
     const webview = this.panel.webview;
-    const file = (name: string) => webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'webview', name)).toString();
-    const template = fs.readFileSync(path.join(extensionPath, 'webview', 'timeline.html'), 'utf8');
+    const template = fs.readFileSync(path.join(extensionPath, 'webview', WEBVIEW_PAGE), 'utf8');
     return fillTemplate(template, {
       cspSource: webview.cspSource,
       nonce: crypto.randomBytes(16).toString('base64'),
-      scriptUri: file('timeline.js'),
-      styleUri: file('timeline.css'),
+      root: webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'webview')).toString(),
     });
   }
 

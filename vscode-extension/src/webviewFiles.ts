@@ -1,9 +1,12 @@
-// The GPU timeline webview's files as the panel loads them (webview/timeline.{html,js,css}),
-// and the requests the webview may make: what the panel host needs that VS Code does not.
+// The GPU timeline webview's files as the panel loads them (webview/: the page, its style and
+// its scripts in the page's order), and the requests the webview may make: what the panel host
+// needs that VS Code does not.
 import fs from 'node:fs';
 import path from 'node:path';
 
-export const WEBVIEW_FILES = ['timeline.html', 'timeline.js', 'timeline.css'];
+export const WEBVIEW_PAGE = 'timeline.html';
+export const WEBVIEW_SCRIPTS = ['timeline-view.js', 'timeline-draw.js', 'timeline-panes.js', 'timeline.js'];
+export const WEBVIEW_FILES = [WEBVIEW_PAGE, 'timeline.css', ...WEBVIEW_SCRIPTS];
 // The webview may ask for these and nothing else (no evaluate, no gpuStart).
 export const FORWARDED = new Set(['gpuTimeline', 'gpuSummary', 'gpuKernel', 'gpuExport']);
 

@@ -34,6 +34,22 @@ TEST_CASE("environment changes apply; null removes") {
   CHECK(std::find(e.begin(), e.end(), "KEEP=1") == e.end());
 }
 
+TEST_CASE("where strata-dap finds its agent and collector stays out of the program, unless the launch sets it") {
+  std::vector<std::string> env = kEnv;
+  env.insert(env.end(), {"STRATA_AGENT_PYTHONPATH=/ext/lib/strata/python", "STRATA_GPU_COLLECTOR=/ext/lib/libstrata_cupti.so",
+                         "STRATA_AGENT_PYTHONPATH_X=kept"});
+  auto s = adapter::resolveLaunch(args(R"({"program":"/bin/true"})"), env, "/");
+  REQUIRE(s.ok());
+  std::vector<std::string> expected = kEnv;
+  expected.push_back("STRATA_AGENT_PYTHONPATH_X=kept");
+  CHECK(s->environment == expected);
+  auto set = adapter::resolveLaunch(args(R"({"program":"/bin/true","env":{"STRATA_GPU_COLLECTOR":"/mine.so"}})"), env, "/");
+  REQUIRE(set.ok());
+  auto& e = set->environment;
+  CHECK(std::find(e.begin(), e.end(), "STRATA_GPU_COLLECTOR=/mine.so") != e.end());
+  CHECK(std::count_if(e.begin(), e.end(), [](const std::string& v) { return v.rfind("STRATA_AGENT_PYTHONPATH=", 0) == 0; }) == 0);
+}
+
 TEST_CASE("python programs get the interpreter and its flags in front") {
   auto s = adapter::resolveLaunch(args(R"({"program":"/etc/hostname","python":["/bin/true","-X","dev"],"args":["a"]})"), kEnv, "/");
   REQUIRE(s.ok());

@@ -7,7 +7,7 @@ using strata::protocol::testing::roundTrip;
 TEST_CASE("round trip of every struct") {
   roundTrip<InitializeRequestArguments>(R"({"clientID":"vscode","adapterID":"strata","linesStartAt1":true,"supportsRunInTerminalRequest":true,"pathFormat":"path"})");
   roundTrip<ExceptionBreakpointsFilter>(R"({"filter":"raised","label":"Raised","default":false,"supportsCondition":true})");
-  roundTrip<Capabilities>(R"({"supportsConfigurationDoneRequest":true,"supportTerminateDebuggee":true,"exceptionBreakpointFilters":[{"filter":"f","label":"F"}],"supportsGpuTimeline":true})");
+  roundTrip<Capabilities>(R"({"supportsConfigurationDoneRequest":true,"supportTerminateDebuggee":true,"exceptionBreakpointFilters":[{"filter":"f","label":"F"}],"completionTriggerCharacters":["!","."],"supportsGpuTimeline":true})");
   roundTrip<LaunchRequestArguments>(R"({"noDebug":true,"program":"/p","args":["a","b"],"cwd":"/","env":{"A":"1","B":null},"stopOnEntry":false,"console":"integratedTerminal","python":["/py","-X","dev"]})");
   roundTrip<DisconnectArguments>(R"({"restart":false,"terminateDebuggee":true,"suspendDebuggee":false})");
   roundTrip<TerminateArguments>(R"({"restart":true})");

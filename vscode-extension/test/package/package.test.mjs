@@ -48,7 +48,11 @@ test('the vsix holds the adapter, the agent, the collector if built, the compile
   for (const js of ['extension', 'adapter', 'configuration', 'dap', 'gpuPanel', 'processes', 'tokens', 'webviewFiles'])
     has(`extension/out/${js}.js`);
   if (fs.existsSync(path.join(ext, 'webview')))
-    for (const f of ['timeline.html', 'timeline.js', 'timeline.css']) has(`extension/webview/${f}`);
+    for (const f of require(path.join(stage, 'out', 'webviewFiles.js')).WEBVIEW_FILES) has(`extension/webview/${f}`);
+  // The walkthrough's screenshots, each where its step names it.
+  const steps = JSON.parse(fs.readFileSync(path.join(ext, 'package.json'), 'utf8')).contributes.walkthroughs.flatMap((w) => w.steps);
+  assert.equal(steps.length, 4);
+  for (const s of steps) has(`extension/${s.media.image}`);
   for (const f of files) {
     assert.ok(!f.includes('node_modules/'), `${f}: no node_modules`);
     assert.ok(!/^extension\/(test|src)\//.test(f) && !f.endsWith('.ts'), `${f}: no tests or sources`);
@@ -64,6 +68,8 @@ test('the manifest: linux-x64, the strata debugger, its entry point', () => {
   assert.equal(pkg.main, './out/extension.js');
   assert.deepEqual(pkg.contributes.debuggers.map((d) => d.type), ['strata']);
   assert.equal(pkg.contributes.configuration.properties['strata.adapterPath'].type, 'string');
+  // vsce takes a README's relative image links only under a repository URL: it has none.
+  assert.doesNotMatch(unzip('read', 'extension/readme.md'), /!\[|<img/);
   assert.deepEqual(pkg.devDependencies, JSON.parse(fs.readFileSync(path.join(ext, 'package.json'), 'utf8')).devDependencies);
 });
 

@@ -45,6 +45,8 @@ struct Capabilities {
       supportsInstructionBreakpoints, supportsExceptionFilterOptions,
       supportsSingleThreadExecutionRequests, supportsANSIStyling;
   std::optional<std::vector<ExceptionBreakpointsFilter>> exceptionBreakpointFilters;
+  // Characters after which the client asks for completions unprompted (VS Code's default: '.').
+  std::optional<std::vector<std::string>> completionTriggerCharacters;
   // Strata's additions (DESIGN.md, "Custom DAP surface").
   std::optional<bool> supportsGpuTimeline, supportsParallelStacks;
 };

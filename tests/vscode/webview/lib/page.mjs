@@ -35,8 +35,7 @@ export async function serve() {
     const origin = `http://127.0.0.1:${server.address().port}`;
     let body = fs.readFileSync(file);
     if (name === 'timeline.html') {
-      const fill = { cspSource: origin, nonce: crypto.randomBytes(16).toString('base64'),
-        scriptUri: `${origin}/timeline.js`, styleUri: `${origin}/timeline.css` };
+      const fill = { cspSource: origin, nonce: crypto.randomBytes(16).toString('base64'), root: origin };
       body = body.toString('utf8').replace(/\{\{(\w+)\}\}/g, (m, k) => fill[k] ?? m);
     }
     const type = { html: 'text/html', js: 'text/javascript', css: 'text/css' }[name.split('.').pop()] ?? 'application/octet-stream';
