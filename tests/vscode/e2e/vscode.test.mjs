@@ -53,6 +53,8 @@ const NO_DOUBLE = !fs.existsSync(COLLECTOR_DOUBLE) &&
   `${COLLECTOR_DOUBLE} does not exist: the CUDA toolkit with CUPTI was not found when the build was configured, ` +
   'so the collector and its test build were not built';
 const NO_PYTHON = !PYTHON && 'no CPython 3.12 or newer was found by the build (STRATA_PYTHONS is empty)';
+const NO_CC = !CC && 'no C compiler (cc) to build the C debuggees with -g';
+const NO_ADAPTER = !fs.existsSync(ADAPTER) && `${ADAPTER} does not exist: the build's strata-dap serves this case`;
 // The line of the "# @bp:NAME" marker in a workspace file.
 const markedLine = (file, name) => fs.readFileSync(path.join(dirs.workspace, file), 'utf8').split('\n')
   .findIndex((l) => l.includes(`# @bp:${name}`)) + 1;
@@ -214,7 +216,7 @@ uiTest('Python: F9 in train_loop.py, F5, Call Stack and Variables, F10, continue
   await wb.shot('python-ended');
 });
 
-uiTest('C: F9 in primes.c, F5, Call Stack and Variables, F10, continue to the end', { skip: SKIP || (!CC && 'no C compiler (cc) to build primes.c with -g') }, async () => {
+uiTest('C: F9 in primes.c, F5, Call Stack and Variables, F10, continue to the end', { skip: SKIP || NO_CC }, async () => {
   assert.match(fs.readFileSync(path.join(dirs.workspace, C_FILE), 'utf8').split('\n')[C_LINE - 1], /if \(n < 2\) return 0;/);
   await wb.reset();
   await wb.openFile(C_FILE);
@@ -289,7 +291,7 @@ uiTest('GPU: Strata: Open GPU Trace, click the gemm kernel, its launching line o
   await wb.shot('gpu-source');
 });
 
-uiTest('GPU live: a Python launch with "gpu": "stacks" stops, its GPU panel opens beside the editor by itself, a kernel leads to its launching line', { skip: SKIP || NO_PYTHON || NO_DOUBLE }, async () => {
+uiTest('GPU live: a Python launch with "gpu": "stacks" stops, its GPU panel opens beside the editor by itself, a kernel leads to its launching line', { skip: SKIP || NO_PYTHON || NO_ADAPTER || NO_DOUBLE }, async () => {
   const VEC_ADD = 'vecAdd(float const*, float const*, float*, int)';
   const after = markedLine(GPU_PY, 'after');
   const launchLine = markedLine(GPU_PY, 'add_launch');
@@ -395,7 +397,7 @@ uiTest('Attach by process picker: a Python loop started outside VS Code, picked 
   }
 });
 
-uiTest('Remote: a strata-dap --listen with a token file, an attach through it with tokenFile; a wrong token is told', { skip: SKIP || NO_PYTHON }, async () => {
+uiTest('Remote: a strata-dap --listen with a token file, an attach through it with tokenFile; a wrong token is told', { skip: SKIP || NO_PYTHON || NO_ADAPTER }, async () => {
   const workLine = markedLine(LOOP_PY, 'work');
   const tokenFile = path.join(WORK, 'listen.token');
   const wrongFile = path.join(WORK, 'wrong.token');
