@@ -58,17 +58,33 @@ class TokenSocketAdapter implements vscode.DebugAdapter {
   private readonly emitter = new vscode.EventEmitter<vscode.DebugProtocolMessage>();
   readonly onDidSendMessage = this.emitter.event;
   private readonly socket: net.Socket;
+  private answered = false;
+  private failed = false;
 
   constructor(host: string, port: number, token: string) {
     this.socket = net.connect({ host, port });
     this.socket.write(tokenLine(token));
     const reader = new FrameReader((m: DapMessage) => this.emitter.fire(m), (e) => this.fail(e.message));
-    this.socket.on('data', (d: Buffer) => reader.push(d));
-    this.socket.on('error', (e: Error) => this.fail(`strata-dap at ${host}:${port}: ${e.message}`));
-    this.socket.on('close', () => this.emitter.fire({ seq: 0, type: 'event', event: 'terminated' } as vscode.DebugProtocolMessage));
+    this.socket.on('data', (d: Buffer) => {
+      this.answered = true;
+      reader.push(d);
+    });
+    this.socket.on('error', (e: NodeJS.ErrnoException) => {
+      if (e.code === 'ECONNRESET' && !this.answered) return;  // a refused token: said at 'close'
+      this.fail(`strata-dap at ${host}:${port}: ${e.message}`);
+    });
+    this.socket.on('close', () => {
+      // A listener closes, without a word, a connection whose token line it does not accept.
+      if (!this.answered && !this.failed)
+        void vscode.window.showErrorMessage(`Strata: strata-dap at ${host}:${port} closed the connection before answering: ` +
+                                            'it did not accept the token sent (check adapterServer.tokenFile, or "Strata: Forget ' +
+                                            'Stored Tokens" for a stored one).');
+      this.emitter.fire({ seq: 0, type: 'event', event: 'terminated' } as vscode.DebugProtocolMessage);
+    });
   }
 
   private fail(text: string): void {
+    this.failed = true;
     this.emitter.fire({ seq: 0, type: 'event', event: 'output', body: { category: 'important', output: `${text}\n` } } as vscode.DebugProtocolMessage);
     this.socket.destroy();
   }

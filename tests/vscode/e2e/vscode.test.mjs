@@ -10,8 +10,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import {
-  ARTIFACTS, CHROMIUM, REPO, WORK, activationLog, chromiumMissing, ensureCodeServer, installExtension, startCodeServer, vsixToTest,
+  ARTIFACTS, BUILD, CHROMIUM, REPO, WORK, activationLog, chromiumMissing, ensureCodeServer, installExtension, startCodeServer,
+  vsixToTest,
 } from './lib/codeserver.mjs';
+import { startListener, startLoop } from './lib/programs.mjs';
 import { Workbench } from './lib/workbench.mjs';
 
 // The repository's GPU trace fixture (tests/e2e/lib/gpu.mjs: a torch.profiler trace whose gemm
@@ -40,6 +42,22 @@ const dirs = {
 };
 const PY_FILE = 'train_loop.py';
 const C_FILE = 'primes.c';
+const GPU_PY = 'gpu_launches.py';
+const LOOP_PY = 'until_told.py';
+// The build's adapter, and the collector's test build (tests/targets/cuda): its extra entry makes
+// the CUPTI callbacks a kernel launch makes and hands the collector the records CUPTI would, so
+// a live session has GPU data on a machine without a GPU.
+const ADAPTER = path.join(BUILD, 'adapter/strata-dap');
+const COLLECTOR_DOUBLE = path.join(BUILD, 'tests/targets/cuda_double/libstrata_cupti.so');
+const NO_DOUBLE = !fs.existsSync(COLLECTOR_DOUBLE) &&
+  `${COLLECTOR_DOUBLE} does not exist: the CUDA toolkit with CUPTI was not found when the build was configured, ` +
+  'so the collector and its test build were not built';
+const NO_PYTHON = !PYTHON && 'no CPython 3.12 or newer was found by the build (STRATA_PYTHONS is empty)';
+const NO_CC = !CC && 'no C compiler (cc) to build the C debuggees with -g';
+const NO_ADAPTER = !fs.existsSync(ADAPTER) && `${ADAPTER} does not exist: the build's strata-dap serves this case`;
+// The line of the "# @bp:NAME" marker in a workspace file.
+const markedLine = (file, name) => fs.readFileSync(path.join(dirs.workspace, file), 'utf8').split('\n')
+  .findIndex((l) => l.includes(`# @bp:${name}`)) + 1;
 // The first line of train_step's loop body (16) and of is_prime (6) in the examples (lines
 // without a comprehension, whose own frame would stop there too); asserted below
 // against the files' text so an edit of the examples shows here, not as a wrong stop.
@@ -65,13 +83,45 @@ function writeWorkspace() {
   fs.mkdirSync(path.join(dirs.workspace, '.vscode'), { recursive: true });
   fs.copyFileSync(path.join(REPO, 'examples/python/train_loop.py'), path.join(dirs.workspace, PY_FILE));
   fs.copyFileSync(path.join(REPO, 'examples/native/primes.c'), path.join(dirs.workspace, C_FILE));
+  fs.copyFileSync(path.join(REPO, 'tests/targets/python/gpu_launches.py'), path.join(dirs.workspace, GPU_PY));
+  fs.copyFileSync(path.join(REPO, 'tests/vscode/e2e/targets/until_told.py'), path.join(dirs.workspace, LOOP_PY));
   if (CC) execFileSync(CC, ['-g', '-O0', '-o', path.join(dirs.workspace, 'primes'), path.join(dirs.workspace, C_FILE)]);
-  const configurations = [
-    { type: 'strata', request: 'launch', name: 'Python: train_loop', program: '${workspaceFolder}/train_loop.py',
-      args: ['--epochs', '1'], ...(PYTHON ? { python: PYTHON } : {}) },
-    { type: 'strata', request: 'launch', name: 'Native: primes', program: '${workspaceFolder}/primes', args: ['10'] },
-  ];
+  writeLaunchJson();
+}
+
+const CONFIGURATIONS = [
+  { type: 'strata', request: 'launch', name: 'Python: train_loop', program: '${workspaceFolder}/train_loop.py',
+    args: ['--epochs', '1'], ...(PYTHON ? { python: PYTHON } : {}) },
+  { type: 'strata', request: 'launch', name: 'Native: primes', program: '${workspaceFolder}/primes', args: ['10'] },
+  { type: 'strata', request: 'launch', name: 'Python: GPU launches', program: '${workspaceFolder}/gpu_launches.py',
+    ...(PYTHON ? { python: PYTHON } : {}), gpu: 'stacks' },
+  { type: 'strata', request: 'attach', name: 'Attach: pick a process', processId: '${command:strata.pickProcess}' },
+];
+
+function writeLaunchJson(more = []) {
+  const configurations = [...CONFIGURATIONS, ...more];
   fs.writeFileSync(path.join(dirs.workspace, '.vscode/launch.json'), JSON.stringify({ version: '0.2.0', configurations }, null, 2));
+}
+
+// The strata.adapterPath setting (the workspace's), null to clear it; waits until the extension
+// uses it, as "Strata: Check the Debug Adapter" reports (VS Code reads the file a moment later).
+async function useAdapterSetting(adapter) {
+  const file = path.join(dirs.workspace, '.vscode/settings.json');
+  if (adapter) fs.writeFileSync(file, JSON.stringify({ 'strata.adapterPath': adapter }, null, 2));
+  else fs.rmSync(file, { force: true });
+  const want = adapter ? `Strata: ${adapter} (setting): ` : ' (bundled): ';
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    await wb.clearNotifications();
+    await wb.command('Strata: Check the Debug Adapter');
+    const said = await wb.waitForNotification(/^Strata: .* \((setting|bundled|PATH)\): /, 10_000);
+    if (said.includes(want)) {
+      await wb.clearNotifications();
+      return said;
+    }
+    if (Date.now() > deadline) throw new Error(`the extension does not take up strata.adapterPath=${adapter}: ${said}`);
+    await wb.page.waitForTimeout(500);
+  }
 }
 
 // A quiet first start: no welcome page, trust prompt, chat side bar or update checks.
@@ -102,7 +152,10 @@ before(async () => {
   fs.rmSync(dirs.extensions, { recursive: true, force: true });
   writeWorkspace();
   installExtension(vsix, dirs);
-  server = await startCodeServer({ ...dirs, log: path.join(WORK, 'code-server.log') });
+  // The collector's test build for an adapter that takes it from the environment (the one
+  // strata.adapterPath names; the vsix's own adapter is given the collector it carries).
+  const env = { ...process.env, ...(NO_DOUBLE ? {} : { STRATA_GPU_COLLECTOR: COLLECTOR_DOUBLE }) };
+  server = await startCodeServer({ ...dirs, env, log: path.join(WORK, 'code-server.log') });
   const { chromium } = await import('playwright-core');
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
@@ -126,7 +179,7 @@ uiTest('VS Code opens the folder with the Strata extension installed from the vs
   await wb.shot('workbench');
 });
 
-uiTest('Python: F9 in train_loop.py, F5, Call Stack and Variables, F10, continue to the end', { skip: SKIP || (!PYTHON && 'no CPython 3.12 or newer was found by the build (STRATA_PYTHONS is empty)') }, async () => {
+uiTest('Python: F9 in train_loop.py, F5, Call Stack and Variables, F10, continue to the end', { skip: SKIP || NO_PYTHON }, async () => {
   assert.match(fs.readFileSync(path.join(dirs.workspace, PY_FILE), 'utf8').split('\n')[PY_LINE - 1], /err = \(w \* x \+ b\) - y/);
   await wb.reset();
   await wb.openFile(PY_FILE);
@@ -163,7 +216,7 @@ uiTest('Python: F9 in train_loop.py, F5, Call Stack and Variables, F10, continue
   await wb.shot('python-ended');
 });
 
-uiTest('C: F9 in primes.c, F5, Call Stack and Variables, F10, continue to the end', { skip: SKIP || (!CC && 'no C compiler (cc) to build primes.c with -g') }, async () => {
+uiTest('C: F9 in primes.c, F5, Call Stack and Variables, F10, continue to the end', { skip: SKIP || NO_CC }, async () => {
   assert.match(fs.readFileSync(path.join(dirs.workspace, C_FILE), 'utf8').split('\n')[C_LINE - 1], /if \(n < 2\) return 0;/);
   await wb.reset();
   await wb.openFile(C_FILE);
@@ -236,6 +289,159 @@ uiTest('GPU: Strata: Open GPU Trace, click the gemm kernel, its launching line o
   await wb.activeTab(path.basename(gpu.LAUNCHER));
   await wb.waitForCursorLine(launchLine);
   await wb.shot('gpu-source');
+});
+
+uiTest('GPU live: a Python launch with "gpu": "stacks" stops, its GPU panel opens beside the editor by itself, a kernel leads to its launching line', { skip: SKIP || NO_PYTHON || NO_ADAPTER || NO_DOUBLE }, async () => {
+  const VEC_ADD = 'vecAdd(float const*, float const*, float*, int)';
+  const after = markedLine(GPU_PY, 'after');
+  const launchLine = markedLine(GPU_PY, 'add_launch');
+  await wb.reset();
+  await wb.closeAllEditors();
+  // The collector's test build reaches the program only through an adapter that takes it from
+  // code-server's environment: the build's strata-dap, named by strata.adapterPath.
+  await useAdapterSetting(ADAPTER);
+  try {
+    await wb.openFile(GPU_PY);
+    await wb.toggleBreakpoint(after);
+    await wb.startConfiguration('Python: GPU launches');
+    await wb.waitForTopFrame('<module>', after);
+    // Nothing asked for it: the stop found GPU data and the panel came up beside the editor.
+    await wb.tab('GPU: Python: GPU launches').waitFor({ timeout: 60_000 });
+    const view = wb.webview();
+    await view.locator('#kernels tbody tr', { hasText: 'relu' }).waitFor({ timeout: 60_000 });
+    assert.deepEqual((await view.locator('#kernels tbody tr').allInnerTexts()).map((r) => r.split('\t').slice(0, 2)),
+      [[VEC_ADD, '5'], ['relu(float*, int)', '3']], 'the kernels launched before the stop, from the session\'s gpuSummary');
+    await wb.shot('gpu-live-panel');
+
+    const at = await wb.findOnCanvas(view, '#timeline', '#tooltip', VEC_ADD);
+    assert.ok(at, `no point of the live timeline shows a ${VEC_ADD} tooltip`);
+    await wb.page.mouse.click(at.x, at.y);
+    const details = view.locator('#details');
+    await details.locator('.name', { hasText: VEC_ADD }).waitFor();
+    const text = await details.innerText();
+    assert.match(text, /Grid\s+5 × 1 × 1/);
+    assert.match(text, /Block\s+128 × 1 × 1/);
+    const frame = details.locator('ol.frames button', { hasText: 'vector_add' });
+    assert.equal(await frame.getAttribute('title'), `${path.join(dirs.workspace, GPU_PY)}:${launchLine}`);
+    await wb.shot('gpu-live-kernel');
+
+    await frame.click();
+    await wb.activeTab(GPU_PY);
+    await wb.waitForCursorLine(launchLine);
+    await wb.shot('gpu-live-source');
+
+    await wb.page.keyboard.press('F5');
+    await wb.waitForSessionEnd();
+    await wb.waitForDebugConsole(/launched 8/);
+  } finally {
+    await useAdapterSetting(null);
+  }
+});
+
+uiTest('Attach by process picker: a Python loop started outside VS Code, picked by its script, paused, a breakpoint hit, left running', { skip: SKIP || NO_PYTHON }, async () => {
+  const workLine = markedLine(LOOP_PY, 'work');
+  await wb.reset();
+  await wb.closeAllEditors();
+  const loop = await startLoop(PYTHON, dirs.workspace, 'picker');
+  try {
+    await wb.startConfiguration('Attach: pick a process', { staysOpen: true });
+    await wb.page.locator('.quick-input-widget .quick-input-title', { hasText: 'Strata: attach to a process' }).waitFor();
+    await wb.page.keyboard.type(`${LOOP_PY} --until stop-picker`);
+    const row = wb.page.locator('.quick-input-list .monaco-list-row.focused', { hasText: LOOP_PY }).first();
+    await row.waitFor();
+    const shown = await row.innerText();
+    assert.match(shown, new RegExp(`${path.basename(PYTHON).replace(/\./g, '\\.')} ${LOOP_PY} --until stop-picker --tag picker`),
+      `the picker shows the interpreter, the script and its arguments: ${shown}`);
+    assert.match(shown, new RegExp(`pid ${loop.pid} · Python`), shown);
+    await wb.shot('attach-picker');
+    await wb.page.keyboard.press('Enter');
+    await wb.page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+
+    // The read-only snapshot first, then the agent comes in and the program runs on.
+    await wb.waitForDebugConsole(new RegExp(`The Strata agent is in process ${loop.pid}`));
+    await wb.pauseUntilFrames();
+    // Stopped mostly in time.sleep: native frames on top, then the loop's Python frames (VS Code
+    // shows the top frame first and the rest a moment later).
+    const paused = await wb.waitForFrames((frames) => frames.some((f) => f.name === '<module>'));
+    assert.deepEqual(paused.filter((f) => f.file === LOOP_PY).map((f) => f.name).slice(-2), ['main', '<module>'],
+      `the Call Stack shows the loop: ${JSON.stringify(paused)}`);
+    await wb.shot('attach-paused');
+
+    await wb.openFile(LOOP_PY);
+    await wb.toggleBreakpoint(workLine);
+    await wb.page.keyboard.press('F5');
+    const frames = await wb.waitForTopFrame('work', workLine, { depth: 3 });
+    assert.deepEqual(frames.map((f) => f.name), ['work', 'main', '<module>']);
+    const locals = await wb.variables('Locals', (v) => 'i' in v && 'total' in v);
+    const i = Number(locals.i);
+    assert.equal(Number(locals.total), (3 * i * (i - 1)) / 2, `work(i, total) holds the loop's running total: ${JSON.stringify(locals)}`);
+    await wb.shot('attach-breakpoint');
+
+    // Shift+F5 on an attach disconnects: the program goes on without the debugger.
+    await wb.toggleBreakpoint(workLine);
+    await wb.page.keyboard.press('Shift+F5');
+    await wb.waitForSessionEnd(30_000);
+    assert.ok(loop.alive(), `the program ended with the session: ${loop.stdout}${loop.stderr}`);
+    assert.equal(await loop.finish(), 0, loop.stderr);
+    const m = loop.stdout.match(/^picker: finished after (\d+) rounds, total (\d+)$/m);
+    assert.ok(m, loop.stdout);
+    const rounds = Number(m[1]);
+    assert.ok(rounds > i + 1, `it went on after the breakpoint (round ${i}): ${rounds} rounds`);
+    assert.equal(Number(m[2]), (3 * rounds * (rounds - 1)) / 2);
+    await wb.shot('attach-left');
+  } catch (e) {
+    e.message += `\nuntil_told.py (${loop.alive() ? 'running' : `ended: ${loop.exit}`}) printed:\n${loop.stdout}${loop.stderr}`;
+    throw e;
+  } finally {
+    await loop.stop();
+  }
+});
+
+uiTest('Remote: a strata-dap --listen with a token file, an attach through it with tokenFile; a wrong token is told', { skip: SKIP || NO_PYTHON || NO_ADAPTER }, async () => {
+  const workLine = markedLine(LOOP_PY, 'work');
+  const tokenFile = path.join(WORK, 'listen.token');
+  const wrongFile = path.join(WORK, 'wrong.token');
+  fs.rmSync(tokenFile, { force: true });
+  fs.writeFileSync(wrongFile, 'not-the-token\n');
+  await wb.reset();
+  await wb.closeAllEditors();
+  // The listener writes a new token into its --token-file; the extension reads it from the same file.
+  const listener = await startListener(ADAPTER, tokenFile);
+  const loop = await startLoop(PYTHON, dirs.workspace, 'remote');
+  try {
+    assert.match(fs.readFileSync(tokenFile, 'utf8'), /^[0-9a-f]{64}\n$/);
+    const server = { host: '127.0.0.1', port: listener.port };
+    writeLaunchJson([
+      { type: 'strata', request: 'attach', name: 'Remote: attach', processId: loop.pid, adapterServer: { ...server, tokenFile } },
+      { type: 'strata', request: 'attach', name: 'Remote: wrong token', processId: loop.pid,
+        adapterServer: { ...server, tokenFile: wrongFile } },
+    ]);
+    await wb.openFile(LOOP_PY);
+    await wb.toggleBreakpoint(workLine);
+    await wb.startConfiguration('Remote: attach');
+    const frames = await wb.waitForTopFrame('work', workLine, { depth: 3 });
+    assert.deepEqual(frames.map((f) => [f.name, f.file]), [['work', LOOP_PY], ['main', LOOP_PY], ['<module>', LOOP_PY]]);
+    const locals = await wb.variables('Locals', (v) => 'i' in v && 'total' in v);
+    assert.equal(Number(locals.total), (3 * Number(locals.i) * (Number(locals.i) - 1)) / 2, JSON.stringify(locals));
+    await wb.shot('remote-breakpoint');
+    await wb.toggleBreakpoint(workLine);
+    await wb.page.keyboard.press('Shift+F5');
+    await wb.waitForSessionEnd(30_000);
+    assert.equal(await loop.finish(), 0, loop.stderr);
+    assert.match(loop.stdout, /^remote: finished after \d+ rounds/m);
+
+    await wb.clearNotifications();
+    await wb.startConfiguration('Remote: wrong token');
+    const told = await wb.waitForNotification(/did not accept the token/);
+    assert.match(told, new RegExp(`127\\.0\\.0\\.1:${listener.port}`), told);
+    await wb.shot('remote-wrong-token');
+    await wb.waitForSessionEnd(30_000);
+    assert.ok(listener.alive(), `strata-dap --listen ended: ${listener.stdout}${listener.stderr}`);
+  } finally {
+    writeLaunchJson();
+    await loop.stop();
+    await listener.stop();
+  }
 });
 
 uiTest('activation: the time VS Code measured for the Strata extension (Developer: Show Running Extensions)', { skip: SKIP }, async () => {

@@ -13,6 +13,8 @@ export const CHROMIUM = process.env.STRATA_CHROMIUM ?? '/usr/bin/chromium';
 // Where code-server keeps its state and the test its workspace; screenshots go to ARTIFACTS.
 export const WORK = process.env.STRATA_VSCODE_E2E_DIR ?? path.join(REPO, 'build/vscode-e2e');
 export const ARTIFACTS = path.join(REPO, 'build/vscode-artifacts/e2e');
+// The build the vsix is packaged from; its strata-dap and test targets serve some cases.
+export const BUILD = process.env.STRATA_BUILD_DIR ?? path.join(REPO, 'build/asan');
 
 // Installs code-server if missing (minutes, once): null when it is there, else why not (exit 77
 // of the script is "cannot be installed here"); any other failure throws, it is a defect.
@@ -48,12 +50,12 @@ export function installExtension(vsix, { userData, extensions }) {
 }
 
 // code-server listening on a port the kernel picked; resolves once it says where.
-export async function startCodeServer({ userData, extensions, log }) {
+export async function startCodeServer({ userData, extensions, log, env = process.env }) {
   fs.writeFileSync(path.join(WORK, 'config.yaml'), 'auth: none\ncert: false\n');
   const out = fs.openSync(log, 'w');
   const proc = codeServer(['--auth', 'none', '--bind-addr', '127.0.0.1:0', '--user-data-dir', userData,
     '--extensions-dir', extensions, '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust',
-    '--disable-getting-started-override', '--log', 'info'], { stdio: ['ignore', out, out], detached: true });
+    '--disable-getting-started-override', '--log', 'info'], { stdio: ['ignore', out, out], detached: true, env });
   const exited = new Promise((resolve) => proc.on('exit', (code, signal) => resolve(code ?? signal)));
   const deadline = Date.now() + 120_000;
   for (;;) {
@@ -88,10 +90,9 @@ export function vsixToTest() {
   if (!fs.existsSync(path.join(REPO, 'vscode-extension/node_modules/typescript'))) {
     return { skip: 'no vsix: vscode-extension/node_modules is missing (scripts/setup.sh runs npm ci there)' };
   }
-  const build = process.env.STRATA_BUILD_DIR ?? path.join(REPO, 'build/asan');
-  if (!fs.existsSync(path.join(build, 'adapter/strata-dap'))) return { skip: `no vsix: ${build} has no strata-dap (build it first)` };
+  if (!fs.existsSync(path.join(BUILD, 'adapter/strata-dap'))) return { skip: `no vsix: ${BUILD} has no strata-dap (build it first)` };
   const vsix = path.join(WORK, 'strata-linux-x64.vsix');
-  const r = spawnSync(pkg, ['--build-dir', build, '--stage', path.join(WORK, 'stage'), '--out', vsix],
+  const r = spawnSync(pkg, ['--build-dir', BUILD, '--stage', path.join(WORK, 'stage'), '--out', vsix],
     { encoding: 'utf8', maxBuffer: 64 << 20 });
   if (r.status !== 0) throw new Error(`scripts/package-vscode.sh failed (exit ${r.status}):\n${r.stdout}${r.stderr}`);
   return { vsix };

@@ -56,12 +56,13 @@ export class Workbench {
     }
   }
 
-  // In the open quick pick: types `text`, picks the row holding it.
-  async pick(text) {
+  // In the open quick pick: types `text`, picks the row holding it. `staysOpen`: what was
+  // picked opens a quick pick of its own (the process picker).
+  async pick(text, { staysOpen = false } = {}) {
     await this.page.keyboard.type(text);
     await this.page.locator('.quick-input-list .monaco-list-row.focused', { hasText: text }).first().waitFor();
     await this.page.keyboard.press('Enter');
-    await this.page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+    if (!staysOpen) await this.page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
   }
 
   // `file` typed into VS Code's file dialog (a quick input in the browser), then Enter once the
@@ -172,6 +173,17 @@ export class Workbench {
       (rows) => rows.map((r) => r.getAttribute('aria-label') ?? ''));
     return labels.map((l) => l.match(/^Stack Frame (.*), line (\d+), (.*)$/)).filter(Boolean)
       .map((m) => ({ name: m[1], line: Number(m[2]), file: m[3] }));
+  }
+
+  // Waits until the Call Stack's frames satisfy `until`.
+  async waitForFrames(until, timeout = 30_000) {
+    const deadline = Date.now() + timeout;
+    for (;;) {
+      const frames = await this.callStack();
+      if (until(frames)) return frames;
+      if (Date.now() > deadline) throw new Error(`the Call Stack shows ${JSON.stringify(frames)}`);
+      await this.page.waitForTimeout(200);
+    }
   }
 
   // Waits until the top frame of the Call Stack is `name` at `line`, with at least `depth`
@@ -306,5 +318,61 @@ export class Workbench {
   // The notifications' messages (errors the extension shows land there).
   async notifications() {
     return this.page.locator('.notifications-toasts .notification-list-item-message').allInnerTexts();
+  }
+
+  // The first notification whose message matches `re`.
+  async waitForNotification(re, timeout = 30_000) {
+    const deadline = Date.now() + timeout;
+    for (;;) {
+      const found = (await this.notifications()).find((n) => re.test(n));
+      if (found) return found;
+      if (Date.now() > deadline) throw new Error(`no notification says ${re}; they say: ${JSON.stringify(await this.notifications())}`);
+      await this.page.waitForTimeout(100);
+    }
+  }
+
+  async clearNotifications() {
+    await this.command('Notifications: Clear All Notifications');
+  }
+
+  // Every editor closed, the GPU panels too: the next case starts from one empty group.
+  async closeAllEditors() {
+    await this.command('View: Close All Editor Groups');
+    await this.page.locator('.tabs-container .tab').first().waitFor({ state: 'detached' });
+  }
+
+  // A tab of any editor group, active or not.
+  tab(name) {
+    return this.page.locator('.tabs-container .tab', { hasText: name }).first();
+  }
+
+  // Debug: Select and Start Debugging, launch.json's configuration `name`; waits until that
+  // configuration is offered (a launch.json written a moment ago is read again first).
+  async startConfiguration(name, { staysOpen = false, timeout = 30_000 } = {}) {
+    const deadline = Date.now() + timeout;
+    for (;;) {
+      await this.command('Debug: Select and Start Debugging', { staysOpen: true });
+      const row = this.page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first();
+      if (await row.waitFor({ timeout: 5000 }).then(() => true, () => false)) break;
+      if (Date.now() > deadline) throw new Error(`Select and Start Debugging does not offer ${name}`);
+      await this.page.keyboard.press('Escape');
+      await this.page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+    }
+    await this.pick(name, { staysOpen });
+  }
+
+  // Pause (F6) until the Call Stack shows frames: a session just attached may not yet take it.
+  async pauseUntilFrames(timeout = 60_000) {
+    const deadline = Date.now() + timeout;
+    for (;;) {
+      await this.page.keyboard.press('F6');
+      const until = Date.now() + 3000;
+      while (Date.now() < until) {
+        const frames = await this.callStack();
+        if (frames.length) return frames;
+        await this.page.waitForTimeout(100);
+      }
+      if (Date.now() > deadline) throw new Error('F6 (pause) never stopped the session: the Call Stack shows no frame');
+    }
   }
 }
