@@ -149,6 +149,37 @@ forEachPython((py) => {
     assertClean(assert, c);
   });
 
+  test(`${v}: conditions, hit counts and log points in both layers`, { skip }, async () => {
+    const { c, stopped } = await launchMixed(py, [], {
+      breakpoints: {
+        [EXT_SRC]: [{ line: markerLine(EXT_SRC, 'scale_line'), logMessage: 'scaled v={v}' },
+                    { line: markerLine(EXT_SRC, 'callback_line'), condition: 'v == 6' }],
+        [DRIVER]: [{ line: markerLine(DRIVER, 'py_callback_line'), hitCondition: '3' }],
+      },
+    });
+    // The third call of the Python callback (value 4.0), then the C++ condition (v == 6).
+    assert.equal(stopped.body.reason, 'breakpoint');
+    let frames = await stack(c, stopped.body.threadId);
+    assert.equal(frames[0].name, 'combine');
+    assert.equal((await frameLocals(c, frames[0].id)).value.value, '4.0');
+    const second = c.waitForEvent('stopped', 60000);
+    await c.continueRequest({ threadId: stopped.body.threadId });
+    const s2 = await second;
+    frames = await stack(c, s2.body.threadId);
+    assert.match(frames[0].name, /^fold/);
+    const cVars = await frameLocals(c, frames[0].id);
+    assert.equal(cVars.v.value, '6');
+    assert.equal(cVars.acc.value, '20');
+    const term = c.waitForEvent('terminated', 60000);
+    await c.continueRequest({ threadId: s2.body.threadId });
+    await term;
+    const logged = c.output('console').split('\n').filter((l) => l.startsWith('scaled v='));
+    assert.deepEqual(logged, ['scaled v=0', 'scaled v=1', 'scaled v=2', 'scaled v=3', 'scaled v=4', 'scaled v=5']);
+    assert.match(c.output('stdout'), /total 220\ndone\n/);
+    await c.disconnectRequest();
+    assertClean(assert, c);
+  });
+
   test(`${v}: a crash in the extension stops with the C++ locals and the Python line that called it`, { skip }, async () => {
     const { c, stopped } = await launchMixed(py, ['--crash']);
     assert.equal(stopped.body.reason, 'exception');
