@@ -4,8 +4,15 @@
 // the rest of the program, Python frames are read from the process's memory.
 #include "backends/mixed/mixed_backend.hpp"
 
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cstring>
+#include <fstream>
 
 namespace strata::backends {
 
@@ -84,6 +91,49 @@ bool pythonishName(const std::string& name) {
   return std::all_of(name.begin(), name.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; });
 }
 
+bool isElf(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[4] = {};
+  in.read(magic, 4);
+  return in && std::memcmp(magic, "\x7f" "ELF", 4) == 0;
+}
+
+// The interpreter's own executable when the launch names a wrapper (a pyenv shim, a shell
+// script): the native debugger must start the ELF file itself. sys.executable keeps a
+// virtual environment's path, which is what makes it that environment.
+std::string realInterpreter(const LaunchSpec& child) {
+  const std::string& named = child.argv.front();
+  if (isElf(named)) return named;
+  int out[2];
+  if (::pipe2(out, O_CLOEXEC) != 0) return named;
+  std::vector<std::string> args{named, "-c", "import sys; sys.stdout.write(sys.executable)"};
+  std::vector<char*> argv, envp;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> env = child.environment;
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+  if (!child.cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, child.cwd.c_str());
+  pid_t pid = 0;
+  int rc = ::posix_spawn(&pid, named.c_str(), &fa, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  ::close(out[1]);
+  std::string found;
+  if (rc == 0) {
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::read(out[0], buf, sizeof buf)) > 0) found.append(buf, static_cast<std::size_t>(n));
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  ::close(out[0]);
+  return !found.empty() && isElf(found) ? found : named;
+}
+
 const char* const kMemoryOnly =
     "this Python frame was read from memory at a native stop: evaluating needs the Python program to run "
     "(continue, or stop at a Python breakpoint for the full debugger)";
@@ -137,6 +187,7 @@ void MixedBackend::launch(const LaunchSpec& spec, Reply<void> reply) {
   std::weak_ptr<bool> alive = alive_;
   py_->launchWith(spec, [this, alive](const LaunchSpec& child, Reply<void> started) {
     LaunchSpec c = child;
+    c.argv.front() = realInterpreter(child);
     c.console = Console::Internal;
     c.stopOnEntry = false;  // the agent holds the program before its first line, as always
     c.language = LaunchSpec::Language::Native;

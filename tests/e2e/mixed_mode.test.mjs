@@ -180,6 +180,19 @@ forEachPython((py) => {
     assertClean(assert, c);
   });
 
+  test(`${v}: an interpreter named through a wrapper script (a pyenv shim) is started as its ELF file`, { skip }, async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strata-mixed-'));
+    const wrapper = path.join(dir, 'python');
+    fs.writeFileSync(wrapper, `#!/bin/sh\nexec ${py} "$@"\n`, { mode: 0o755 });
+    const { c, stopped } = await launchMixed(wrapper, [], { breakpoints: { [EXT_SRC]: [{ line: markerLine(EXT_SRC, 'scale_line') }] } });
+    assert.equal(stopped.body.reason, 'breakpoint');
+    const frames = await stack(c, stopped.body.threadId);
+    assertChain(frames, [['scale', EXT_SRC, null], ['main', DRIVER, markerLine(DRIVER, 'py_scale_line')]]);
+    await c.disconnectRequest({ terminateDebuggee: true });
+    fs.rmSync(dir, { recursive: true, force: true });
+    assertClean(assert, c);
+  });
+
   test(`${v}: a crash in the extension stops with the C++ locals and the Python line that called it`, { skip }, async () => {
     const { c, stopped } = await launchMixed(py, ['--crash']);
     assert.equal(stopped.body.reason, 'exception');
