@@ -25,6 +25,30 @@ std::string bareName(const std::string& name) {
   return paren == std::string::npos ? name : name.substr(0, paren);
 }
 
+// A native frame a merged stack shows: neither libpython's nor the agent's C module's (under a
+// Python frame the agent holds).
+bool programFrame(const FrameInfo& f) {
+  return !interpreterModule(f.moduleId) && f.moduleId.find("/strata/_strata_core") == std::string::npos;
+}
+
+// Frames of one layer with their ids (and source references) in the mixed backend's space.
+void tagFrames(std::vector<FrameInfo>& frames, MixedBackend::Layer layer) {
+  for (auto& f : frames) {
+    f.id = MixedBackend::tag(f.id, layer);
+    if (f.source && f.source->reference) f.source->reference = MixedBackend::tag(f.source->reference, layer);
+  }
+}
+
+// The process's CPython reader, opened the first time it is needed.
+Result<pr::PyRemote*> openedReader(std::unique_ptr<pr::PyRemote>& reader, std::int64_t pid) {
+  if (!reader) {
+    auto r = pr::PyRemote::open(static_cast<pid_t>(pid));
+    if (!r) return r.takeError();
+    reader = std::move(*r);
+  }
+  return reader.get();
+}
+
 // Where a thread's Python frames go among its native ones (innermost first), or nullopt.
 std::optional<std::vector<pr::MergedFrame>> mergeWith(const std::vector<FrameInfo>& native, const pr::PythonThread& thread) {
   std::vector<std::string> names;
@@ -70,14 +94,11 @@ bool MixedBackend::agentFile(const std::string& path) const {
 
 Result<const pr::PythonSnapshot*> MixedBackend::pythonState() {
   if (pyState_) return &*pyState_;
-  if (!remote_) {
-    auto r = pr::PyRemote::open(static_cast<pid_t>(pid_));
-    if (!r) return r.takeError();
-    remote_ = std::move(*r);
-  }
+  auto reader = openedReader(remote_, pid_);
+  if (!reader) return reader.takeError();
   pr::ReadOptions o;
   o.locals = true;
-  auto snap = remote_->snapshot(o);
+  auto snap = (*reader)->snapshot(o);
   if (!snap) return snap.takeError();
   pyState_ = std::move(*snap);
   return &*pyState_;
@@ -90,10 +111,7 @@ void MixedBackend::mergedStack(std::int64_t threadId, Reply<std::vector<FrameInf
     if (alive.expired()) return;
     if (!r) return reply(r.takeError());
     std::vector<FrameInfo> native = std::move(r->frames);
-    for (auto& f : native) {
-      f.id = tag(f.id, kNative);
-      if (f.source && f.source->reference) f.source->reference = tag(f.source->reference, kNative);
-    }
+    tagFrames(native, kNative);
     const pr::PythonThread* pt = nullptr;
     std::string why;
     if (auto st = pythonState(); st) {
@@ -125,10 +143,7 @@ void MixedBackend::mergedStack(std::int64_t threadId, Reply<std::vector<FrameInf
       out.push_back(std::move(f));
     };
     auto nativeFrame = [&](const FrameInfo& f) {
-      if (interpreterModule(f.moduleId)) return;
-      // The agent's C module under a Python frame it holds: not the program's.
-      if (f.moduleId.find("/strata/_strata_core") != std::string::npos) return;
-      out.push_back(f);
+      if (programFrame(f)) out.push_back(f);
     };
     if (merged) {
       for (const auto& m : *merged) m.python ? pythonFrame(pt->frames[m.index]) : nativeFrame(native[m.index]);
@@ -160,10 +175,7 @@ void MixedBackend::stackTrace(std::int64_t threadId, std::int64_t startFrame, st
   if (pythonStops_.count(threadId)) return pythonStopStack(threadId, page);
   py_->stackTrace(threadId, startFrame, levels, [reply](Result<StackPage> r) {
     if (!r) return reply(r.takeError());
-    for (auto& f : r->frames) {
-      f.id = tag(f.id, kPython);
-      if (f.source && f.source->reference) f.source->reference = tag(f.source->reference, kPython);
-    }
+    tagFrames(r->frames, kPython);
     reply(std::move(*r));
   });
 }
@@ -178,24 +190,12 @@ void MixedBackend::pythonStopStack(std::int64_t threadId, Reply<std::vector<Fram
     if (alive.expired()) return;
     if (!r) return reply(r.takeError());
     std::vector<FrameInfo> agent = std::move(r->frames);
-    for (auto& f : agent) {
-      f.id = tag(f.id, kPython);
-      if (f.source && f.source->reference) f.source->reference = tag(f.source->reference, kPython);
-    }
+    tagFrames(agent, kPython);
     auto snap = std::make_shared<Result<pr::PythonSnapshot>>(Error{errors::kPythonMemory, "not read", false});
-    pid_t pid = static_cast<pid_t>(pid_);
-    auto* remote = &remote_;
-    auto readPython = [snap, pid, remote]() {
+    auto readPython = [this, snap]() {
       // On the engine thread, every thread stopped: nothing else uses the reader meanwhile.
-      if (!*remote) {
-        auto opened = pr::PyRemote::open(pid);
-        if (!opened) {
-          *snap = opened.takeError();
-          return;
-        }
-        *remote = std::move(*opened);
-      }
-      *snap = (*remote)->snapshot(pr::ReadOptions{});
+      auto reader = openedReader(remote_, pid_);
+      *snap = reader ? (*reader)->snapshot(pr::ReadOptions{}) : Result<pr::PythonSnapshot>(reader.takeError());
     };
     native_->sampleStack(threadId, 1024, readPython, [this, alive, threadId, reply, agent, snap](Result<std::vector<FrameInfo>> nr) {
       if (alive.expired()) return;
@@ -266,12 +266,12 @@ std::vector<FrameInfo> MixedBackend::spliceNative(std::int64_t threadId, const s
       continue;
     }
     FrameInfo f = native[m.index];
-    if (interpreterModule(f.moduleId) || f.moduleId.find("/strata/_strata_core") != std::string::npos) continue;
+    if (!programFrame(f)) continue;
     // Shown, not inspectable: the thread's registers are the agent's to keep until it resumes.
     std::int64_t local = nextMemoryId_++;
     memoryFrames_[local] = MemoryFrame{{}, false, true};
-    f.id = tag(local, kMemory);
     if (f.source && f.source->reference) f.source->reference = tag(f.source->reference, kNative);
+    f.id = tag(local, kMemory);
     out.push_back(std::move(f));
   }
   return out;

@@ -83,6 +83,7 @@ class NativeBackend final : public Backend {
   void maybeReportExit();
   // A variable as the model has it; its indexed children are counted for unpaged requests.
   ValueInfo toValue(const native::debugger::Variable& v);
+  std::vector<FrameInfo> toFrames(const std::vector<native::debugger::FrameEntry>& entries);
 
   asio::io_context& io_;
   BackendHost& host_;

@@ -14,20 +14,26 @@ namespace convert = native_convert;
 
 // ---- inspection -------------------------------------------------------------------------------------
 
+std::vector<FrameInfo> NativeBackend::toFrames(const std::vector<dbg::FrameEntry>& entries) {
+  // Whether a source file exists here, asked once per path.
+  auto existsHere = [this](const std::string& path) {
+    auto known = sourceHere_.find(path);
+    if (known == sourceHere_.end()) known = sourceHere_.emplace(path, ::access(path.c_str(), F_OK) == 0).first;
+    return known->second;
+  };
+  std::vector<FrameInfo> out;
+  for (const auto& f : entries) out.push_back(convert::toFrameInfo(f, existsHere, modules_));
+  return out;
+}
+
 void NativeBackend::stackTrace(std::int64_t threadId, std::int64_t startFrame, std::int64_t levels,
                                Reply<StackPage> reply) {
   debugger_->stackTrace(static_cast<pid_t>(threadId), static_cast<std::size_t>(startFrame),
                               static_cast<std::size_t>(levels), onSession([this, reply](Result<dbg::FramePage> r) {
           if (!r) return reply(r.takeError());
-          // Whether a source file exists here, asked once per path.
-          auto existsHere = [this](const std::string& path) {
-            auto known = sourceHere_.find(path);
-            if (known == sourceHere_.end()) known = sourceHere_.emplace(path, ::access(path.c_str(), F_OK) == 0).first;
-            return known->second;
-          };
           StackPage page;
           page.totalFrames = static_cast<std::int64_t>(r->totalFrames);
-          for (const auto& f : r->frames) page.frames.push_back(convert::toFrameInfo(f, existsHere, modules_));
+          page.frames = toFrames(r->frames);
           reply(std::move(page));
         }));
 }
@@ -37,15 +43,7 @@ void NativeBackend::sampleStack(std::int64_t threadId, std::int64_t levels, std:
   debugger_->sampleStack(static_cast<pid_t>(threadId), static_cast<std::size_t>(levels), std::move(alsoWhileStopped),
                          onSession([this, reply](Result<dbg::FramePage> r) {
                            if (!r) return reply(r.takeError());
-                           auto existsHere = [this](const std::string& path) {
-                             auto known = sourceHere_.find(path);
-                             if (known == sourceHere_.end())
-                               known = sourceHere_.emplace(path, ::access(path.c_str(), F_OK) == 0).first;
-                             return known->second;
-                           };
-                           std::vector<FrameInfo> out;
-                           for (const auto& f : r->frames) out.push_back(convert::toFrameInfo(f, existsHere, modules_));
-                           reply(std::move(out));
+                           reply(toFrames(r->frames));
                          }));
 }
 
