@@ -5,6 +5,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh asan fuzz
+# Every temporary file of the run goes under one directory, removed at the end, so that repeated
+# runs (and programs a failed case left behind) do not fill the disk.
+TMPDIR="$(mktemp -d "${TMPDIR:-/tmp}/strata-tests-XXXXXX")"
+export TMPDIR
+trap 'rm -rf "$TMPDIR"' EXIT
 status=0
 echo "== tests (asan)"
 # Whole outputs in the JUnit file: the summary reads each suite's counts and skips from them.

@@ -122,7 +122,7 @@ forEachAttachPython((py) => {
       assert.equal(snap.reason, 'pause');
       assert.equal(snap.description, 'Snapshot (read-only)');
       const hit = c.waitForEvent('stopped', 20000);
-      await waitUntil(() => c.outputText.includes('The Strata agent is in'), 10000, 'the agent to come in');
+      await waitUntil(() => c.outputText.includes('The Strata agent is in'), 30000, 'the agent to come in');
       const stopped = (await hit).body;
       assert.equal(stopped.reason, 'breakpoint');
       assert.equal(stopped.threadId, proc.pid);
@@ -172,7 +172,7 @@ forEachAttachPython((py) => {
     try {
       const c = await attachTo(proc.pid);
       await c.configurationDoneRequest();
-      await waitUntil(() => c.outputText.includes('The Strata agent is in'), 10000, 'the agent to come in');
+      await waitUntil(() => c.outputText.includes('The Strata agent is in'), 30000, 'the agent to come in');
       await waitUntil(() => c.eventsNamed('terminated').length > 0, 20000, 'the terminated event');
       assert.deepEqual(c.eventsNamed('exited').map((e) => e.body.exitCode), [0]);
       await endClient(c);
@@ -289,7 +289,7 @@ forEachAttachPython((py) => {
       await c.configurationDoneRequest();
       await snapshot;
       await c.continueRequest({ threadId: proc.pid });
-      await waitUntil(() => c.outputText.includes('The Strata agent is in'), 10000, 'the agent to come in');
+      await waitUntil(() => c.outputText.includes('The Strata agent is in'), 30000, 'the agent to come in');
       // Listening before the request: the stop can come in the same read as its response.
       const hit = c.waitForEvent('stopped', 20000);
       await c.setBreakpointsRequest({ source: { path: hotLoop }, breakpoints: [{ line: lineOf(hotLoop, 'step') }] });

@@ -150,7 +150,9 @@ class AgentProcess:
     """python -m strata --listen 127.0.0.1:0 --port-file F [--wait-for-client] <target>."""
 
     def __init__(self, args, wait=True, python=None, env=None, cwd=None):
-        self.tmp = tempfile.mkdtemp(prefix="strata-test-")
+        # Removed with this object (or at exit): a suite starts hundreds of agents.
+        self._tmp = tempfile.TemporaryDirectory(prefix="strata-test-")
+        self.tmp = self._tmp.name
         self.port_file = os.path.join(self.tmp, "port")
         cmd = [python or sys.executable, "-m", "strata", "--listen", "127.0.0.1:0",
                "--port-file", self.port_file]

@@ -1,7 +1,7 @@
 // scripts/package-vscode.sh on this build (STRATA_BUILD_DIR): the vsix's file list and manifest,
 // then the strata-dap it carries, found as the extension finds it, debugging a Python script
 // with the agent it carries.
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -18,6 +18,7 @@ const PYTHON = (process.env.STRATA_PYTHONS ?? '').split(':').find(Boolean);
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'strata-vscode-pkg-'));
 const stage = path.join(work, 'stage');
 const vsix = path.join(work, 'strata-linux-x64.vsix');
+after(() => fs.rmSync(work, { recursive: true, force: true }));  // the stage holds a copy of the build (~250 MB)
 let packaged;
 function packageOnce() {
   packaged ??= execFileSync(path.join(repo, 'scripts', 'package-vscode.sh'), ['--build-dir', BUILD, '--stage', stage, '--out', vsix],
