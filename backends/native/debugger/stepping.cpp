@@ -47,19 +47,29 @@ std::optional<std::uint64_t> State::pltTarget(const sym::Module& module, std::ui
            m->symbols->lineRange(address - m->object.loadBias).has_value();
   };
   std::uint64_t slot = 0;
-  if (engine->memory().read(stub->gotSlot + bias, &slot, sizeof slot) && modules.moduleFor(slot) != &module &&
-      modules.moduleFor(slot) != nullptr)
-    return hasLines(slot) ? std::optional<std::uint64_t>(slot) : std::nullopt;
+  if (engine->memory().read(stub->gotSlot + bias, &slot, sizeof slot) && modules.moduleFor(slot) != nullptr) {
+    // Bound: to another module, or to this one (a C++ template or inline function of a shared
+    // library goes through its own PLT, being interposable).
+    if (hasLines(slot)) return slot;
+    if (modules.moduleFor(slot) != &module) return std::nullopt;
+  }
   if (stub->symbol.empty()) return std::nullopt;
-  // Not bound yet (lazy binding): the slot still points into our own PLT.
+  // Not bound yet (lazy binding): the slot still points into our own PLT. The definition the
+  // dynamic linker would pick: another module's first, else this module's own.
   std::string name = sym::demangle(stub->symbol);
+  std::optional<std::uint64_t> own;
   for (const sym::Module& m : modules.modules()) {
-    if (&m == &module || !m.symbols) continue;
+    if (!m.symbols) continue;
     auto defined = m.symbols->elfSymbolNamed(name);
     if (!defined || defined->ifunc || defined->size == 0) continue;
     std::uint64_t address = defined->address + m.object.loadBias;
+    if (&m == &module) {
+      own = address;
+      continue;
+    }
     return hasLines(address) ? std::optional<std::uint64_t>(address) : std::nullopt;
   }
+  if (own && hasLines(*own)) return own;
   return std::nullopt;
 }
 

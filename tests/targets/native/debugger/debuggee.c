@@ -27,6 +27,7 @@ static void nodebug(void) {
 }
 
 int shlib_triple(int v);  // shlib.c, a shared library: called through the PLT
+int shlib_nine(int v);
 
 static void shlib(void) {
   int r = shlib_triple(7);  // @bp:shlib_call
@@ -107,6 +108,7 @@ int main(int argc, char** argv) {
   else if (!strcmp(mode, "slow")) slow();
   else if (!strcmp(mode, "nodebug")) nodebug();
   else if (!strcmp(mode, "shlib")) shlib();
+  else if (!strcmp(mode, "shlib_inner")) printf("nine=%d\n", shlib_nine(2));
   fflush(stdout);
   return 0;
 }

@@ -89,6 +89,37 @@ TEST_CASE("stepIn through a PLT stub stops in the shared library's function, bou
   CHECK(s.output() == "shlib=24\n");
 }
 
+TEST_CASE("stepIn through a shared library's own PLT stub (a call to its own global function) stops in the callee") {
+  Session s;
+  s.launch({"shlib_inner"});
+  ok(s.debugger.setSourceBreakpoints(kShlibSource, {SourceBreakpoint{lineOf(kShlibSource, "shlib_inner_call")}}));
+  ok(s.debugger.configurationDone(false));
+  auto stop = s.stop();
+  REQUIRE(stop.reason == DebuggerStopReason::Breakpoint);
+  // Not bound yet: the definition is the library's own.
+  ok(s.debugger.stepIn(stop.tid));
+  auto in = s.stop();
+  auto frame = s.top(in.tid);
+  CHECK(frame.name == "shlib_triple");
+  CHECK(frame.line == lineOf(kShlibSource, "shlib_body"));
+  CHECK(s.local(frame.id, "v") == "2");
+  ok(s.debugger.stepOut(in.tid));
+  auto out = s.stop();
+  CHECK(s.top(out.tid).name == "shlib_nine");
+  ok(s.debugger.next(out.tid));
+  auto again = s.stop();
+  CHECK(s.top(again.tid).line == lineOf(kShlibSource, "shlib_inner_again"));
+  // Bound now, to the library itself.
+  ok(s.debugger.stepIn(again.tid));
+  auto second = s.stop();
+  auto callee = s.top(second.tid);
+  CHECK(callee.name == "shlib_triple");
+  CHECK(s.local(callee.id, "v") == "6");
+  ok(s.debugger.resume());
+  CHECK(s.exit().exitCode == 0);
+  CHECK(s.output() == "nine=18\n");
+}
+
 TEST_CASE("next over a recursive call stays in the frame it started in") {
   Session s;
   auto stop = runTo(s, "recurse", "recurse_call", "n == 3");
