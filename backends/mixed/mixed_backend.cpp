@@ -13,6 +13,7 @@
 #include <cctype>
 #include <cstring>
 #include <fstream>
+#include <utility>
 
 namespace strata::backends {
 
@@ -174,6 +175,7 @@ void MixedBackend::launch(const LaunchSpec& spec, Reply<void> reply) {
   py_->launchWith(spec, [this, alive](const LaunchSpec& child, Reply<void> started) {
     LaunchSpec c = child;
     c.argv.front() = realInterpreter(child);
+    interpreter_ = c.argv.front();
     c.console = Console::Internal;
     c.stopOnEntry = false;  // the agent holds the program before its first line, as always
     c.language = LaunchSpec::Language::Native;
@@ -299,7 +301,38 @@ void MixedBackend::setDataBreakpoints(const std::vector<DataBreakpointSpec>& bre
 
 // ---- stops and execution ----
 
+template <class T>
+Reply<T> MixedBackend::answeredAtNativeStop(Reply<T> done, Result<T> assumed) {
+  auto once = std::make_shared<Reply<T>>(std::move(done));
+  std::uint64_t key = nextRelease_++;
+  releasing_[key] = [once, assumed] {
+    if (*once) std::exchange(*once, nullptr)(assumed);
+  };
+  std::weak_ptr<bool> alive = alive_;
+  return [this, alive, once, key](Result<T> r) {
+    if (alive.expired()) return;
+    releasing_.erase(key);
+    if (*once) std::exchange(*once, nullptr)(std::move(r));
+  };
+}
+
+template Reply<bool> MixedBackend::answeredAtNativeStop(Reply<bool>, Result<bool>);
+template Reply<void> MixedBackend::answeredAtNativeStop(Reply<void>, Result<void>);
+
 void MixedBackend::onStopped(Layer from, const StopReport& stop) {
+  if (from == kNative) {
+    entryCatchArmed_ = false;  // the native debugger takes it down at any stop
+    for (auto& [key, answer] : std::exchange(releasing_, {})) answer();
+    if (stepRunsOn(stop)) return;
+  } else if (stop.threadId) {
+    // The agent's stop ends the thread's step, and with it a catch for the other layer.
+    pyStepArmed_.erase(*stop.threadId);
+    if (std::exchange(entryCatchArmed_, false)) native_->cancelEntryCatch([](Result<void>) {});
+  }
+  reportStop(from, stop);
+}
+
+void MixedBackend::reportStop(Layer from, const StopReport& stop) {
   StopReport s = stop;
   pyStacks_.clear();
   for (auto& id : s.hitBreakpointIds) id = tag(id, from);
@@ -313,6 +346,11 @@ void MixedBackend::onStopped(Layer from, const StopReport& stop) {
 }
 
 void MixedBackend::onContinued(Layer from, std::int64_t threadId, bool allThreads) {
+  if (from == kNative && quietContinues_ > 0) {
+    // A step running on: the client still waits for its stop, which may have come already.
+    --quietContinues_;
+    return;
+  }
   pyStacks_.clear();
   if (from == kNative) {
     forgetNativeStop();
@@ -352,7 +390,7 @@ MixedBackend::Layer MixedBackend::stopLayerOf(std::int64_t threadId) const {
 // forgotten here, when its layer accepts the request.
 void MixedBackend::resumePython(std::int64_t threadId, bool singleThread, Reply<bool> reply) {
   std::weak_ptr<bool> alive = alive_;
-  py_->resume(threadId, singleThread, [this, alive, threadId, singleThread, reply](Result<bool> r) {
+  py_->resume(threadId, singleThread, answeredAtNativeStop<bool>([this, alive, threadId, singleThread, reply](Result<bool> r) {
     if (alive.expired()) return;
     if (r) {
       if (singleThread && !*r) pythonStops_.erase(threadId);
@@ -360,12 +398,16 @@ void MixedBackend::resumePython(std::int64_t threadId, bool singleThread, Reply<
       pyStacks_.clear();
     }
     reply(std::move(r));
-  });
+  }, !singleThread));
 }
 
 void MixedBackend::resume(std::int64_t threadId, bool singleThread, Reply<bool> reply) {
   if (!nativeStop_) return resumePython(threadId, singleThread, std::move(reply));
   std::weak_ptr<bool> alive = alive_;
+  if (!pyStepArmed_.empty())
+    return dropArmedSteps([this, alive, threadId, singleThread, reply] {
+      if (!alive.expired()) resume(threadId, singleThread, reply);
+    });
   bool alsoPython = pythonStops_.count(threadId) > 0;
   native_->resume(threadId, singleThread, [this, alive, reply, threadId, singleThread, alsoPython](Result<bool> r) {
     if (alive.expired()) return;
@@ -377,21 +419,6 @@ void MixedBackend::resume(std::int64_t threadId, bool singleThread, Reply<bool> 
     if (singleThread) pythonStops_.erase(threadId);
     else pythonStops_.clear();
     resumePython(threadId, singleThread, std::move(reply));
-  });
-}
-
-void MixedBackend::step(StepKind kind, const StepOptions& options, Reply<void> reply) {
-  Layer layer = stopLayerOf(options.threadId);
-  std::weak_ptr<bool> alive = alive_;
-  std::int64_t tid = options.threadId;
-  owner(layer).step(kind, options, [this, alive, layer, tid, reply](Result<void> r) {
-    if (alive.expired()) return;
-    if (r) {
-      if (layer == kNative) forgetNativeStop();
-      else pythonStops_.erase(tid);
-      pyStacks_.clear();
-    }
-    reply(std::move(r));
   });
 }
 

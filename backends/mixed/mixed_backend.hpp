@@ -82,6 +82,7 @@ class MixedBackend final : public Backend {
   };
 
   void onStopped(Layer from, const StopReport& stop);
+  void reportStop(Layer from, const StopReport& stop);
   void onContinued(Layer from, std::int64_t threadId, bool allThreads);
   void onExited(const ExitStatus& status);
   void forgetNativeStop();
@@ -93,6 +94,16 @@ class MixedBackend final : public Backend {
                                       std::vector<FrameInfo> native,
                                       const Result<python::remote::PythonSnapshot>& snap);
   bool agentFile(const std::string& path) const;
+  // mixed_stepping.cpp: steps across the boundary.
+  native::debugger::OwnCode ownCode() const;
+  void setStepModes(std::vector<std::pair<std::int64_t, std::int64_t>> modes, Reply<void> reply);
+  void dropArmedSteps(std::function<void()> then);
+  bool stepRunsOn(const StopReport& stop);
+  // A continue or step sent to the agent lets its thread run; a native stop that comes before
+  // the agent's answer freezes the agent with its answer unsent. Such a request is answered at
+  // that stop (with `assumed`), before the stop is reported.
+  template <class T>
+  Reply<T> answeredAtNativeStop(Reply<T> done, Result<T> assumed);
   Layer stopLayerOf(std::int64_t threadId) const;
   std::vector<BreakpointReport> tagged(std::vector<BreakpointReport> reports, Layer layer);
   Reply<std::vector<BreakpointReport>> taggedReply(Reply<std::vector<BreakpointReport>> reply, Layer layer);
@@ -104,6 +115,15 @@ class MixedBackend final : public Backend {
   std::unique_ptr<PythonBackend> py_;
   std::unique_ptr<NativeBackend> native_;
   std::string agentDir_;
+  std::string interpreter_;  // the ELF file the native debugger started
+  // Threads with a Python step armed in the agent (a step that may end in either layer), the
+  // agent's step table in the process (0: not looked up yet), and whether an entry catch is set.
+  std::set<std::int64_t> pyStepArmed_;
+  std::uint64_t stepTable_ = 0;
+  bool entryCatchArmed_ = false;
+  std::map<std::uint64_t, std::function<void()>> releasing_;  // answers for a native stop
+  std::uint64_t nextRelease_ = 1;
+  int quietContinues_ = 0;  // native resumes of a step that runs on: the client saw no stop
   std::int64_t pid_ = 0;
   bool exited_ = false;
   // The native debugger holds every thread (a native breakpoint, step, signal or pause).

@@ -11,7 +11,7 @@ namespace py = pybind11;
 
 // Scales every value; called from the driver's main loop.
 static std::vector<double> scale(const std::vector<double>& values, double factor) {
-  std::vector<double> out;
+  std::vector<double> out;  // mixed: scale_first_line
   out.reserve(values.size());
   for (double v : values) {
     double scaled = v * factor;  // mixed: scale_line
@@ -23,7 +23,7 @@ static std::vector<double> scale(const std::vector<double>& values, double facto
 // Folds the values with a Python function: C++ calling back into Python.
 static double fold(const std::vector<double>& values, const std::function<double(double, double)>& combine,
                    double start) {
-  double acc = start;
+  double acc = start;  // mixed: fold_first_line
   for (double v : values) {
     acc = combine(acc, v);  // mixed: callback_line
   }

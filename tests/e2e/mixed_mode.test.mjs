@@ -149,6 +149,82 @@ forEachPython((py) => {
     assertClean(assert, c);
   });
 
+  // One step request and the stop it ends in.
+  async function stepAndStop(c, kind, threadId) {
+    const next = c.waitForEvent('stopped', 60000);
+    await c.send(kind, { threadId });
+    const s = await next;
+    const frames = await stack(c, s.body.threadId);
+    return { reason: s.body.reason, threadId: s.body.threadId, frames, top: frames[0] };
+  }
+
+  test(`${v}: stepIn from a Python line into the C++ function it calls, next there, stepOut back to the Python caller; a continue from C++ runs on`, { skip }, async () => {
+    const scaleCall = markerLine(DRIVER, 'py_scale_line');
+    const foldCall = markerLine(DRIVER, 'py_fold_line');
+    const { c, stopped } = await launchMixed(py, [], { breakpoints: { [DRIVER]: [{ line: scaleCall }] } });
+    assert.equal(stopped.body.reason, 'breakpoint');
+    const tid = stopped.body.threadId;
+    // Into C++: the first line of scale, the Python caller below it.
+    let at = await stepAndStop(c, 'stepIn', tid);
+    assert.equal(at.reason, 'step');
+    assert.equal(at.threadId, tid);
+    assert.match(at.top.name, /^scale/);
+    assert.deepEqual([at.top.source?.path, at.top.line], [EXT_SRC, markerLine(EXT_SRC, 'scale_first_line')]);
+    assertChain(at.frames, [['scale', EXT_SRC, null], ['main', DRIVER, scaleCall], ['<module>', DRIVER, null]]);
+    // A C++ line step stays in C++.
+    at = await stepAndStop(c, 'next', tid);
+    assert.deepEqual([at.top.name.replace(/\(.*/, ''), at.top.line], ['scale', markerLine(EXT_SRC, 'scale_first_line') + 1]);
+    // Out of scale, through pybind11 and the interpreter, to the Python line after the call.
+    at = await stepAndStop(c, 'stepOut', tid);
+    assert.equal(at.reason, 'step');
+    assert.deepEqual([at.top.name, at.top.source?.path, at.top.line], ['main', DRIVER, foldCall]);
+    const vars = await frameLocals(c, at.top.id);
+    assert.match(vars.scaled.value, /^\[0\.0, 2\.0, 4\.0/, 'the Python frame is the agent\'s again, its values in full');
+    // Into fold; a continue there ends the step: the program runs to its end.
+    at = await stepAndStop(c, 'stepIn', tid);
+    assert.deepEqual([at.top.name.replace(/\(.*/, ''), at.top.line], ['fold', markerLine(EXT_SRC, 'fold_first_line')]);
+    const term = c.waitForEvent('terminated', 60000);
+    await c.continueRequest({ threadId: tid });
+    await term;
+    assert.equal(c.eventsNamed('stopped').length, 5, 'no stop after the continue');
+    assert.match(c.output('stdout'), /total 220\ndone\n/);
+    await c.disconnectRequest();
+    assertClean(assert, c);
+  });
+
+  test(`${v}: from C++, next steps over a Python callback and stepIn stops in it`, { skip }, async () => {
+    const foldCall = markerLine(DRIVER, 'py_fold_line');
+    const callbackLine = markerLine(EXT_SRC, 'callback_line');
+    const { c, stopped } = await launchMixed(py, [], { breakpoints: { [DRIVER]: [{ line: foldCall }] } });
+    const tid = stopped.body.threadId;
+    let at = await stepAndStop(c, 'stepIn', tid);
+    assert.deepEqual([at.top.name.replace(/\(.*/, ''), at.top.line], ['fold', markerLine(EXT_SRC, 'fold_first_line')]);
+    const nextTo = async (line) => {
+      for (let i = 0; i < 6 && at.top.line !== line; i++) at = await stepAndStop(c, 'next', tid);
+      assert.deepEqual([at.top.name.replace(/\(.*/, ''), at.top.line], ['fold', line]);
+    };
+    await nextTo(callbackLine);
+    assert.equal((await frameLocals(c, at.top.id)).v.value, '0');
+    // next over `acc = combine(acc, v)`: the callback runs, the step ends in fold.
+    at = await stepAndStop(c, 'next', tid);
+    assert.match(at.top.name, /^fold/, `next stayed in C++: ${JSON.stringify(at.frames.map((f) => f.name))}`);
+    await nextTo(callbackLine);
+    assert.equal((await frameLocals(c, at.top.id)).v.value, '2');
+    // stepIn on it: through std::function and pybind11 into the Python callback.
+    at = await stepAndStop(c, 'stepIn', tid);
+    assert.equal(at.reason, 'step');
+    assert.deepEqual([at.top.name, at.top.source?.path, at.top.line], ['combine', DRIVER, markerLine(DRIVER, 'py_callback_line')]);
+    assertChain(at.frames, [['combine', DRIVER, null], ['fold', EXT_SRC, callbackLine], ['main', DRIVER, foldCall]]);
+    const vars = await frameLocals(c, at.top.id);
+    assert.deepEqual([vars.acc.value, vars.value.value], ['0.0', '2.0']);
+    const term = c.waitForEvent('terminated', 60000);
+    await c.continueRequest({ threadId: tid });
+    await term;
+    assert.match(c.output('stdout'), /total 220\ndone\n/);
+    await c.disconnectRequest();
+    assertClean(assert, c);
+  });
+
   test(`${v}: conditions, hit counts and log points in both layers`, { skip }, async () => {
     const { c, stopped } = await launchMixed(py, [], {
       breakpoints: {

@@ -64,6 +64,13 @@ class NativeBackend final : public Backend {
   void sampleStack(std::int64_t threadId, std::int64_t levels, std::function<void()> alsoWhileStopped,
                    Reply<std::vector<FrameInfo>> reply);
 
+  // Mixed mode's stepping across the boundary (NativeDebugger's catchEntry and the rest).
+  void catchEntry(std::int64_t threadId, native::debugger::OwnCode own, Reply<std::size_t> reply);
+  void cancelEntryCatch(Reply<void> reply);
+  void inOwnCode(std::int64_t threadId, native::debugger::OwnCode own, Reply<bool> reply);
+  void symbolAddress(const std::string& name, const std::string& modulePart, Reply<std::uint64_t> reply);
+  void writeAddress(std::uint64_t address, std::vector<std::uint8_t> bytes, Reply<void> reply);
+
   // Waits (at most `limit`) until every native debugger given up by a backend is torn down:
   // for the adapter's exit. False when some are still going.
   static bool finishTeardowns(std::chrono::milliseconds limit);

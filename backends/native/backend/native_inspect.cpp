@@ -47,6 +47,27 @@ void NativeBackend::sampleStack(std::int64_t threadId, std::int64_t levels, std:
                          }));
 }
 
+void NativeBackend::catchEntry(std::int64_t threadId, dbg::OwnCode own, Reply<std::size_t> reply) {
+  debugger_->catchEntry(static_cast<pid_t>(threadId), std::move(own),
+                        onSession([reply](Result<std::size_t> r) { reply(std::move(r)); }));
+}
+
+void NativeBackend::cancelEntryCatch(Reply<void> reply) {
+  debugger_->cancelEntryCatch(onSession([reply](Result<void> r) { reply(std::move(r)); }));
+}
+
+void NativeBackend::inOwnCode(std::int64_t threadId, dbg::OwnCode own, Reply<bool> reply) {
+  debugger_->inOwnCode(static_cast<pid_t>(threadId), std::move(own), onSession([reply](Result<bool> r) { reply(std::move(r)); }));
+}
+
+void NativeBackend::symbolAddress(const std::string& name, const std::string& modulePart, Reply<std::uint64_t> reply) {
+  debugger_->symbolAddress(name, modulePart, onSession([reply](Result<std::uint64_t> r) { reply(std::move(r)); }));
+}
+
+void NativeBackend::writeAddress(std::uint64_t address, std::vector<std::uint8_t> bytes, Reply<void> reply) {
+  debugger_->writeMemory(address, std::move(bytes), onSession([reply](Result<void> r) { reply(std::move(r)); }));
+}
+
 void NativeBackend::scopes(std::int64_t frameId, Reply<std::vector<ScopeInfo>> reply) {
   debugger_->scopes(static_cast<int>(frameId), onSession([reply](Result<std::vector<dbg::Scope>> r) {
     if (!r) return reply(r.takeError());

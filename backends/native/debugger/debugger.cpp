@@ -29,6 +29,7 @@ NativeDebugger::State::~State() {
 }
 
 void NativeDebugger::State::report(DebuggerStop info) {
+  dropEntryCatch();  // whatever stopped the program ends a step into own code
   lastTid = info.tid;
   if (callbacks.stopped) emit([this, info] { callbacks.stopped(info); });
 }
@@ -49,7 +50,8 @@ void NativeDebugger::State::onStopped(const engine::EngineStop& event) {
       info.reason = DebuggerStopReason::Step;
       break;
     case engine::EngineStopReason::Breakpoint:
-      info.reason = DebuggerStopReason::Breakpoint;
+      // The entry catch alone: a step (into own code) ends here.
+      info.reason = onlyEntryCatch(event) ? DebuggerStopReason::Step : DebuggerStopReason::Breakpoint;
       // The collector's hidden breakpoint: an exception stop, never a user breakpoint (a user
       // breakpoint at the same place still counts as hit).
       if (isGpuErrorSite(event)) describeGpuError(event, info);
@@ -99,6 +101,7 @@ void NativeDebugger::State::onStopped(const engine::EngineStop& event) {
 void NativeDebugger::State::onExited(const engine::ExitEvent& event) {
   forgetStop();
   step.reset();
+  entryCatch.clear();
   for (auto& [id, bp] : breakpoints) bp->sites.clear(), bp->addresses.clear();
   siteOwner.clear();
   forgetGpuErrors({});
@@ -167,6 +170,7 @@ std::future<Result<void>> NativeDebugger::detach(Done<void> done) {
     for (auto& [id, bp] : s->breakpoints) bp->sites.clear(), bp->addresses.clear();
     s->siteOwner.clear();
     s->forgetGpuErrors({});  // the engine removed the hidden breakpoints with the others
+    s->entryCatch.clear();
     return r;
   }, std::move(done));
 }

@@ -192,6 +192,13 @@ struct NativeDebugger::State : engine::EventSink {
   std::map<pid_t, std::uint64_t> gpuCallers;  // this stop: stacks shown from the program's call
   int nextStepTarget = 1;
 
+  // entry_catch.cpp (mixed mode): breakpoints for one thread at every own function's first line.
+  std::vector<engine::BreakpointId> entryCatch;
+  std::map<std::string, std::vector<std::uint64_t>> ownEntries;  // by module path: link-time addresses
+  std::vector<std::uint64_t> ownEntriesOf(const sym::Module& module, const OwnCode& own);
+  void dropEntryCatch();
+  bool onlyEntryCatch(const engine::EngineStop& event) const;  // a hit of the catch alone
+
   std::map<pid_t, std::unique_ptr<sym::StackView>> stacks;
   std::map<std::pair<pid_t, std::size_t>, int> frameIds;
   std::map<int, FrameRef> frames;

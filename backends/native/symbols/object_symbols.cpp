@@ -391,6 +391,14 @@ std::size_t ObjectSymbols::cuCount() {
   return cus_.size();
 }
 
+std::vector<Dwarf_Off> ObjectSymbols::cuOffsets() {
+  loadCuHeaders();
+  std::vector<Dwarf_Off> out;
+  out.reserve(cus_.size());
+  for (const auto& h : cus_) out.push_back(h.offset);
+  return out;
+}
+
 bool ObjectSymbols::cuForAddress(std::uint64_t address, Dwarf_Die* cu) {
   if (!debugInfo_ || dwarf() == nullptr) return false;
   if (dwarf_addrdie(dwarf_, address, cu) != nullptr) return true;

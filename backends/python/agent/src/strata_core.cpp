@@ -10,6 +10,7 @@
 #include <Python.h>
 #include <frameobject.h>
 
+#include <cstdint>
 #include <vector>
 
 namespace py = pybind11;
@@ -266,6 +267,19 @@ void replace(PyObject *&slot, PyObject *value) {
 
 }  // namespace
 
+// Mixed mode: how a Python step armed on a thread is taken while the native debugger runs that
+// thread through C/C++ code: 0 as armed, 1 held (Python lines run on without stopping, the step
+// stays armed: a C++ `next` over a callback), 2 dropped (a continue). The native debugger writes
+// slot tid % 64 with every thread stopped, so no Python code has to run for it; the agent reads
+// it on the stepping thread's lines and clears it when it arms a new step.
+struct StrataMixedStep {
+  std::int64_t tid;
+  std::int64_t mode;
+};
+extern "C" {
+__attribute__((visibility("default"), used)) volatile StrataMixedStep strata_mixed_steps[64] = {};
+}
+
 PYBIND11_MODULE(_strata_core, m) {
   m.doc() = "Strata agent: sys.monitoring hot callbacks";
   for (PyMethodDef *def = kHotMethods; def->ml_name; ++def) {
@@ -299,6 +313,14 @@ PYBIND11_MODULE(_strata_core, m) {
     replace(g.pkg_dir, pkg_dir.is_none() ? nullptr : pkg_dir.ptr());
   });
   m.def("step_mode", []() { return g.step_mode; });
+  m.def("mixed_step", [](std::int64_t tid) -> std::int64_t {
+    const volatile StrataMixedStep &s = strata_mixed_steps[static_cast<std::uint64_t>(tid) % 64];
+    return s.tid == tid ? s.mode : 0;
+  });
+  m.def("mixed_step_clear", [](std::int64_t tid) {
+    volatile StrataMixedStep &s = strata_mixed_steps[static_cast<std::uint64_t>(tid) % 64];
+    if (s.tid == tid) s.mode = 0;
+  });
   // 3.12's frame.f_locals is a snapshot; writes must be pushed back into the fast locals.
   // 3.13's f_locals writes through (PEP 667), so there is nothing to do there.
   m.def("locals_to_fast", [](py::object frame) {

@@ -479,7 +479,7 @@ class Monitor:
             if ids:
                 self.stop(ts, frame, "breakpoint", ids=ids)
                 return None
-        if ts.step is not None and self._step_done(ts, frame):
+        if ts.step is not None and self._mixed_step_taken(ts) and self._step_done(ts, frame):
             self.stop(ts, frame, "entry" if ts.step[0] == "entry" else "step")
             return None
         if self.pause_requested and self.is_user(frame):
@@ -507,6 +507,17 @@ class Monitor:
             self.log_queue.append((bp, bp.format_log(frame)))
             return False
         return True
+
+    def _mixed_step_taken(self, ts):
+        """Mixed mode: what the native debugger said of this thread's step while it ran C/C++
+        code (strata_mixed_steps in the core): held lines run on; a dropped step ends here."""
+        mode = self.core.mixed_step(ts.tid)
+        if mode == 2:
+            with self.cond:
+                ts.step = None
+                self.core.mixed_step_clear(ts.tid)
+                self._update_events()
+        return mode == 0
 
     def _step_done(self, ts, frame):
         mode, sframe, sdepth = ts.step
@@ -665,6 +676,7 @@ class Monitor:
             ts = self.threads.get(ident) if ident is not None else None
             if step and ts is not None and ts.frame is not None:
                 ts.step = (step, ts.frame, frame_depth(ts.frame))
+                self.core.mixed_step_clear(ts.tid)
             # A pause nobody answered yet (every thread in C) is dropped by a resume.
             self.pause_requested = False
             if single and ts is None and ident is not None:

@@ -166,6 +166,14 @@ struct StepInTarget {
   int line = 0;
 };
 
+// Which code is the program's own, for stepping that crosses into it from outside (mixed mode:
+// a Python step into a C++ extension): a module by its path, a function by the source file of
+// its first line. Both must be given.
+struct OwnCode {
+  std::function<bool(const std::string& modulePath)> module;
+  std::function<bool(const std::string& sourceFile)> file;
+};
+
 struct DisassembledInstruction {
   std::uint64_t address = 0;
   std::string bytes;        // hex, space separated
@@ -261,6 +269,17 @@ class NativeDebugger {
   std::future<Result<std::vector<StepInTarget>>> stepInTargets(int frameId, Done<std::vector<StepInTarget>> done = {});
   // Runs `tid` to the call of target `targetId` and into the callee, past its prologue.
   std::future<Result<void>> stepInto(pid_t tid, int targetId, Done<void> done = {});
+
+  // Mixed mode. Until the next stop of any kind (or cancelEntryCatch), thread `tid` stops, with
+  // a Step stop, at the first line of the next function of `own` code it enters: breakpoints
+  // for that thread alone at every such function of the modules loaded now. Answers how many.
+  std::future<Result<std::size_t>> catchEntry(pid_t tid, OwnCode own, Done<std::size_t> done = {});
+  std::future<Result<void>> cancelEntryCatch(Done<void> done = {});
+  // Whether thread `tid` (stopped) is in `own` code: its pc in such a module, on a line of such a file.
+  std::future<Result<bool>> inOwnCode(pid_t tid, OwnCode own, Done<bool> done = {});
+  // The runtime address of a data or function symbol in the ELF symbol tables of a loaded
+  // module whose path contains `modulePart` (empty: any module); 0 when none has it.
+  std::future<Result<std::uint64_t>> symbolAddress(std::string name, std::string modulePart, Done<std::uint64_t> done = {});
 
   pid_t pid() const;
 

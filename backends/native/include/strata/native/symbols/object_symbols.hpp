@@ -135,6 +135,7 @@ class ObjectSymbols {
   bool cuForAddress(std::uint64_t address, Dwarf_Die* cu);
   const CuLines* linesOf(Dwarf_Off cuOffset);
   std::size_t cuCount();
+  std::vector<Dwarf_Off> cuOffsets();  // every compilation unit's DIE, for a walk over all
   // Out-of-line functions of a CU, sorted by low address (built once per CU).
   const std::vector<FunctionInfo>& functionsOfCu(Dwarf_Die* cu);
   std::size_t parsedCuLineTables() const { return lines_.size(); }
