@@ -115,6 +115,16 @@ export class StrataClient extends DebugClient {
     this.on('error', () => {});
   }
 
+  // A request the adapter never answers fails its case, named, instead of holding the whole
+  // suite until ctest's timeout (the test client's requests have no timeout of their own).
+  send(command, args, timeout = 120000) {
+    let timer;
+    const late = new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no response to '${command}' after ${timeout} ms`)), timeout);
+    });
+    return Promise.race([super.send(command, args), late]).finally(() => clearTimeout(timer));
+  }
+
   dispatch(body) {
     const m = JSON.parse(body);
     this.received.push(m);
