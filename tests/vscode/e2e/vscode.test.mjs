@@ -44,6 +44,7 @@ const PY_FILE = 'train_loop.py';
 const C_FILE = 'primes.c';
 const GPU_PY = 'gpu_launches.py';
 const LOOP_PY = 'until_told.py';
+const LOOP_C = 'until_told.c';
 // The build's adapter, and the collector's test build (tests/targets/cuda): its extra entry makes
 // the CUPTI callbacks a kernel launch makes and hands the collector the records CUPTI would, so
 // a live session has GPU data on a machine without a GPU.
@@ -85,7 +86,11 @@ function writeWorkspace() {
   fs.copyFileSync(path.join(REPO, 'examples/native/primes.c'), path.join(dirs.workspace, C_FILE));
   fs.copyFileSync(path.join(REPO, 'tests/targets/python/gpu_launches.py'), path.join(dirs.workspace, GPU_PY));
   fs.copyFileSync(path.join(REPO, 'tests/vscode/e2e/targets/until_told.py'), path.join(dirs.workspace, LOOP_PY));
-  if (CC) execFileSync(CC, ['-g', '-O0', '-o', path.join(dirs.workspace, 'primes'), path.join(dirs.workspace, C_FILE)]);
+  fs.copyFileSync(path.join(REPO, 'tests/vscode/e2e/targets/until_told.c'), path.join(dirs.workspace, LOOP_C));
+  if (CC) {
+    execFileSync(CC, ['-g', '-O0', '-o', path.join(dirs.workspace, 'primes'), path.join(dirs.workspace, C_FILE)]);
+    execFileSync(CC, ['-g', '-O0', '-o', path.join(dirs.workspace, 'until_told'), path.join(dirs.workspace, LOOP_C)]);
+  }
   writeLaunchJson();
 }
 
@@ -391,6 +396,64 @@ uiTest('Attach by process picker: a Python loop started outside VS Code, picked 
     await wb.shot('attach-left');
   } catch (e) {
     e.message += `\nuntil_told.py (${loop.alive() ? 'running' : `ended: ${loop.exit}`}) printed:\n${loop.stdout}${loop.stderr}`;
+    throw e;
+  } finally {
+    await loop.stop();
+  }
+});
+
+uiTest('Attach by process picker to a native program: paused in libc, its frames shown and clicked, a breakpoint hit, left running', { skip: SKIP || NO_CC }, async () => {
+  const workLine = fs.readFileSync(path.join(dirs.workspace, LOOP_C), 'utf8').split('\n').findIndex((l) => l.includes('/* work line */')) + 1;
+  await wb.reset();
+  await wb.closeAllEditors();
+  const loop = await startLoop(null, dirs.workspace, 'native');
+  try {
+    await wb.startConfiguration('Attach: pick a process', { staysOpen: true });
+    await wb.page.locator('.quick-input-widget .quick-input-title', { hasText: 'Strata: attach to a process' }).waitFor();
+    await wb.page.keyboard.type('until_told --until stop-native');
+    const row = wb.page.locator('.quick-input-list .monaco-list-row.focused', { hasText: 'until_told' }).first();
+    await row.waitFor();
+    const shown = await row.innerText();
+    assert.match(shown, new RegExp(`pid ${loop.pid}`), shown);
+    await wb.page.keyboard.press('Enter');
+    await wb.page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+
+    // Stopped in usleep: libc's frames (no source, folded by VS Code) above the loop's main.
+    await wb.pauseUntilFrames();
+    const paused = await wb.waitForFrames((frames) => frames.some((f) => f.name === 'main' && f.file === LOOP_C));
+    await wb.shot('native-attach-paused');
+    // The folded libc frames, shown and clicked: their location is an address, no source.
+    const more = wb.page.locator('.debug-call-stack .monaco-list-row', { hasText: /Show \d+ More Stack Frames/ }).first();
+    if (await more.count()) await more.click();
+    const libc = wb.page.locator('.debug-call-stack .monaco-list-row', { hasText: 'libc.so' }).first();
+    await libc.click();
+    const all = await wb.waitForFrames((frames) => frames.some((f) => f.file === 'Unknown Source'));
+    assert.ok(all.findIndex((f) => f.file === 'Unknown Source') < all.findIndex((f) => f.name === 'main'),
+      `libc frames above main: ${JSON.stringify(all)} (first view ${JSON.stringify(paused)})`);
+    await wb.shot('native-attach-libc-frame');
+    await wb.openFile(LOOP_C);
+    await wb.toggleBreakpoint(workLine);
+    await wb.page.keyboard.press('F5');
+    // VS Code shows the new top frame first, above the last stop's frames until the rest come.
+    const frames = await wb.waitForFrames((f) => f[0]?.name === 'work' && f[0].line === workLine && f[1]?.name === 'main');
+    assert.equal(frames[0].file, LOOP_C);
+    const locals = await wb.variables('Locals', (v) => 'i' in v && 'total' in v);
+    const i = Number(locals.i);
+    assert.equal(Number(locals.total), (3 * i * (i - 1)) / 2, `work(i, total) holds the loop's running total: ${JSON.stringify(locals)}`);
+    await wb.shot('native-attach-breakpoint');
+
+    await wb.toggleBreakpoint(workLine);
+    await wb.page.keyboard.press('Shift+F5');
+    await wb.waitForSessionEnd(30_000);
+    assert.ok(loop.alive(), `the program ended with the session: ${loop.stdout}${loop.stderr}`);
+    assert.equal(await loop.finish(), 0, loop.stderr);
+    const m = loop.stdout.match(/^native: finished after (\d+) rounds, total (\d+)$/m);
+    assert.ok(m, loop.stdout);
+    const rounds = Number(m[1]);
+    assert.ok(rounds > i + 1, `it went on after the breakpoint (round ${i}): ${rounds} rounds`);
+    assert.equal(Number(m[2]), (3 * rounds * (rounds - 1)) / 2);
+  } catch (e) {
+    e.message += `\nuntil_told (${loop.alive() ? 'running' : `ended: ${loop.exit}`}) printed:\n${loop.stdout}${loop.stderr}`;
     throw e;
   } finally {
     await loop.stop();

@@ -22,27 +22,33 @@ export function startProgram(argv, { cwd, env = process.env, readyRe } = {}) {
     }
     return p.stdout;
   };
-  p.stop = async () => {
+  // A program still traced by a debugger is reaped by its parent only once the debugger lets
+  // go of it: the wait is bounded, so a failed case never hangs the suite.
+  p.stop = async (timeout = 10_000) => {
     if (!p.alive()) return;
     proc.kill('SIGKILL');
-    await p.exited;
+    let t;
+    await Promise.race([p.exited, new Promise((r) => { t = setTimeout(r, timeout); })]);
+    clearTimeout(t);
   };
   return p;
 }
 
-// until_told.py in `dir`: started with `python`, tagged `tag`; `finish()` creates its stop file
-// and resolves with its exit code once it has ended.
+// until_told.py in `dir`: started with `python` (null: the native build of until_told.c in
+// `dir`), tagged `tag`; `finish()` creates its stop file and resolves with its exit code once
+// it has ended.
 export async function startLoop(python, dir, tag) {
   const until = path.join(dir, `stop-${tag}`);
   fs.rmSync(until, { force: true });
-  const p = startProgram([python, 'until_told.py', '--until', path.basename(until), '--tag', tag], { cwd: dir });
+  const program = python ? [python, 'until_told.py'] : [path.join(dir, 'until_told')];
+  const p = startProgram([...program, '--until', path.basename(until), '--tag', tag], { cwd: dir });
   await p.waitFor(new RegExp(`^${tag}: ready$`, 'm'));
   p.finish = async (timeout = 30_000) => {
     fs.writeFileSync(until, '');
     let t;
     const code = await Promise.race([p.exited, new Promise((r) => { t = setTimeout(() => r('timeout'), timeout); })]);
     clearTimeout(t);
-    if (code === 'timeout') throw new Error(`until_told.py ${tag} did not end within ${timeout} ms of its stop file:\n${p.stdout}${p.stderr}`);
+    if (code === 'timeout') throw new Error(`until_told ${tag} did not end within ${timeout} ms of its stop file:\n${p.stdout}${p.stderr}`);
     return code;
   };
   return p;

@@ -207,8 +207,17 @@ export class Workbench {
     const deadline = Date.now() + timeout;
     let last = null;
     for (;;) {
-      // Two reads alike in a row: the view redraws its rows one by one after a stop.
-      const vars = await this.readVariables(scope);
+      // Two reads alike in a row: the view redraws its rows one by one after a stop. Right
+      // after a stop the view may still show the frame focused before (one without the scope,
+      // such as a library frame with no debug info): read again until the deadline.
+      const vars = await this.readVariables(scope).catch((e) => {
+        if (Date.now() > deadline) throw e;
+        return null;
+      });
+      if (vars === null) {
+        last = null;
+        continue;
+      }
       const same = last !== null && JSON.stringify(vars) === JSON.stringify(last);
       if (same && (!until || until(vars))) return vars;
       last = vars;
@@ -219,14 +228,14 @@ export class Workbench {
 
   async readVariables(scope) {
     const row = this.page.locator('.debug-variables .monaco-list-row', { hasText: scope }).first();
-    await row.waitFor();
+    await row.waitFor({ timeout: 5000 });
     if ((await row.getAttribute('aria-expanded')) === 'false') await row.click();
     await this.page.waitForFunction((s) => {
       const rows = [...document.querySelectorAll('.debug-variables .monaco-list-row')];
       const i = rows.findIndex((r) => r.getAttribute('aria-label') === `Scope ${s}`);
       return i >= 0 && rows[i].getAttribute('aria-expanded') === 'true' && rows[i + 1] &&
         !rows[i + 1].getAttribute('aria-label')?.startsWith('Scope ');
-    }, scope, { timeout: 30_000 });
+    }, scope, { timeout: 5000 });
     const labels = await this.page.locator('.debug-variables .monaco-list-row').evaluateAll(
       (rows) => rows.map((r) => [r.getAttribute('aria-label') ?? '', r.getAttribute('aria-level')]));
     const out = {};
@@ -364,6 +373,8 @@ export class Workbench {
   // Pause (F6) until the Call Stack shows frames: a session just attached may not yet take it.
   async pauseUntilFrames(timeout = 60_000) {
     const deadline = Date.now() + timeout;
+    // The Call Stack is read from the Run and Debug view: shown first if another view is.
+    if (!(await this.page.locator('.debug-call-stack').isVisible())) await this.page.keyboard.press('Control+Shift+D');
     for (;;) {
       await this.page.keyboard.press('F6');
       const until = Date.now() + 3000;
