@@ -34,6 +34,12 @@ class AttachHandler final : public TypedHandler<protocol::AttachRequestArguments
     if (args.listen && args.connect)
       return bad("give either arguments.connect (the program listens) or arguments.listen (Strata "
                  "listens and the program connects), not both");
+    if (args.native.value_or(false))
+      return respond(Error{errors::kUnsupportedRequest,
+                           "mixed mode (\"native\": true) is not available for attach yet: launch the program "
+                           "with \"native\": true to debug its Python and C/C++ code together, or attach without "
+                           "it to debug its Python code",
+                           true});
     backends::AttachSpec spec;
     spec.stopOnEntry = args.stopOnEntry.value_or(false);
     if (!args.processId.is_null()) {

@@ -17,6 +17,7 @@ STRATA_CODEC(AttachRequestArguments,
   v.field("justMyCode", t.justMyCode, false);
   v.field("stopOnEntry", t.stopOnEntry, false);
   v.field("processId", t.processId, false);
+  v.field("native", t.native, false);
   v.field("__restart", t.__restart, false);
   v.field("listen", t.listen, false);
   v.field("token", t.token, false);

@@ -301,3 +301,12 @@ forEachPython((py) => {
     assertClean(assert, c);
   });
 });
+
+test('attach with "native": true is refused with what to do instead (mixed mode is for launch so far)', async () => {
+  const c = await startStdio();
+  await c.initializeRequest({ adapterID: 'strata', linesStartAt1: true, columnsStartAt1: true, pathFormat: 'path' });
+  const err = await c.attachRequest({ processId: process.pid, native: true }).catch((e) => e);
+  assert.match(String(err.message), /mixed mode \("native": true\) is not available for attach yet: launch the program with "native": true/);
+  await c.disconnectRequest();
+  assertClean(assert, c);
+});

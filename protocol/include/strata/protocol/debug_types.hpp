@@ -17,6 +17,7 @@ struct AttachRequestArguments {
   std::optional<std::int64_t> port;
   std::optional<bool> justMyCode, stopOnEntry;
   json::value processId;  // native attach: a number, or a string of digits
+  std::optional<bool> native;  // mixed mode (launch only, so far): refused with why
   json::value __restart;
   std::optional<ConnectTarget> listen;      // the adapter listens; the program dials in
   std::optional<std::string> token;         // required off loopback (STRATA-TOKEN line)
