@@ -28,6 +28,7 @@ BackendFactory builtinBackends() {
                 const backends::AttachSpec& spec) -> std::unique_ptr<backends::Backend> {
     // A pid running CPython gets the Python attach (read-only from memory, then the agent);
     // any other process the native debugger, exactly as before.
+    if (spec.processId && spec.native) return std::make_unique<backends::MixedBackend>(s.io(), host);
     if (spec.processId && backends::PidAttachBackend::wants(*spec.processId))
       return std::make_unique<backends::PidAttachBackend>(s.io(), host);
     if (spec.processId) return std::make_unique<backends::NativeBackend>(s.io(), host);

@@ -255,6 +255,7 @@ struct StepInTargetInfo {
 // Attach to a process by pid (native), or to a debuggee that waits for a debugger (an agent listening on host:port).
 struct AttachSpec {
   std::optional<std::int64_t> processId;  // native attach (PTRACE_SEIZE)
+  bool native = false;  // with a CPython processId: mixed mode (the agent, then the native debugger)
   std::string host = "127.0.0.1";
   std::uint16_t port = 0;
   bool justMyCode = true;

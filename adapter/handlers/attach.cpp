@@ -34,14 +34,11 @@ class AttachHandler final : public TypedHandler<protocol::AttachRequestArguments
     if (args.listen && args.connect)
       return bad("give either arguments.connect (the program listens) or arguments.listen (Strata "
                  "listens and the program connects), not both");
-    if (args.native.value_or(false))
-      return respond(Error{errors::kUnsupportedRequest,
-                           "mixed mode (\"native\": true) is not available for attach yet: launch the program "
-                           "with \"native\": true to debug its Python and C/C++ code together, or attach without "
-                           "it to debug its Python code",
-                           true});
+    if (args.native.value_or(false) && args.processId.is_null())
+      return bad("\"native\": true (mixed mode) attaches to a running Python program by arguments.processId");
     backends::AttachSpec spec;
     spec.stopOnEntry = args.stopOnEntry.value_or(false);
+    spec.native = args.native.value_or(false);
     if (!args.processId.is_null()) {
       // Native attach by pid: a number, or a string of digits (what "${command:pickProcess}" gives).
       auto pid = processId(args.processId);

@@ -25,13 +25,14 @@ class MixedBackend::Side final : public BackendHost {
   Side(MixedBackend& mixed, Layer layer) : m_(mixed), layer_(layer) {}
   void output(OutputCategory category, std::string text) override { m_.host_.output(category, std::move(text)); }
   void processStarted(const std::string& name, std::int64_t pid, bool launched) override {
-    if (layer_ != kNative) return;
+    // An attach: the Python side (the pid attach) comes first and names the process.
+    if ((layer_ == kNative) == m_.attaching_) return;
     m_.pid_ = pid;
     m_.host_.processStarted(name, pid, launched);
   }
   void exited(const ExitStatus& status) override {
     // The native debugger sees the process end; the agent's link closing says nothing more.
-    if (layer_ == kNative) m_.onExited(status);
+    if (layer_ == kNative || !m_.nativeIn_) m_.onExited(status);
   }
   bool congested() const override { return m_.host_.congested(); }
   void whenWritable(std::function<void()> resume) override { m_.host_.whenWritable(std::move(resume)); }
@@ -48,7 +49,7 @@ class MixedBackend::Side final : public BackendHost {
   }
   void breakpointChanged(const BreakpointReport& state) override {
     BreakpointReport b = state;
-    if (b.id) b.id = tag(*b.id, layer_);
+    if (b.id) b.id = tag(layer_ == kNative ? m_.clientNativeId(*b.id) : *b.id, layer_);
     m_.host_.breakpointChanged(b);
   }
   void moduleChanged(const ModuleInfo& module, const std::string& reason) override {
@@ -132,8 +133,11 @@ MixedBackend::MixedBackend(asio::io_context& io, BackendHost& host)
       host_(host),
       pySide_(std::make_unique<Side>(*this, kPython)),
       nativeSide_(std::make_unique<Side>(*this, kNative)),
-      py_(std::make_unique<PythonBackend>(io, *pySide_)),
-      native_(std::make_unique<NativeBackend>(io, *nativeSide_)) {}
+      native_(std::make_unique<NativeBackend>(io, *nativeSide_)) {
+  auto launcher = std::make_unique<PythonBackend>(io, *pySide_);
+  pyLaunch_ = launcher.get();
+  py_ = std::move(launcher);
+}
 
 MixedBackend::~MixedBackend() = default;
 
@@ -159,6 +163,8 @@ BackendFeatures MixedBackend::staticFeatures() {
 
 BackendFeatures MixedBackend::features() const { return staticFeatures(); }
 
+BackendHost& MixedBackend::pythonHost() { return *pySide_; }
+
 Backend& MixedBackend::owner(Layer layer) {
   if (layer == kPython) return *py_;
   return *native_;
@@ -172,7 +178,7 @@ void MixedBackend::launch(const LaunchSpec& spec, Reply<void> reply) {
     host_.output(OutputCategory::Console,
                  "In mixed mode the program runs under the native debugger, with its output in the Debug Console.\n");
   std::weak_ptr<bool> alive = alive_;
-  py_->launchWith(spec, [this, alive](const LaunchSpec& child, Reply<void> started) {
+  pyLaunch_->launchWith(spec, [this, alive](const LaunchSpec& child, Reply<void> started) {
     LaunchSpec c = child;
     c.argv.front() = realInterpreter(child);
     interpreter_ = c.argv.front();
@@ -213,6 +219,7 @@ Reply<std::vector<BreakpointReport>> MixedBackend::taggedReply(Reply<std::vector
 void MixedBackend::setSourceBreakpoints(const std::string& path, const std::vector<SourceBreakpointSpec>& breakpoints,
                                         Reply<std::vector<BreakpointReport>> reply) {
   Layer layer = pythonSource(path) ? kPython : kNative;
+  if (layer == kNative) return nativeSourceBreakpoints(path, breakpoints, taggedReply(std::move(reply), layer));
   owner(layer).setSourceBreakpoints(path, breakpoints, taggedReply(std::move(reply), layer));
 }
 
@@ -227,7 +234,7 @@ void MixedBackend::setFunctionBreakpoints(const std::vector<FunctionBreakpointSp
       pythonIndex.push_back(i);
     }
   std::weak_ptr<bool> alive = alive_;
-  native_->setFunctionBreakpoints(breakpoints, [this, alive, reply, forPython, pythonIndex](Result<std::vector<BreakpointReport>> nr) {
+  nativeFunctionBreakpoints(breakpoints, [this, alive, reply, forPython, pythonIndex](Result<std::vector<BreakpointReport>> nr) {
     if (alive.expired()) return;
     if (!nr) return reply(nr.takeError());
     auto nativeReports = tagged(std::move(*nr), kNative);
@@ -259,7 +266,7 @@ void MixedBackend::setExceptionBreakpoints(const std::vector<ExceptionFilterSpec
     (toPython.back() ? forPython : forNative).push_back(f);
   }
   std::weak_ptr<bool> alive = alive_;
-  native_->setExceptionBreakpoints(forNative, [this, alive, reply, forPython, toPython](Result<std::vector<BreakpointReport>> nr) {
+  nativeExceptionBreakpoints(forNative, [this, alive, reply, forPython, toPython](Result<std::vector<BreakpointReport>> nr) {
     if (alive.expired()) return;
     if (!nr) return reply(nr.takeError());
     auto n = tagged(std::move(*nr), kNative);
@@ -280,6 +287,7 @@ void MixedBackend::setExceptionBreakpoints(const std::vector<ExceptionFilterSpec
 
 void MixedBackend::setInstructionBreakpoints(const std::vector<InstructionBreakpointSpec>& breakpoints,
                                              Reply<std::vector<BreakpointReport>> reply) {
+  if (!nativeIn_) return reply(tagged(held(breakpoints.size()), kNative));
   native_->setInstructionBreakpoints(breakpoints, taggedReply(std::move(reply), kNative));
 }
 
@@ -296,6 +304,7 @@ void MixedBackend::dataBreakpointInfo(const DataBreakpointQuery& query, Reply<Da
 
 void MixedBackend::setDataBreakpoints(const std::vector<DataBreakpointSpec>& breakpoints,
                                       Reply<std::vector<BreakpointReport>> reply) {
+  if (!nativeIn_) return reply(tagged(held(breakpoints.size()), kNative));
   native_->setDataBreakpoints(breakpoints, taggedReply(std::move(reply), kNative));
 }
 
@@ -335,7 +344,7 @@ void MixedBackend::onStopped(Layer from, const StopReport& stop) {
 void MixedBackend::reportStop(Layer from, const StopReport& stop) {
   StopReport s = stop;
   pyStacks_.clear();
-  for (auto& id : s.hitBreakpointIds) id = tag(id, from);
+  for (auto& id : s.hitBreakpointIds) id = tag(from == kNative ? clientNativeId(id) : id, from);
   if (from == kNative) {
     forgetNativeStop();
     nativeStop_ = s;
@@ -423,14 +432,19 @@ void MixedBackend::resume(std::int64_t threadId, bool singleThread, Reply<bool> 
 }
 
 void MixedBackend::pause(std::int64_t threadId, Reply<void> reply) {
+  if (!nativeIn_) return py_->pause(threadId, std::move(reply));
   // The native debugger stops every thread wherever it is, in Python code or in C; the Python
   // frames then come from memory (a Python breakpoint gives the full Python debugger).
   native_->pause(threadId, std::move(reply));
 }
 
-void MixedBackend::terminate(bool force, Reply<void> reply) { native_->terminate(force, std::move(reply)); }
+void MixedBackend::terminate(bool force, Reply<void> reply) {
+  if (!nativeIn_) return py_->terminate(force, std::move(reply));
+  native_->terminate(force, std::move(reply));
+}
 
 void MixedBackend::detach(Reply<void> reply) {
+  if (!nativeIn_) return py_->detach(std::move(reply));
   // The native debugger lets go first (every thread runs again), then the agent releases
   // sys.monitoring: the program runs on as if never debugged.
   std::weak_ptr<bool> alive = alive_;

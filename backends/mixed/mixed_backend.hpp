@@ -11,6 +11,7 @@
 
 #include "backends/backend.hpp"
 #include "backends/native/backend/native_backend.hpp"
+#include "backends/python/attach/pid_attach_backend.hpp"
 #include "backends/python/proxy/python_backend.hpp"
 #include "strata/python/remote/py_remote.hpp"
 
@@ -25,6 +26,7 @@ class MixedBackend final : public Backend {
   BackendFeatures features() const override;
   static BackendFeatures staticFeatures();
   void launch(const LaunchSpec& spec, Reply<void> reply) override;
+  void attach(const AttachSpec& spec, Reply<void> reply) override;
   void configurationDone(Reply<void> reply) override;
   void abandonStart() override;
   void setSourceBreakpoints(const std::string& path, const std::vector<SourceBreakpointSpec>& breakpoints,
@@ -99,6 +101,18 @@ class MixedBackend final : public Backend {
   void setStepModes(std::vector<std::pair<std::int64_t, std::int64_t>> modes, Reply<void> reply);
   void dropArmedSteps(std::function<void()> then);
   bool stepRunsOn(const StopReport& stop);
+  // mixed_attach.cpp: attach by pid, the native debugger once the agent is in; native
+  // breakpoints set before then are held (pending) and sent then.
+  void attachNative();
+  BackendHost& pythonHost();  // the Python layer's host (Side is complete in mixed_backend.cpp)
+  std::vector<BreakpointReport> held(std::size_t count);
+  std::int64_t clientNativeId(std::int64_t nativeId) const;
+  void nativeSourceBreakpoints(const std::string& path, const std::vector<SourceBreakpointSpec>& breakpoints,
+                               Reply<std::vector<BreakpointReport>> reply);
+  void nativeFunctionBreakpoints(const std::vector<FunctionBreakpointSpec>& breakpoints,
+                                 Reply<std::vector<BreakpointReport>> reply);
+  void nativeExceptionBreakpoints(const std::vector<ExceptionFilterSpec>& filters,
+                                  Reply<std::vector<BreakpointReport>> reply);
   // A continue or step sent to the agent lets its thread run; a native stop that comes before
   // the agent's answer freezes the agent with its answer unsent. Such a request is answered at
   // that stop (with `assumed`), before the stop is reported.
@@ -112,7 +126,8 @@ class MixedBackend final : public Backend {
   asio::io_context& io_;
   BackendHost& host_;
   std::unique_ptr<Side> pySide_, nativeSide_;
-  std::unique_ptr<PythonBackend> py_;
+  std::unique_ptr<Backend> py_;  // PythonBackend (launch) or PidAttachBackend (attach)
+  PythonBackend* pyLaunch_ = nullptr;
   std::unique_ptr<NativeBackend> native_;
   std::string agentDir_;
   std::string interpreter_;  // the ELF file the native debugger started
@@ -123,7 +138,14 @@ class MixedBackend final : public Backend {
   bool entryCatchArmed_ = false;
   std::map<std::uint64_t, std::function<void()>> releasing_;  // answers for a native stop
   std::uint64_t nextRelease_ = 1;
-  int quietContinues_ = 0;  // native resumes of a step that runs on: the client saw no stop
+  int quietContinues_ = 0;
+  bool attaching_ = false;  // attach by pid: the agent first, then the native debugger
+  bool nativeIn_ = true;    // false until an attach's native debugger is in
+  std::map<std::string, std::pair<std::vector<SourceBreakpointSpec>, std::vector<std::int64_t>>> heldSources_;
+  std::optional<std::pair<std::vector<FunctionBreakpointSpec>, std::vector<std::int64_t>>> heldFunctions_;
+  std::optional<std::vector<ExceptionFilterSpec>> heldExceptions_;
+  std::map<std::int64_t, std::int64_t> nativeToClient_;  // native id -> the held id the client has
+  std::int64_t nextHeld_ = 1000000;  // native resumes of a step that runs on: the client saw no stop
   std::int64_t pid_ = 0;
   bool exited_ = false;
   // The native debugger holds every thread (a native breakpoint, step, signal or pause).

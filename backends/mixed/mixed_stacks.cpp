@@ -79,6 +79,7 @@ void MixedBackend::threads(Reply<std::vector<ThreadInfo>> reply) {
   };
   // While the agent can answer, its names (threading's) are the ones users gave their threads.
   if (nativeStop_) return native_->threads(fromNative);
+  if (!nativeIn_) return py_->threads(fromNative);
   py_->threads([this, alive, fromNative](Result<std::vector<ThreadInfo>> r) {
     if (alive.expired()) return;
     if (r)
@@ -172,7 +173,7 @@ void MixedBackend::stackTrace(std::int64_t threadId, std::int64_t startFrame, st
     reply(std::move(p));
   };
   if (nativeStop_) return mergedStack(threadId, page);
-  if (pythonStops_.count(threadId)) return pythonStopStack(threadId, page);
+  if (pythonStops_.count(threadId) && nativeIn_) return pythonStopStack(threadId, page);
   py_->stackTrace(threadId, startFrame, levels, [reply](Result<StackPage> r) {
     if (!r) return reply(r.takeError());
     tagFrames(r->frames, kPython);

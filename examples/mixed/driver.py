@@ -1,5 +1,6 @@
 """Drives the mixed_ext C++ extension: Python calling C++, C++ calling back into Python, and,
 with --crash, the extension's out-of-bounds write."""
+import os
 import sys
 import time
 
@@ -37,6 +38,13 @@ def main(argv):
         if "--loop-time" in argv:  # the loop's own duration, for bench/mixed
             with open(argv[argv.index("--loop-time") + 1], "w") as out:
                 out.write(f"{elapsed}\n")
+    if "--until" in argv:  # runs until the file exists: a program to attach to
+        until, i, acc = argv[argv.index("--until") + 1], 0, 0
+        print("looping", flush=True)
+        while not os.path.exists(until):
+            acc ^= mixed_ext.checksum(i)  # mixed: py_until_line
+            i += 1
+            time.sleep(0.001)
     if "--deep" in argv:
         depth, repeat = int(argv[argv.index("--deep") + 1]), 1
         if "--repeat" in argv:

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { spawn } from 'node:child_process';
 import { ADAPTER, REPO, assertClean, forEachPython, startStdio, waitUntil, isRunning } from './lib/harness.mjs';
 import { AGENT_PYTHONPATH } from './lib/python.mjs';
 
@@ -285,6 +286,49 @@ forEachPython((py) => {
     assertClean(assert, c);
   });
 
+  test(`${v}: attach by pid with "native": true to a running program: a C++ breakpoint set before the native debugger is in is hit, merged stack, disconnect leaves it running`, { skip }, async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strata-mixed-'));
+    const until = path.join(dir, 'stop'), result = path.join(dir, 'result.txt');
+    const prog = spawn(py, [DRIVER, '--until', until, '--result', result], {
+      env: { ...process.env, PYTHONPATH: EXT_DIR }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    prog.stdout.on('data', (d) => { out += d; });
+    try {
+      await waitUntil(() => out.includes('looping\n'), 30000, 'the program to start its loop');
+      const c = await startStdio();
+      await c.initializeRequest({ adapterID: 'strata', linesStartAt1: true, columnsStartAt1: true, pathFormat: 'path' });
+      const initialized = c.waitForEvent('initialized', 30000);
+      await c.attachRequest({ processId: prog.pid, native: true });
+      await initialized;
+      const cLine = markerLine(EXT_SRC, 'checksum_line');
+      const bp = (await c.setBreakpointsRequest({ source: { path: EXT_SRC }, breakpoints: [{ line: cLine }] })).body.breakpoints[0];
+      assert.equal(bp.verified, false);
+      assert.match(bp.message, /attaches once the Python agent is in/);
+      await c.configurationDoneRequest();
+      // The read-only snapshot first (as in any attach by pid), then the program runs with the
+      // agent in, the native debugger attaches and the held breakpoint is hit.
+      const hit = (e) => e.body.reason === 'breakpoint';
+      await waitUntil(() => c.eventsNamed('stopped').some(hit), 60000, 'the C++ breakpoint');
+      assert.equal(c.eventsNamed('stopped')[0].body.description, 'Snapshot (read-only)');
+      const s = c.eventsNamed('stopped').find(hit);
+      assert.deepEqual(s.body.hitBreakpointIds, [bp.id], 'the id the client got for the held breakpoint');
+      const said = c.eventsNamed('output').map((e) => e.body.output).join('');
+      assert.match(said, /The Strata agent is in process/);
+      assert.match(said, /The native debugger is in process \d+ too/);
+      const frames = await stack(c, s.body.threadId);
+      assertChain(frames, [['checksum', EXT_SRC, cLine], ['main', DRIVER, markerLine(DRIVER, 'py_until_line')], ['<module>', DRIVER, null]]);
+      assert.match((await frameLocals(c, frames[0].id)).x.value, /^\d+$/);
+      await c.disconnectRequest({ terminateDebuggee: false });
+      fs.writeFileSync(until, '');
+      await waitUntil(() => fs.existsSync(result) && fs.readFileSync(result, 'utf8').length > 0, 60000, 'the program to finish');
+      assert.equal(fs.readFileSync(result, 'utf8'), 'total 220 done\n');
+      assertClean(assert, c);
+    } finally {
+      prog.kill('SIGKILL');
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test(`${v}: disconnect at a native stop leaves the program running to its normal end`, { skip }, async () => {
     const result = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'strata-mixed-')), 'result.txt');
     const { c, stopped } = await launchMixed(py, ['--loop', '2000', '--result', result], {
@@ -302,11 +346,11 @@ forEachPython((py) => {
   });
 });
 
-test('attach with "native": true is refused with what to do instead (mixed mode is for launch so far)', async () => {
+test('attach with "native": true needs a processId', async () => {
   const c = await startStdio();
   await c.initializeRequest({ adapterID: 'strata', linesStartAt1: true, columnsStartAt1: true, pathFormat: 'path' });
-  const err = await c.attachRequest({ processId: process.pid, native: true }).catch((e) => e);
-  assert.match(String(err.message), /mixed mode \("native": true\) is not available for attach yet: launch the program with "native": true/);
+  const err = await c.attachRequest({ native: true, connect: { port: 5678 } }).catch((e) => e);
+  assert.match(String(err.message), /"native": true \(mixed mode\) attaches to a running Python program by arguments.processId/);
   await c.disconnectRequest();
   assertClean(assert, c);
 });

@@ -277,6 +277,7 @@ void PidAttachBackend::onAgentIn() {
   snapshotShown_ = false;
   host_.output(OutputCategory::Important, "The Strata agent is in process " + std::to_string(pid_) +
                                               ": breakpoints, stepping and evaluate work now.\n");
+  if (agentInHook_) std::exchange(agentInHook_, nullptr)();
 }
 
 Reply<std::vector<BreakpointReport>> PidAttachBackend::mapped(Reply<std::vector<BreakpointReport>> reply,

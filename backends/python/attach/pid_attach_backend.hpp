@@ -23,6 +23,8 @@ class PidAttachBackend final : public Backend, private BackendHost {
 
   // Whether an attach to `pid` is this backend's (the process runs CPython).
   static bool wants(std::int64_t pid);
+  // Called once the agent is in (mixed mode attaches the native debugger then).
+  void whenAgentIn(std::function<void()> hook) { agentInHook_ = std::move(hook); }
 
   std::string name() const override { return "python"; }
   BackendFeatures features() const override { return PythonBackend::staticFeatures(); }
@@ -105,6 +107,7 @@ class PidAttachBackend final : public Backend, private BackendHost {
   std::optional<std::pair<std::vector<ExceptionFilterSpec>, std::vector<std::int64_t>>> exceptions_;
   std::map<std::int64_t, std::int64_t> agentToOurs_;
   std::int64_t nextId_ = 1000000;  // ours: far from the agent's, which count from 1
+  std::function<void()> agentInHook_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
