@@ -22,8 +22,8 @@ namespace json = boost::json;
 namespace asio = boost::asio;
 
 const char* kAttachUsage =
-    "usage: strata attach [--json] [--break FILE:LINE[:CONDITION]]... [--connect HOST:PORT] [--token TOKEN]\n"
-    "                     [--adapter PATH] PID";
+    "usage: strata attach [--json] [--native] [--break FILE:LINE[:CONDITION]]... [--connect HOST:PORT]\n"
+    "                     [--token TOKEN] [--adapter PATH] PID";
 
 int attachUsage(const std::string& message) {
   std::fprintf(stderr, "strata: attach: %s\n%s\n", message.c_str(), kAttachUsage);
@@ -38,7 +38,7 @@ std::string text(const json::object& o, const char* key) {
 }  // namespace
 
 int attachCommand(int argc, char** argv, int first) {
-  bool asJson = false;
+  bool asJson = false, native = false;
   std::string connect, token, adapter, pidText;
   std::vector<BreakSpec> breaks;
   std::error_code ec;
@@ -47,6 +47,7 @@ int attachCommand(int argc, char** argv, int first) {
     std::string a = argv[i];
     auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
     if (a == "--json") asJson = true;
+    else if (a == "--native") native = true;
     else if (a == "--break") {
       const char* v = value();
       if (!v) return attachUsage("--break needs FILE:LINE[:CONDITION]");
@@ -104,8 +105,11 @@ int attachCommand(int argc, char** argv, int first) {
     } else if (e.event == "initialized" && !breaks.empty()) {
       auto done = [&client] { client.request("configurationDone", nullptr, [](const protocol::Response&) {}); };
       setBreakpoints(client, breaks, [&](const std::string& problem) {
-        // Unverified until the agent is in: that is expected here, not a problem to print.
-        if (problem.find("set once the Strata agent is in") == std::string::npos) fail(problem);
+        // Unverified until the agent (and in mixed mode the native debugger) is in: that is
+        // expected here, not a problem to print.
+        if (problem.find("set once the Strata agent is in") == std::string::npos &&
+            problem.find("attaches once the Python agent is in") == std::string::npos)
+          fail(problem);
       }, done);
     } else if (e.event == "stopped" && body) {
       // With --break only the stop there is printed (not the snapshot), then detach.
@@ -127,7 +131,9 @@ int attachCommand(int argc, char** argv, int first) {
       result = 1;
       return detach();
     }
-    client.request("attach", json::object{{"processId", pid}}, [&](const protocol::Response& r2) {
+    json::object args{{"processId", pid}};
+    if (native) args["native"] = true;
+    client.request("attach", args, [&](const protocol::Response& r2) {
       if (!r2.success) {
         fail(r2.message.value_or("attach failed"));
         result = 1;

@@ -58,11 +58,12 @@ usage: strata stacks [--json] [--native|--python-only] [--full] [--locals] [--ch
   thread (default 200); --python-layout: read with another version's layout (for testing:
   the checks reject one that does not fit). --json prints one JSON object.
 
-usage: strata attach [--json] [--break FILE:LINE[:CONDITION]]... [--connect HOST:PORT] PID
+usage: strata attach [--json] [--native] [--break FILE:LINE[:CONDITION]]... [--connect HOST:PORT] PID
   Attaches to process PID and prints a snapshot: the stopped thread, its top frames and the
   locals of its innermost Python frame (a CPython process is read from its memory at once,
   the program running on). With --break, waits until the Strata agent is in (3.12, 3.13),
   prints the first stop there, and detaches: the program runs on as if never touched.
+  --native (a Python program): its C/C++ extensions too (mixed mode): --break in a .cpp file.
 
 usage: strata gpu run [--trace|--stacks] [--store FILE] [--profile NAME[:N]] -- PROGRAM [ARGS...]
        strata gpu top|kernel|timeline|sql|export ... FILE

@@ -31,6 +31,13 @@ const json::array& arr(const json::object& o, const char* key) {
 }
 
 constexpr std::size_t kFramesShown = 5;
+// Below those, the Python frames of a mixed stack (the Python line that called the C++ code),
+// looked for among this many.
+constexpr std::size_t kFramesSearched = 64, kPythonFramesShown = 5;
+
+bool pythonFile(const std::string& file) {
+  return file.size() > 3 && file.compare(file.size() - 3, 3, ".py") == 0;
+}
 constexpr std::size_t kLocalsShown = 40;
 
 // What one stop shows, gathered across several requests.
@@ -58,9 +65,13 @@ void print(const Stop& s, bool asJson) {
   out += " in thread " + std::to_string(s.threadId);
   if (!s.threadName.empty()) out += " \"" + s.threadName + "\"";
   out += "\n";
+  std::int64_t previous = -1;
   for (std::size_t i = 0; i < s.frames.size(); ++i) {
     const auto& f = s.frames[i].get_object();
-    out += "   #" + std::to_string(i) + " " + str(f, "name");
+    std::int64_t index = f.contains("index") ? num(f, "index") : static_cast<std::int64_t>(i);
+    if (index > previous + 1) out += "   ...\n";
+    previous = index;
+    out += "   #" + std::to_string(index) + " " + str(f, "name");
     // Frames without source (no debug info) carry module+offset in their name already.
     if (!str(f, "file").empty())
       out += " at " + str(f, "file") + ":" + std::to_string(num(f, "line"));
@@ -146,14 +157,28 @@ void reportStop(DapClient& client, const json::object& stoppedBody, bool asJson,
   c->request("threads", nullptr, [c, stop, resume](const protocol::Response& r) {
     for (const auto& t : arr(obj(r.body), "threads"))
       if (num(obj(t), "id") == stop->threadId) stop->threadName = str(obj(t), "name");
-    json::object args{{"threadId", stop->threadId}, {"startFrame", 0}, {"levels", kFramesShown}};
+    json::object args{{"threadId", stop->threadId}, {"startFrame", 0}, {"levels", kFramesSearched}};
     c->request("stackTrace", std::move(args), [c, stop, resume](const protocol::Response& r) {
-      const auto& frames = arr(obj(r.body), "stackFrames");
-      for (const auto& f : frames) {
-        const auto& fo = obj(f);
+      const auto& all = arr(obj(r.body), "stackFrames");
+      auto fileOf = [](const json::object& fo) {
         std::string file = str(obj(fo.contains("source") ? fo.at("source") : json::value()), "path");
-        if (file.empty()) file = str(obj(fo.contains("source") ? fo.at("source") : json::value()), "name");
-        stop->frames.push_back(json::object{{"name", str(fo, "name")}, {"file", file}, {"line", num(fo, "line")}});
+        return file.empty() ? str(obj(fo.contains("source") ? fo.at("source") : json::value()), "name") : file;
+      };
+      // A stop in C/C++ code that Python called (mixed mode): its Python callers are shown too.
+      bool pythonOnTop = false;
+      for (std::size_t i = 0; i < all.size() && i < kFramesShown; ++i) pythonOnTop |= pythonFile(fileOf(obj(all[i])));
+      json::array frames;
+      std::size_t python = 0;
+      for (std::size_t i = 0; i < all.size(); ++i) {
+        const auto& fo = obj(all[i]);
+        std::string file = fileOf(fo);
+        bool shown = i < kFramesShown || (!pythonOnTop && pythonFile(file) && python < kPythonFramesShown);
+        if (!shown) continue;
+        if (i >= kFramesShown) ++python;
+        frames.push_back(all[i]);
+        json::object f{{"name", str(fo, "name")}, {"file", file}, {"line", num(fo, "line")}};
+        if (i >= kFramesShown) f["index"] = static_cast<std::int64_t>(i);
+        stop->frames.push_back(std::move(f));
       }
       if (frames.empty()) return resume();
       // The locals of the innermost frame that is not a subtle one (a C frame under Python's).

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
-import { ADAPTER, REPO, assertClean, forEachPython, startStdio, waitUntil, isRunning } from './lib/harness.mjs';
+import { ADAPTER, CLI, REPO, assertClean, forEachPython, startStdio, waitUntil, isRunning, withTimeout } from './lib/harness.mjs';
 import { AGENT_PYTHONPATH } from './lib/python.mjs';
 
 const DRIVER = path.join(REPO, 'examples/mixed/driver.py');
@@ -323,6 +323,38 @@ forEachPython((py) => {
       await waitUntil(() => fs.existsSync(result) && fs.readFileSync(result, 'utf8').length > 0, 60000, 'the program to finish');
       assert.equal(fs.readFileSync(result, 'utf8'), 'total 220 done\n');
       assertClean(assert, c);
+    } finally {
+      prog.kill('SIGKILL');
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test(`${v}: strata attach --native --break in the C++ extension: the stop with the Python frames that called it, then detach`, { skip }, async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strata-mixed-'));
+    const until = path.join(dir, 'stop'), result = path.join(dir, 'result.txt');
+    const prog = spawn(py, [DRIVER, '--until', until, '--result', result], {
+      env: { ...process.env, PYTHONPATH: EXT_DIR }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    prog.stdout.on('data', (d) => { out += d; });
+    try {
+      await waitUntil(() => out.includes('looping\n'), 30000, 'the program to start its loop');
+      const cLine = markerLine(EXT_SRC, 'checksum_line');
+      const r = await withTimeout(new Promise((resolve) => {
+        const p = spawn(CLI, ['attach', '--native', '--break', `${EXT_SRC}:${cLine}`, String(prog.pid)], { stdio: ['ignore', 'pipe', 'pipe'] });
+        let stdout = '', stderr = '';
+        p.stdout.on('data', (d) => { stdout += d; });
+        p.stderr.on('data', (d) => { stderr += d; });
+        p.on('exit', (status) => resolve({ status, stdout, stderr }));
+      }), 90000, 'strata attach --native');
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stdout, new RegExp(`^-- stopped \\(breakpoint\\) in thread ${prog.pid}`), r.stdout);
+      assert.match(r.stdout, new RegExp(`#0 checksum.* at ${EXT_SRC.replace(/[.]/g, '\\.')}:${cLine}\n`), r.stdout);
+      // Below the C++ frames shown, the Python line that called them.
+      assert.match(r.stdout, new RegExp(`\n   \\.\\.\\.\n   #\\d+ main at ${DRIVER.replace(/[.]/g, '\\.')}:${markerLine(DRIVER, 'py_until_line')}\n   #\\d+ <module> at `), r.stdout);
+      assert.match(r.stderr, /The native debugger is in process/);
+      fs.writeFileSync(until, '');
+      await waitUntil(() => fs.existsSync(result) && fs.readFileSync(result, 'utf8').length > 0, 60000, 'the program to finish');
+      assert.equal(fs.readFileSync(result, 'utf8'), 'total 220 done\n');
     } finally {
       prog.kill('SIGKILL');
       fs.rmSync(dir, { recursive: true, force: true });
