@@ -7,13 +7,13 @@ from time import monotonic as _monotonic
 from . import _breakpoints as bpmod
 from . import _exceptions as excmod
 from ._sources import getlines
+from ._stepping import PKG_DIR, Stepping, frame_depth
 
 M = sys.monitoring
 E = M.events
 TOOL = M.DEBUGGER_ID
 DISABLE = M.DISABLE
 BASE_EVENTS = E.PY_START | E.PY_RESUME
-PKG_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _PYCORE = PKG_DIR + "_pycore.py"
 
 
@@ -34,14 +34,6 @@ def _library_prefixes():
         if p.endswith(("site-packages", "dist-packages")):
             out.add(os.path.normcase(os.path.abspath(p)) + os.sep)
     return tuple(out)
-
-
-def frame_depth(f):
-    n = 0
-    while f is not None:
-        n += 1
-        f = f.f_back
-    return n
 
 
 def _caught_by_runtime(exc, frame):
@@ -69,7 +61,7 @@ class ThreadState:
         self.busy = False
 
 
-class Monitor:
+class Monitor(Stepping):
     def __init__(self, agent):
         self.agent = agent
         self._core = None
@@ -507,67 +499,6 @@ class Monitor:
             self.log_queue.append((bp, bp.format_log(frame)))
             return False
         return True
-
-    def _mixed_step_taken(self, ts):
-        """Mixed mode: what the native debugger said of this thread's step while it ran C/C++
-        code (strata_mixed_steps in the core): held lines run on; a dropped step ends here."""
-        mode = self.core.mixed_step(ts.tid)
-        if mode == 2:
-            with self.cond:
-                ts.step = None
-                self.core.mixed_step_clear(ts.tid)
-                self._update_events()
-        return mode == 0
-
-    def _step_done(self, ts, frame):
-        mode, sframe, sdepth = ts.step
-        user = self.is_user(frame)
-        if mode == "entry" and sframe is not None:
-            return frame.f_code is sframe
-        if mode in ("entry", "in"):
-            return user
-        depth = frame_depth(frame)
-        if mode in ("over", "return") and frame is sframe:
-            return user
-        if depth < sdepth:
-            if user:
-                return True
-            ts.step = ("in", None, 0)
-        return False
-
-    def _on_return(self, code, offset, retval):
-        """The frame a step started in returns: the step ends in its caller, at the call."""
-        ts = self.threads.get(threading.get_ident())
-        if ts is None or ts.busy or ts.step is None or ts.step[0] not in ("over", "in", "out"):
-            return None
-        frame = sys._getframe(1)
-        if frame is not ts.step[1]:
-            return None
-        caller = frame.f_back
-        if caller is None or caller.f_code.co_filename.startswith(PKG_DIR) or not self.is_user(caller):
-            ts.step = ("in", None, 0)
-            return None
-        ts.step = ("return", caller, frame_depth(caller))
-        # The next instruction the caller runs is the return point; LINE would only come
-        # at its next line.
-        self._instr_codes.add(caller.f_code)
-        M.set_local_events(TOOL, caller.f_code,
-                           E.INSTRUCTION | (E.LINE | E.JUMP if caller.f_code in self.codes else 0))
-        return None
-
-    def _on_instruction(self, code, offset):
-        ts = self.threads.get(threading.get_ident())
-        if ts is None or ts.busy or ts.step is None or ts.step[0] != "return":
-            return None
-        frame = sys._getframe(1)
-        if frame is ts.step[1]:
-            self.stop(ts, frame, "step")
-        return None
-
-    def _drop_instruction_events(self):
-        for code in self._instr_codes:
-            M.set_local_events(TOOL, code, E.LINE | E.JUMP if code in self.codes else 0)
-        self._instr_codes.clear()
 
     def _on_raise(self, code, offset, exc):
         ident = threading.get_ident()
