@@ -55,6 +55,19 @@ async function frameLocals(c, frameId) {
   return Object.fromEntries(vars.body.variables.map((v) => [v.name, v]));
 }
 
+// driver.py --until FILE started plainly (to attach to), looping in the extension; it writes
+// `result` once FILE exists.
+async function startLooping(py) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strata-mixed-'));
+  const until = path.join(dir, 'stop'), result = path.join(dir, 'result.txt');
+  const prog = spawn(py, [DRIVER, '--until', until, '--result', result], {
+    env: { ...process.env, PYTHONPATH: EXT_DIR }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  prog.stdout.on('data', (d) => { out += d; });
+  await waitUntil(() => out.includes('looping\n'), 30000, 'the program to start its loop');
+  return { prog, until, result, dir };
+}
+
 // The merged stack must read as the call chain does: C++ innermost, then the Python frames
 // that called it, none of the interpreter's or the agent's own frames.
 function assertChain(frames, expected) {
@@ -287,14 +300,8 @@ forEachPython((py) => {
   });
 
   test(`${v}: attach by pid with "native": true to a running program: a C++ breakpoint set before the native debugger is in is hit, merged stack, disconnect leaves it running`, { skip }, async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strata-mixed-'));
-    const until = path.join(dir, 'stop'), result = path.join(dir, 'result.txt');
-    const prog = spawn(py, [DRIVER, '--until', until, '--result', result], {
-      env: { ...process.env, PYTHONPATH: EXT_DIR }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    prog.stdout.on('data', (d) => { out += d; });
+    const { prog, until, result, dir } = await startLooping(py);
     try {
-      await waitUntil(() => out.includes('looping\n'), 30000, 'the program to start its loop');
       const c = await startStdio();
       await c.initializeRequest({ adapterID: 'strata', linesStartAt1: true, columnsStartAt1: true, pathFormat: 'path' });
       const initialized = c.waitForEvent('initialized', 30000);
@@ -330,14 +337,8 @@ forEachPython((py) => {
   });
 
   test(`${v}: strata attach --native --break in the C++ extension: the stop with the Python frames that called it, then detach`, { skip }, async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strata-mixed-'));
-    const until = path.join(dir, 'stop'), result = path.join(dir, 'result.txt');
-    const prog = spawn(py, [DRIVER, '--until', until, '--result', result], {
-      env: { ...process.env, PYTHONPATH: EXT_DIR }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    prog.stdout.on('data', (d) => { out += d; });
+    const { prog, until, result, dir } = await startLooping(py);
     try {
-      await waitUntil(() => out.includes('looping\n'), 30000, 'the program to start its loop');
       const cLine = markerLine(EXT_SRC, 'checksum_line');
       const r = await withTimeout(new Promise((resolve) => {
         const p = spawn(CLI, ['attach', '--native', '--break', `${EXT_SRC}:${cLine}`, String(prog.pid)], { stdio: ['ignore', 'pipe', 'pipe'] });
