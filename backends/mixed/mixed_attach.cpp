@@ -94,6 +94,14 @@ std::vector<BreakpointReport> MixedBackend::held(std::size_t count) {
   return out;
 }
 
+std::vector<BreakpointReport> MixedBackend::notYetNative(std::size_t count) const {
+  std::vector<BreakpointReport> out(count);
+  for (auto& b : out)
+    b.message = "not set: the native debugger is not in the process yet (it attaches once the Python agent is in); "
+                "set it again then";
+  return out;
+}
+
 std::int64_t MixedBackend::clientNativeId(std::int64_t nativeId) const {
   auto it = nativeToClient_.find(nativeId);
   return it == nativeToClient_.end() ? nativeId : it->second;

@@ -287,7 +287,7 @@ void MixedBackend::setExceptionBreakpoints(const std::vector<ExceptionFilterSpec
 
 void MixedBackend::setInstructionBreakpoints(const std::vector<InstructionBreakpointSpec>& breakpoints,
                                              Reply<std::vector<BreakpointReport>> reply) {
-  if (!nativeIn_) return reply(tagged(held(breakpoints.size()), kNative));
+  if (!nativeIn_) return reply(notYetNative(breakpoints.size()));
   native_->setInstructionBreakpoints(breakpoints, taggedReply(std::move(reply), kNative));
 }
 
@@ -304,7 +304,7 @@ void MixedBackend::dataBreakpointInfo(const DataBreakpointQuery& query, Reply<Da
 
 void MixedBackend::setDataBreakpoints(const std::vector<DataBreakpointSpec>& breakpoints,
                                       Reply<std::vector<BreakpointReport>> reply) {
-  if (!nativeIn_) return reply(tagged(held(breakpoints.size()), kNative));
+  if (!nativeIn_) return reply(notYetNative(breakpoints.size()));
   native_->setDataBreakpoints(breakpoints, taggedReply(std::move(reply), kNative));
 }
 

@@ -106,6 +106,9 @@ class MixedBackend final : public Backend {
   void attachNative();
   BackendHost& pythonHost();  // the Python layer's host (Side is complete in mixed_backend.cpp)
   std::vector<BreakpointReport> held(std::size_t count);
+  // Instruction and data breakpoints name native addresses, which only the native debugger
+  // gives: before it is in, they are not set (and not held).
+  std::vector<BreakpointReport> notYetNative(std::size_t count) const;
   std::int64_t clientNativeId(std::int64_t nativeId) const;
   void nativeSourceBreakpoints(const std::string& path, const std::vector<SourceBreakpointSpec>& breakpoints,
                                Reply<std::vector<BreakpointReport>> reply);

@@ -311,6 +311,10 @@ forEachPython((py) => {
       const bp = (await c.setBreakpointsRequest({ source: { path: EXT_SRC }, breakpoints: [{ line: cLine }] })).body.breakpoints[0];
       assert.equal(bp.verified, false);
       assert.match(bp.message, /attaches once the Python agent is in/);
+      // An address only the native debugger can give is not held: said so, not left pending.
+      const ib = (await c.send('setInstructionBreakpoints', { breakpoints: [{ instructionReference: '0x1000' }] })).body.breakpoints[0];
+      assert.deepEqual([ib.verified, ib.reason], [false, 'failed']);
+      assert.match(ib.message, /^not set: the native debugger is not in the process yet/);
       await c.configurationDoneRequest();
       // The read-only snapshot first (as in any attach by pid), then the program runs with the
       // agent in, the native debugger attaches and the held breakpoint is hit.
