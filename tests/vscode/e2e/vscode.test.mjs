@@ -108,6 +108,26 @@ function writeLaunchJson(more = []) {
   fs.writeFileSync(path.join(dirs.workspace, '.vscode/launch.json'), JSON.stringify({ version: '0.2.0', configurations }, null, 2));
 }
 
+// At the breakpoint in until_told's work(i, total): the locals hold the running total; then F9
+// off and Shift+F5 (an attach disconnects) leave the loop running, and it ends later with the
+// total of every round it made, past the one it stopped at.
+async function leftRunningAfterBreakpoint(loop, tag, workLine, shot) {
+  const locals = await wb.variables('Locals', (v) => 'i' in v && 'total' in v);
+  const i = Number(locals.i);
+  assert.equal(Number(locals.total), (3 * i * (i - 1)) / 2, `work(i, total) holds the loop's running total: ${JSON.stringify(locals)}`);
+  await wb.shot(shot);
+  await wb.toggleBreakpoint(workLine);
+  await wb.page.keyboard.press('Shift+F5');
+  await wb.waitForSessionEnd(30_000);
+  assert.ok(loop.alive(), `the program ended with the session: ${loop.stdout}${loop.stderr}`);
+  assert.equal(await loop.finish(), 0, loop.stderr);
+  const m = loop.stdout.match(new RegExp(`^${tag}: finished after (\\d+) rounds, total (\\d+)$`, 'm'));
+  assert.ok(m, loop.stdout);
+  const rounds = Number(m[1]);
+  assert.ok(rounds > i + 1, `it went on after the breakpoint (round ${i}): ${rounds} rounds`);
+  assert.equal(Number(m[2]), (3 * rounds * (rounds - 1)) / 2);
+}
+
 // The strata.adapterPath setting (the workspace's), null to clear it; waits until the extension
 // uses it, as "Strata: Check the Debug Adapter" reports (VS Code reads the file a moment later).
 async function useAdapterSetting(adapter) {
@@ -377,22 +397,7 @@ uiTest('Attach by process picker: a Python loop started outside VS Code, picked 
     await wb.page.keyboard.press('F5');
     const frames = await wb.waitForTopFrame('work', workLine, { depth: 3 });
     assert.deepEqual(frames.map((f) => f.name), ['work', 'main', '<module>']);
-    const locals = await wb.variables('Locals', (v) => 'i' in v && 'total' in v);
-    const i = Number(locals.i);
-    assert.equal(Number(locals.total), (3 * i * (i - 1)) / 2, `work(i, total) holds the loop's running total: ${JSON.stringify(locals)}`);
-    await wb.shot('attach-breakpoint');
-
-    // Shift+F5 on an attach disconnects: the program goes on without the debugger.
-    await wb.toggleBreakpoint(workLine);
-    await wb.page.keyboard.press('Shift+F5');
-    await wb.waitForSessionEnd(30_000);
-    assert.ok(loop.alive(), `the program ended with the session: ${loop.stdout}${loop.stderr}`);
-    assert.equal(await loop.finish(), 0, loop.stderr);
-    const m = loop.stdout.match(/^picker: finished after (\d+) rounds, total (\d+)$/m);
-    assert.ok(m, loop.stdout);
-    const rounds = Number(m[1]);
-    assert.ok(rounds > i + 1, `it went on after the breakpoint (round ${i}): ${rounds} rounds`);
-    assert.equal(Number(m[2]), (3 * rounds * (rounds - 1)) / 2);
+    await leftRunningAfterBreakpoint(loop, 'picker', workLine, 'attach-breakpoint');
     await wb.shot('attach-left');
   } catch (e) {
     e.message += `\nuntil_told.py (${loop.alive() ? 'running' : `ended: ${loop.exit}`}) printed:\n${loop.stdout}${loop.stderr}`;
@@ -437,21 +442,7 @@ uiTest('Attach by process picker to a native program: paused in libc, its frames
     // VS Code shows the new top frame first, above the last stop's frames until the rest come.
     const frames = await wb.waitForFrames((f) => f[0]?.name === 'work' && f[0].line === workLine && f[1]?.name === 'main');
     assert.equal(frames[0].file, LOOP_C);
-    const locals = await wb.variables('Locals', (v) => 'i' in v && 'total' in v);
-    const i = Number(locals.i);
-    assert.equal(Number(locals.total), (3 * i * (i - 1)) / 2, `work(i, total) holds the loop's running total: ${JSON.stringify(locals)}`);
-    await wb.shot('native-attach-breakpoint');
-
-    await wb.toggleBreakpoint(workLine);
-    await wb.page.keyboard.press('Shift+F5');
-    await wb.waitForSessionEnd(30_000);
-    assert.ok(loop.alive(), `the program ended with the session: ${loop.stdout}${loop.stderr}`);
-    assert.equal(await loop.finish(), 0, loop.stderr);
-    const m = loop.stdout.match(/^native: finished after (\d+) rounds, total (\d+)$/m);
-    assert.ok(m, loop.stdout);
-    const rounds = Number(m[1]);
-    assert.ok(rounds > i + 1, `it went on after the breakpoint (round ${i}): ${rounds} rounds`);
-    assert.equal(Number(m[2]), (3 * rounds * (rounds - 1)) / 2);
+    await leftRunningAfterBreakpoint(loop, 'native', workLine, 'native-attach-breakpoint');
   } catch (e) {
     e.message += `\nuntil_told (${loop.alive() ? 'running' : `ended: ${loop.exit}`}) printed:\n${loop.stdout}${loop.stderr}`;
     throw e;
