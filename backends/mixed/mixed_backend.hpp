@@ -101,6 +101,8 @@ class MixedBackend final : public Backend {
   void setStepModes(std::vector<std::pair<std::int64_t, std::int64_t>> modes, Reply<void> reply);
   void dropArmedSteps(std::function<void()> then);
   bool stepRunsOn(const StopReport& stop);
+  void armFromNative(std::int64_t tid, std::function<void(bool)> then);
+  std::uint64_t ownCallerOfPython(std::int64_t tid) const;
   // mixed_attach.cpp: attach by pid, the native debugger once the agent is in; native
   // breakpoints set before then are held (pending) and sent then.
   void attachNative();
@@ -139,6 +141,15 @@ class MixedBackend final : public Backend {
   std::set<std::int64_t> pyStepArmed_;
   std::uint64_t stepTable_ = 0;
   bool entryCatchArmed_ = false;
+  std::uint64_t pendingHook_ = 0;  // the agent core's strata_mixed_pending (0: not looked up)
+  // A native step that went from own code into library code runs on to where that code returns
+  // (or to Python, or to an own function): there, the step the user asked goes on.
+  struct ReturnCatch {
+    std::int64_t tid = 0;
+    std::uint64_t pc = 0;
+  };
+  std::optional<ReturnCatch> returnCatch_;
+  std::optional<std::pair<StepKind, StepOptions>> lastNativeStep_;
   std::map<std::uint64_t, std::function<void()>> releasing_;  // answers for a native stop
   std::uint64_t nextRelease_ = 1;
   int quietContinues_ = 0;

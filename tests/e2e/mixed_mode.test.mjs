@@ -239,6 +239,74 @@ forEachPython((py) => {
     assertClean(assert, c);
   });
 
+  test(`${v}: from a C++ breakpoint, stepIn on a callback line stops in the Python callback, stepOut of it back in C++, stepOut of C++ at the Python caller`, { skip }, async () => {
+    const foldCall = markerLine(DRIVER, 'py_fold_line');
+    const callbackLine = markerLine(EXT_SRC, 'callback_line');
+    const { c, stopped } = await launchMixed(py, [], { breakpoints: { [EXT_SRC]: [{ line: callbackLine }] } });
+    assert.equal(stopped.body.reason, 'breakpoint');
+    const tid = stopped.body.threadId;
+    let at = { top: (await stack(c, tid))[0] };
+    assert.deepEqual([at.top.name.replace(/\(.*/, ''), at.top.line], ['fold', callbackLine]);
+    await c.setBreakpointsRequest({ source: { path: EXT_SRC }, breakpoints: [] });
+    // No Python step led here: stepIn still goes through std::function and pybind11 into Python.
+    at = await stepAndStop(c, 'stepIn', tid);
+    assert.equal(at.reason, 'step');
+    assert.deepEqual([at.top.name, at.top.source?.path, at.top.line], ['combine', DRIVER, markerLine(DRIVER, 'py_callback_line')]);
+    assertChain(at.frames, [['combine', DRIVER, null], ['fold', EXT_SRC, callbackLine], ['main', DRIVER, foldCall]]);
+    let vars = await frameLocals(c, at.top.id);
+    assert.deepEqual([vars.acc.value, vars.value.value], ['0.0', '0.0']);
+    // Out of the callback: back in the C++ code that called it, at the call's line.
+    at = await stepAndStop(c, 'stepOut', tid);
+    assert.equal(at.reason, 'step');
+    assert.deepEqual([at.top.name.replace(/\(.*/, ''), at.top.source?.path, at.top.line], ['fold', EXT_SRC, callbackLine]);
+    assertChain(at.frames, [['fold', EXT_SRC, callbackLine], ['main', DRIVER, foldCall]]);
+    // Out of fold: through pybind11 and the interpreter to the Python caller. The Python step out
+    // of combine is still the thread's: it ends where it would have in Python alone, in main at
+    // the return point of the call (its result not assigned yet); next goes on from there.
+    at = await stepAndStop(c, 'stepOut', tid);
+    assert.equal(at.reason, 'step');
+    assert.deepEqual([at.top.name, at.top.source?.path, at.top.line], ['main', DRIVER, foldCall]);
+    vars = await frameLocals(c, at.top.id);
+    assert.match(vars.scaled.value, /^\[0\.0, 2\.0, 4\.0/, 'the Python frame is the agent\'s, its values in full');
+    assert.equal(vars.total, undefined);
+    at = await stepAndStop(c, 'next', tid);
+    assert.deepEqual([at.top.name, at.top.line], ['main', foldCall + 1]);
+    assert.equal((await frameLocals(c, at.top.id)).total.value, '220.0');
+    const term = c.waitForEvent('terminated', 60000);
+    await c.continueRequest({ threadId: tid });
+    await term;
+    assert.match(c.output('stdout'), /total 220\ndone\n/);
+    await c.disconnectRequest();
+    assertClean(assert, c);
+  });
+
+  test(`${v}: from a C++ breakpoint, stepIn on a line that calls the C++ standard library steps over it in own code; next off the function's end stops at the Python caller`, { skip }, async () => {
+    const first = markerLine(EXT_SRC, 'scale_first_line');
+    const scaleLine = markerLine(EXT_SRC, 'scale_line');
+    const { c, stopped } = await launchMixed(py, [], { breakpoints: { [EXT_SRC]: [{ line: first }] } });
+    assert.equal(stopped.body.reason, 'breakpoint');
+    const tid = stopped.body.threadId;
+    let at = { top: (await stack(c, tid))[0] };
+    for (let i = 0; i < 6 && at.top.line !== scaleLine + 1; i++) at = await stepAndStop(c, 'next', tid);
+    assert.deepEqual([at.top.name.replace(/\(.*/, ''), at.top.line], ['scale', scaleLine + 1], 'at out.push_back(scaled)');
+    // stepIn on `out.push_back(scaled)`: vector's code is not the program's own; the step goes on
+    // in scale, to the loop's next line.
+    at = await stepAndStop(c, 'stepIn', tid);
+    assert.equal(at.reason, 'step');
+    assert.match(at.top.name, /^scale/, `stayed in scale: ${JSON.stringify(at.frames.slice(0, 4).map((f) => f.name))}`);
+    assert.ok([scaleLine - 1, scaleLine].includes(at.top.line), `the loop's next line, not ${at.top.line}`);
+    // next to the end of scale and off it: the Python caller's next line.
+    for (let i = 0; i < 40 && /^scale/.test(at.top.name); i++) at = await stepAndStop(c, 'next', tid);
+    assert.deepEqual([at.top.name, at.top.source?.path, at.top.line], ['main', DRIVER, markerLine(DRIVER, 'py_fold_line')]);
+    assert.match((await frameLocals(c, at.top.id)).scaled.value, /^\[0\.0, 2\.0, 4\.0/);
+    const term = c.waitForEvent('terminated', 60000);
+    await c.continueRequest({ threadId: tid });
+    await term;
+    assert.match(c.output('stdout'), /total 220\ndone\n/);
+    await c.disconnectRequest();
+    assertClean(assert, c);
+  });
+
   test(`${v}: conditions, hit counts and log points in both layers`, { skip }, async () => {
     const { c, stopped } = await launchMixed(py, [], {
       breakpoints: {

@@ -65,9 +65,10 @@ class NativeBackend final : public Backend {
                    Reply<std::vector<FrameInfo>> reply);
 
   // Mixed mode's stepping across the boundary (NativeDebugger's catchEntry and the rest).
-  void catchEntry(std::int64_t threadId, native::debugger::OwnCode own, Reply<std::size_t> reply);
+  void catchEntry(std::int64_t threadId, native::debugger::OwnCode own, std::uint64_t returnTo, std::uint64_t returnSp,
+                  Reply<std::size_t> reply);
   void cancelEntryCatch(Reply<void> reply);
-  void inOwnCode(std::int64_t threadId, native::debugger::OwnCode own, Reply<bool> reply);
+  void ownPlace(std::int64_t threadId, native::debugger::OwnCode own, Reply<native::debugger::OwnPlace> reply);
   void symbolAddress(const std::string& name, const std::string& modulePart, Reply<std::uint64_t> reply);
   void writeAddress(std::uint64_t address, std::vector<std::uint8_t> bytes, Reply<void> reply);
 

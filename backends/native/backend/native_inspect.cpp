@@ -47,8 +47,9 @@ void NativeBackend::sampleStack(std::int64_t threadId, std::int64_t levels, std:
                          }));
 }
 
-void NativeBackend::catchEntry(std::int64_t threadId, dbg::OwnCode own, Reply<std::size_t> reply) {
-  debugger_->catchEntry(static_cast<pid_t>(threadId), std::move(own),
+void NativeBackend::catchEntry(std::int64_t threadId, dbg::OwnCode own, std::uint64_t returnTo, std::uint64_t returnSp,
+                               Reply<std::size_t> reply) {
+  debugger_->catchEntry(static_cast<pid_t>(threadId), std::move(own), returnTo, returnSp,
                         onSession([reply](Result<std::size_t> r) { reply(std::move(r)); }));
 }
 
@@ -56,8 +57,9 @@ void NativeBackend::cancelEntryCatch(Reply<void> reply) {
   debugger_->cancelEntryCatch(onSession([reply](Result<void> r) { reply(std::move(r)); }));
 }
 
-void NativeBackend::inOwnCode(std::int64_t threadId, dbg::OwnCode own, Reply<bool> reply) {
-  debugger_->inOwnCode(static_cast<pid_t>(threadId), std::move(own), onSession([reply](Result<bool> r) { reply(std::move(r)); }));
+void NativeBackend::ownPlace(std::int64_t threadId, dbg::OwnCode own, Reply<dbg::OwnPlace> reply) {
+  debugger_->ownPlace(static_cast<pid_t>(threadId), std::move(own),
+                      onSession([reply](Result<dbg::OwnPlace> r) { reply(std::move(r)); }));
 }
 
 void NativeBackend::symbolAddress(const std::string& name, const std::string& modulePart, Reply<std::uint64_t> reply) {

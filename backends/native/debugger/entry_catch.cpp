@@ -47,10 +47,18 @@ bool State::onlyEntryCatch(const engine::EngineStop& event) const {
   });
 }
 
-std::future<Result<std::size_t>> NativeDebugger::catchEntry(pid_t tid, OwnCode own, Done<std::size_t> done) {
+std::future<Result<std::size_t>> NativeDebugger::catchEntry(pid_t tid, OwnCode own, std::uint64_t returnTo,
+                                                            std::uint64_t returnSp, Done<std::size_t> done) {
   State* s = state_.get();
-  return s->onEngine<std::size_t>([s, tid, own = std::move(own)]() -> Result<std::size_t> {
+  return s->onEngine<std::size_t>([s, tid, own = std::move(own), returnTo, returnSp]() -> Result<std::size_t> {
     s->dropEntryCatch();
+    if (returnTo) {
+      auto id = s->engine->addBreakpoint(returnTo, [tid, returnSp](const engine::HitContext& hit) {
+                            return hit.tid == tid && (!returnSp || !hit.registers || hit.registers->gpr.rsp == returnSp);
+                          }).get();
+      if (!id) return Error{id.error().id, "step back to own code: " + id.error().message, true};
+      s->entryCatch.push_back(*id);
+    }
     // Copied: adding a breakpoint may stop the process, and a library event may change the list.
     std::vector<sym::Module> modules = s->modules.modules();
     for (const sym::Module& m : modules) {
@@ -78,16 +86,29 @@ std::future<Result<void>> NativeDebugger::cancelEntryCatch(Done<void> done) {
   }, std::move(done));
 }
 
-std::future<Result<bool>> NativeDebugger::inOwnCode(pid_t tid, OwnCode own, Done<bool> done) {
+std::future<Result<OwnPlace>> NativeDebugger::ownPlace(pid_t tid, OwnCode own, Done<OwnPlace> done) {
   State* s = state_.get();
-  return s->onEngine<bool>([s, tid, own = std::move(own)]() -> Result<bool> {
+  return s->onEngine<OwnPlace>([s, tid, own = std::move(own)]() -> Result<OwnPlace> {
     auto regs = s->engine->registers(tid).get();
     if (!regs) return regs.takeError();
-    std::uint64_t pc = regs->gpr.rip;
-    const sym::Module* m = s->modules.moduleFor(pc);
-    if (!m || !m->symbols || !m->symbols->hasDebugInfo() || !own.module(m->object.path)) return false;
-    auto where = m->symbols->locationForAddress(pc - m->object.loadBias);
-    return where && where->line > 0 && own.file(where->file);
+    auto isOwn = [&](std::uint64_t pc) {
+      const sym::Module* m = s->modules.moduleFor(pc);
+      if (!m || !m->symbols || !m->symbols->hasDebugInfo() || !own.module(m->object.path)) return false;
+      auto where = m->symbols->locationForAddress(pc - m->object.loadBias);
+      return where && where->line > 0 && own.file(where->file);
+    };
+    OwnPlace place;
+    place.pc = regs->gpr.rip;
+    place.own = isOwn(place.pc);
+    if (!place.own) {
+      // The call instruction (just before the return address) tells whose code called.
+      auto caller = s->returnTarget(tid);
+      if (caller && caller->returnAddress > 0 && isOwn(caller->returnAddress - 1)) {
+        place.ownReturn = caller->returnAddress;
+        place.ownReturnSp = caller->stackPointerAfterReturn;
+      }
+    }
+    return place;
   }, std::move(done));
 }
 

@@ -168,6 +168,54 @@ std::vector<std::uint64_t> queuedSlots(Memory& mem, const PendingLayout& P, std:
   return out;
 }
 
+// A queue whose lock a stopped thread holds, or that is full, is left alone.
+Result<bool> queueBusy(Memory& mem, const PendingLayout& P, std::uint64_t queue) {
+  int first = 0, last = 0;
+  if (!mem.get(queue + P.first, first) || !mem.get(queue + P.last, last))
+    return errnoError(errors::kPythonMemory, "read a pending-call queue");
+  if (P.minor == 12) {
+    std::uint64_t lock = 0;
+    std::uint32_t value = 0;
+    if (!mem.get(queue + P.lock, lock)) return errnoError(errors::kPythonMemory, "read a pending-call lock");
+    // PyThread_type_lock is a glibc sem_t here: its count is 1 when free.
+    if (lock && (!mem.get(lock, value) || value == 0)) return true;
+    return (last + 1) % static_cast<int>(P.callCount) == first;
+  }
+  unsigned char mutex = 0;
+  std::int32_t npending = 0, max = 0;
+  if (!mem.get(queue + P.mutex, mutex) || !mem.get(queue + P.npending, npending) || !mem.get(queue + P.max, max))
+    return errnoError(errors::kPythonMemory, "read a pending-call queue");
+  return (mutex & 1) != 0 || npending >= max;
+}
+
+// func(arg) at the queue's end, counted as to do.
+bool pushCall(Memory& mem, const PendingLayout& P, std::uint64_t queue, bool mainOnly, std::uint64_t func,
+              std::uint64_t arg) {
+  int last = 0;
+  if (!mem.get(queue + P.last, last)) return false;
+  std::uint64_t slot = queue + P.calls + static_cast<std::uint64_t>(last) * P.callSize;
+  bool ok = mem.put<std::uint64_t>(slot, func) && mem.put<std::uint64_t>(slot + 8, arg);
+  if (P.minor != 12) ok = ok && mem.put<std::int32_t>(slot + P.callFlags, mainOnly ? 1 : 0);  // never _Py_PENDING_RAWFREE
+  ok = ok && mem.put<std::int32_t>(queue + P.last, (last + 1) % static_cast<int>(P.callCount));
+  if (P.minor == 12) return ok && mem.put<std::int32_t>(queue + P.callsToDo, 1);
+  std::int32_t npending = 0;
+  return ok && mem.get(queue + P.npending, npending) && mem.put<std::int32_t>(queue + P.npending, npending + 1);
+}
+
+// Asks the eval loop to run pending calls: 3.12's interpreter-wide breaker, 3.13's per thread.
+bool signalCalls(Memory& mem, const PendingLayout& P, std::uint64_t interp, const std::vector<std::uint64_t>& states) {
+  if (P.minor == 12) {
+    std::int32_t breaker = 0;
+    return mem.get(interp + P.interpEvalBreaker, breaker) && mem.put<std::int32_t>(interp + P.interpEvalBreaker, breaker | 1);
+  }
+  for (std::uint64_t ts : states) {
+    std::uint64_t breaker = 0;
+    if (!mem.get(ts + P.tstateEvalBreaker, breaker) || !mem.put<std::uint64_t>(ts + P.tstateEvalBreaker, breaker | P.callsToDoBit))
+      return false;
+  }
+  return true;
+}
+
 const PendingLayout* pendingLayoutFor(const remote::PyLayout& L) {
   const PendingLayout* same = nullptr;
   for (const auto& p : builtPendingLayouts()) {
@@ -203,25 +251,7 @@ Result<QueuedBootstrap> queueBootstrap(remote::PyRemote& remote, const std::vect
   Stopped held(pid);
   if (auto r = held.stopAll(); !r) return r.takeError();
 
-  // A queue whose lock a stopped thread holds, or that is full, is left alone.
-  auto busy = [&](std::uint64_t queue) -> Result<bool> {
-    int first = 0, last = 0;
-    if (!mem.get(queue + P->first, first) || !mem.get(queue + P->last, last))
-      return errnoError(errors::kPythonMemory, "read a pending-call queue");
-    if (v312) {
-      std::uint64_t lock = 0;
-      std::uint32_t value = 0;
-      if (!mem.get(queue + P->lock, lock)) return errnoError(errors::kPythonMemory, "read a pending-call lock");
-      // PyThread_type_lock is a glibc sem_t here: its count is 1 when free.
-      if (lock && (!mem.get(lock, value) || value == 0)) return true;
-      return (last + 1) % static_cast<int>(P->callCount) == first;
-    }
-    unsigned char mutex = 0;
-    std::int32_t npending = 0, max = 0;
-    if (!mem.get(queue + P->mutex, mutex) || !mem.get(queue + P->npending, npending) || !mem.get(queue + P->max, max))
-      return errnoError(errors::kPythonMemory, "read a pending-call queue");
-    return (mutex & 1) != 0 || npending >= max;
-  };
+  auto busy = [&](std::uint64_t queue) { return queueBusy(mem, *P, queue); };
   for (std::uint64_t q : {mainQueue, interpQueue}) {
     auto b = busy(q);
     if (!b) return b.takeError();
@@ -241,36 +271,33 @@ Result<QueuedBootstrap> queueBootstrap(remote::PyRemote& remote, const std::vect
   for (std::uint64_t copy : out.copies)
     if (!mem.write(copy, code.c_str(), code.size() + 1)) return errnoError(errors::kPythonMemory, "write the bootstrap");
 
-  auto push = [&](std::uint64_t queue, bool mainOnly, std::uint64_t arg) -> bool {
-    int last = 0;
-    if (!mem.get(queue + P->last, last)) return false;
-    std::uint64_t slot = queue + P->calls + static_cast<std::uint64_t>(last) * P->callSize;
-    bool ok = mem.put<std::uint64_t>(slot, run) && mem.put<std::uint64_t>(slot + 8, arg);
-    if (!v312) ok = ok && mem.put<std::int32_t>(slot + P->callFlags, mainOnly ? 1 : 0);  // never _Py_PENDING_RAWFREE
-    ok = ok && mem.put<std::int32_t>(queue + P->last, (last + 1) % static_cast<int>(P->callCount));
-    if (v312) return ok && mem.put<std::int32_t>(queue + P->callsToDo, 1);
-    std::int32_t npending = 0;
-    return ok && mem.get(queue + P->npending, npending) && mem.put<std::int32_t>(queue + P->npending, npending + 1);
+  auto push = [&](std::uint64_t queue, bool mainOnly, std::uint64_t arg) {
+    return pushCall(mem, *P, queue, mainOnly, run, arg);
   };
   if (!push(mainQueue, true, out.copies[0]) || !push(interpQueue, false, out.copies[1]))
     return errnoError(errors::kPythonMemory, "write a pending-call queue");
 
   // The eval loop looks at its breaker between instructions: ask it to run pending calls.
-  if (v312) {
-    std::int32_t breaker = 0;
-    if (!mem.get(*interp + P->interpEvalBreaker, breaker) || !mem.put<std::int32_t>(*interp + P->interpEvalBreaker, breaker | 1))
-      return errnoError(errors::kPythonMemory, "write the eval breaker");
-  } else {
-    std::vector<std::uint64_t> states = threadStates;
-    std::uint64_t mainState = 0;
-    if (mem.get(remote.runtimeAddress() + P->runtimeMainTstate, mainState) && mainState) states.push_back(mainState);
-    for (std::uint64_t ts : states) {
-      std::uint64_t breaker = 0;
-      if (!mem.get(ts + P->tstateEvalBreaker, breaker) || !mem.put<std::uint64_t>(ts + P->tstateEvalBreaker, breaker | P->callsToDoBit))
-        return errnoError(errors::kPythonMemory, "write a thread's eval breaker");
-    }
-  }
+  std::vector<std::uint64_t> states = threadStates;
+  std::uint64_t mainState = 0;
+  if (!v312 && mem.get(remote.runtimeAddress() + P->runtimeMainTstate, mainState) && mainState) states.push_back(mainState);
+  if (!signalCalls(mem, *P, *interp, states)) return errnoError(errors::kPythonMemory, "write the eval breaker");
   return out;
+}
+
+Result<bool> queuePendingCall(remote::PyRemote& remote, std::uint64_t func, std::uint64_t arg, std::uint64_t threadState) {
+  const PendingLayout* P = pendingLayoutFor(remote.layout());
+  if (!P) return Error{errors::kPythonLayout, "Strata has no pending-call table for CPython " + remote.version()};
+  auto interp = remote.mainInterpreter();
+  if (!interp) return interp.takeError();
+  Memory mem{remote.pid()};
+  std::uint64_t queue = *interp + P->interpPending;
+  auto busy = queueBusy(mem, *P, queue);
+  if (!busy) return busy.takeError();
+  if (*busy) return false;
+  if (!pushCall(mem, *P, queue, false, func, arg) || !signalCalls(mem, *P, *interp, {threadState}))
+    return errnoError(errors::kPythonMemory, "write a pending call");
+  return true;
 }
 
 Result<int> cancelBootstrap(remote::PyRemote& remote, const QueuedBootstrap& queued) {

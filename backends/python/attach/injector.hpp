@@ -50,6 +50,12 @@ Result<QueuedBootstrap> queueBootstrap(remote::PyRemote& remote, const std::vect
 // run. Returns how many were still queued.
 Result<int> cancelBootstrap(remote::PyRemote& remote, const QueuedBootstrap& queued);
 
+// Queues func(arg) on the interpreter's pending-call queue, which any thread runs, and signals
+// thread state `threadState` (3.12: the interpreter's breaker, which every thread sees), in a
+// process whose every thread another tracer already holds stopped. False: busy (a stopped
+// thread holds the queue's lock, or it is full), nothing changed.
+Result<bool> queuePendingCall(remote::PyRemote& remote, std::uint64_t func, std::uint64_t arg, std::uint64_t threadState);
+
 // 3.14+ (PEP 768, what sys.remote_exec does): with every thread stopped, writes `scriptPath`
 // (as the process sees it) into each thread state's remote-debugger request, marks it pending
 // and sets _PY_EVAL_PLEASE_STOP_BIT in its eval breaker; the next thread to check its breaker

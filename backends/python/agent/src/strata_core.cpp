@@ -36,6 +36,7 @@ struct State {
   // are answered here instead of costing a Python call each.
   std::vector<unsigned long> internal;
   PyObject *pkg_dir = nullptr;    // the agent's own folder: its lines never need events
+  PyObject *on_native_step = nullptr;  // callable(tid): mixed mode's step armed from C/C++
 };
 
 State g;
@@ -272,12 +273,34 @@ void replace(PyObject *&slot, PyObject *value) {
 // stays armed: a C++ `next` over a callback), 2 dropped (a continue). The native debugger writes
 // slot tid % 64 with every thread stopped, so no Python code has to run for it; the agent reads
 // it on the stepping thread's lines and clears it when it arms a new step.
+//
+// A C/C++ stop no Python step led to (a C++ breakpoint) has no Python step to take: there the
+// native debugger writes mode 3 (asked) and queues strata_mixed_pending(tid) as a CPython
+// pending call, which the interpreter runs with the GIL at its next check of the eval breaker
+// (after the C++ function returns to its Python caller, or as a Python callback starts); the
+// agent then arms a step into the next Python line for that thread, as if a Python step had led
+// there, which the table steers from then on. A call that comes after the step was dropped
+// (mode 2) arms nothing.
 struct StrataMixedStep {
   std::int64_t tid;
   std::int64_t mode;
 };
 extern "C" {
 __attribute__((visibility("default"), used)) volatile StrataMixedStep strata_mixed_steps[64] = {};
+
+__attribute__((visibility("default"), used)) int strata_mixed_pending(void *arg) {
+  PyObject *hook = g.on_native_step;
+  if (!hook) return 0;
+  Py_INCREF(hook);
+  PyObject *tid = PyLong_FromLongLong(static_cast<long long>(reinterpret_cast<std::intptr_t>(arg)));
+  PyObject *res = tid ? PyObject_CallOneArg(hook, tid) : nullptr;
+  // What the hook raises must not surface in the program's own code, where this call runs.
+  if (!res) PyErr_WriteUnraisable(hook);
+  Py_XDECREF(res);
+  Py_XDECREF(tid);
+  Py_DECREF(hook);
+  return 0;
+}
 }
 
 PYBIND11_MODULE(_strata_core, m) {
@@ -301,7 +324,7 @@ PYBIND11_MODULE(_strata_core, m) {
         });
   m.def("reset", []() {
     for (PyObject **slot : {&g.codes, &g.files, &g.funcnames, &g.on_start, &g.on_line,
-                            &g.log_queue, &g.disable, &g.last_log_bp})
+                            &g.log_queue, &g.disable, &g.last_log_bp, &g.on_native_step})
       replace(*slot, nullptr);
     g.step_mode = 0;
     g.internal.clear();
@@ -317,6 +340,7 @@ PYBIND11_MODULE(_strata_core, m) {
     const volatile StrataMixedStep &s = strata_mixed_steps[static_cast<std::uint64_t>(tid) % 64];
     return s.tid == tid ? s.mode : 0;
   });
+  m.def("set_native_step_hook", [](py::object hook) { replace(g.on_native_step, hook.is_none() ? nullptr : hook.ptr()); });
   m.def("mixed_step_clear", [](std::int64_t tid) {
     volatile StrataMixedStep &s = strata_mixed_steps[static_cast<std::uint64_t>(tid) % 64];
     if (s.tid == tid) s.mode = 0;

@@ -120,6 +120,7 @@ class Monitor(Stepping):
         M.register_callback(TOOL, E.PY_RETURN, self._on_return)
         M.register_callback(TOOL, E.PY_YIELD, self._on_return)
         M.register_callback(TOOL, E.INSTRUCTION, self._on_instruction)
+        c.set_native_step_hook(self.arm_native_step)
         self.installed = True
         self.active = True
         self._events = 0
@@ -623,6 +624,32 @@ class Monitor(Stepping):
                 self.stopped_ident = None
             self._update_events()
             self.cond.notify_all()
+
+    def arm_native_step(self, tid):
+        """Mixed mode, from the pending call the native debugger queues (strata_mixed_pending in
+        the core) for a step that leaves C/C++ code no Python step led into: thread `tid` stops
+        at its next Python line of user code (its Python caller, at the call, or the first line
+        of a Python callback), as the native debugger steers it meanwhile (held over a C++
+        `next`). Nothing when the step was dropped meanwhile (a continue)."""
+        mode = self.core.mixed_step(tid)
+        if mode == 2:
+            return
+        with self.cond:
+            if not self.active:
+                return
+            ts = next((t for t in self.threads.values() if t.tid == tid), None)
+            if ts is not None and ts.step is not None:
+                return
+            if ts is None:
+                t = next((t for t in threading.enumerate() if t.native_id == tid), None)
+                if t is None:
+                    return
+                ts = self.threads[t.ident] = ThreadState(t.ident, tid, t.name)
+                ts.run_epoch = self.epoch
+            ts.step = ("in", None, 0)
+            if mode == 3:
+                self.core.mixed_step_clear(tid)
+            self._update_events()
 
     def wait_parked(self, ident, timeout):
         """While stopped, gives a thread that is still running Python code (it parks at its next

@@ -47,6 +47,10 @@ def mixed_step_clear(tid):
     pass
 
 
+def set_native_step_hook(hook):
+    """Only the C core has the pending call the native debugger queues."""
+
+
 def step_mode():
     return _g["step"]
 

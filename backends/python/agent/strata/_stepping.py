@@ -31,7 +31,7 @@ class Stepping:
                 ts.step = None
                 self.core.mixed_step_clear(ts.tid)
                 self._update_events()
-        return mode == 0
+        return mode in (0, 3)
 
     def _step_done(self, ts, frame):
         mode, sframe, sdepth = ts.step

@@ -174,6 +174,15 @@ struct OwnCode {
   std::function<bool(const std::string& sourceFile)> file;
 };
 
+// Where a stopped thread is, for mixed mode's steps: its pc, whether that is in own code and,
+// when it is not but its caller is (a step from own code into library code), where that call
+// returns to (0: no own caller) and the stack pointer there.
+struct OwnPlace {
+  bool own = false;
+  std::uint64_t pc = 0;
+  std::uint64_t ownReturn = 0, ownReturnSp = 0;
+};
+
 struct DisassembledInstruction {
   std::uint64_t address = 0;
   std::string bytes;        // hex, space separated
@@ -273,10 +282,15 @@ class NativeDebugger {
   // Mixed mode. Until the next stop of any kind (or cancelEntryCatch), thread `tid` stops, with
   // a Step stop, at the first line of the next function of `own` code it enters: breakpoints
   // for that thread alone at every such function of the modules loaded now. Answers how many.
-  std::future<Result<std::size_t>> catchEntry(pid_t tid, OwnCode own, Done<std::size_t> done = {});
+  // `returnTo`, when not 0: also stop the thread at that address (with its stack pointer at
+  // `returnSp`, unless 0): where the library code own code called returns to it, or where a
+  // Python callback returns to the C++ code that called it.
+  std::future<Result<std::size_t>> catchEntry(pid_t tid, OwnCode own, std::uint64_t returnTo = 0,
+                                              std::uint64_t returnSp = 0, Done<std::size_t> done = {});
   std::future<Result<void>> cancelEntryCatch(Done<void> done = {});
-  // Whether thread `tid` (stopped) is in `own` code: its pc in such a module, on a line of such a file.
-  std::future<Result<bool>> inOwnCode(pid_t tid, OwnCode own, Done<bool> done = {});
+  // Where thread `tid` (stopped) is: in `own` code (its pc in such a module, on a line of such
+  // a file), or in code its own caller called.
+  std::future<Result<OwnPlace>> ownPlace(pid_t tid, OwnCode own, Done<OwnPlace> done = {});
   // The runtime address of a data or function symbol in the ELF symbol tables of a loaded
   // module whose path contains `modulePart` (empty: any module); 0 when none has it.
   std::future<Result<std::uint64_t>> symbolAddress(std::string name, std::string modulePart, Done<std::uint64_t> done = {});
