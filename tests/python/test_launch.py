@@ -58,7 +58,7 @@ class Launch(AgentCase):
             c = DapClient.connect(int(f.read()))
         self.addCleanup(c.close)
         out = c.wait_event("output")
-        self.assertIn("other-debugger", out["output"])
+        self.assertRegex(out["output"], "other.debugger")
         out, _ = proc.communicate(timeout=10)
         self.assertIn(b"still running", out)
 

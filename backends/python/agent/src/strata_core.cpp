@@ -11,6 +11,7 @@
 #include <frameobject.h>
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace py = pybind11;
@@ -46,6 +47,27 @@ PyObject *disable_result() {
   Py_INCREF(d);
   return d;
 }
+
+#if PY_VERSION_HEX < 0x030C0000
+// PyFrame_GetVar (3.12+) on 3.10 and 3.11: a local variable of the frame, from its locals.
+PyObject *PyFrame_GetVar(PyFrameObject *frame, PyObject *name) {
+#if PY_VERSION_HEX >= 0x030B0000
+  PyObject *locals = PyFrame_GetLocals(frame);
+#else
+  if (PyFrame_FastToLocalsWithError(frame) < 0) return nullptr;
+  PyObject *locals = frame->f_locals;
+  Py_XINCREF(locals);
+#endif
+  if (!locals) return nullptr;
+  PyObject *value = PyObject_GetItem(locals, name);
+  Py_DECREF(locals);
+  if (!value && PyErr_ExceptionMatches(PyExc_KeyError)) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_NameError, "variable %R does not exist", name);
+  }
+  return value;
+}
+#endif
 
 // A log message whose every {expression} is a plain local name: (lit, name, lit, ..., lit)
 // is formatted here without running Python code. nullptr with the error cleared on failure.
@@ -259,6 +281,8 @@ PyMethodDef kHotMethods[] = {
      METH_FASTCALL, "JUMP callback."},
     {nullptr, nullptr, 0, nullptr}};
 
+#include "trace_core.hpp"
+
 void replace(PyObject *&slot, PyObject *value) {
   Py_XINCREF(value);
   PyObject *old = slot;
@@ -345,6 +369,58 @@ PYBIND11_MODULE(_strata_core, m) {
     volatile StrataMixedStep &s = strata_mixed_steps[static_cast<std::uint64_t>(tid) % 64];
     if (s.tid == tid) s.mode = 0;
   });
+#if PY_VERSION_HEX < 0x030C0000
+  // 3.10 and 3.11: sys.monitoring's events from the C trace function (trace_core.hpp).
+  tr.local = PyDict_New();
+  tr.no_start = PySet_New(nullptr);
+  tr.boot = PyCFunction_NewEx(&kBootMethod, nullptr, m.attr("__name__").ptr());
+  if (!tr.local || !tr.no_start || !tr.boot) throw py::error_already_set();
+  m.attr("TRACING") = true;
+  m.def("trace_callback", [](long event, py::object func) {
+    int slot = event_slot(event);
+    if (slot < 0) throw py::value_error("not one event");
+    replace(tr.callbacks[slot], func.is_none() ? nullptr : func.ptr());
+  });
+  m.def("trace_set_events", [](long events) {
+    long old = std::exchange(tr.global, events);
+    settle();
+    constexpr long kFrameEvents = kEvLine | kEvRaise | kEvPyReturn | kEvPyYield | kEvInstruction;
+    if ((old ^ events) & kFrameEvents) refresh_running(nullptr);
+  });
+  m.def("trace_get_events", []() { return tr.global; });
+  m.def("trace_set_local", [](py::object code, long events) {
+    if (events) {
+      py::int_ ev(events);
+      if (PyDict_SetItem(tr.local, code.ptr(), ev.ptr()) < 0) throw py::error_already_set();
+    } else if (PyDict_DelItem(tr.local, code.ptr()) < 0) {
+      PyErr_Clear();
+    }
+    settle();
+    refresh_running(code.ptr());
+  });
+  m.def("trace_restart", []() { PySet_Clear(tr.no_start); });
+  m.def("trace_foreign", []() {
+    PyObject *who = foreign_tracer();
+    if (!who) throw py::error_already_set();
+    return py::reinterpret_steal<py::object>(who);
+  });
+  m.def("trace_reset", []() {
+    tr.global = 0;
+    PyDict_Clear(tr.local);
+    PySet_Clear(tr.no_start);
+    for (PyObject *&cb : tr.callbacks) replace(cb, nullptr);
+    settle();
+  });
+  m.def("trace_installed", []() { return tr.installed; });
+  // Whether thread `thread_id` has an asynchronous exception waiting (see _inspect.ReprGuard.end).
+  m.def("async_pending", [](unsigned long thread_id) {
+    for (PyThreadState *ts = PyInterpreterState_ThreadHead(PyThreadState_Get()->interp); ts; ts = PyThreadState_Next(ts))
+      if (ts->thread_id == thread_id) return ts->async_exc != nullptr;
+    return false;
+  });
+#else
+  m.attr("TRACING") = false;
+#endif
   // 3.12's frame.f_locals is a snapshot; writes must be pushed back into the fast locals.
   // 3.13's f_locals writes through (PEP 667), so there is nothing to do there.
   m.def("locals_to_fast", [](py::object frame) {

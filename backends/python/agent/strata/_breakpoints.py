@@ -294,13 +294,35 @@ def resolve_line(path, line, source_text=None):
     return min(later), None
 
 
+def qualname(code, frame=None):
+    """co_qualname (3.11+). 3.10 has the name alone: a method's class is found from the frame's
+    first argument (self or cls), as the class along its MRO whose attribute runs this code."""
+    q = getattr(code, "co_qualname", None)
+    if q is not None:
+        return q
+    name = code.co_name
+    if frame is None or not code.co_argcount:
+        return name
+    try:
+        obj = frame.f_locals.get(code.co_varnames[0])
+        klass = obj if isinstance(obj, type) else type(obj)
+        for k in klass.__mro__:
+            attr = k.__dict__.get(name)
+            fn = getattr(attr, "fget", None) or getattr(attr, "__func__", None) or attr
+            if getattr(fn, "__code__", None) is code:
+                return f"{k.__qualname__}.{name}"
+    except Exception:
+        pass
+    return name
+
+
 def code_lines(code):
     """The lines of one code object, without its nested ones."""
     return {ln for _, _, ln in code.co_lines() if ln}
 
 
-def func_bp_matches(name, code, module_name):
-    q = code.co_qualname
+def func_bp_matches(name, code, module_name, frame=None):
+    q = qualname(code, frame)
     if name == q or name == f"{module_name}.{q}":
         return True
     # 'outer.inner' also names outer.<locals>.inner.

@@ -91,7 +91,7 @@ def _handler_catches(frame, target, exc):
             if nxt is not None and nxt.opname == "RERAISE":
                 return False, nxt.offset
             return True, None
-        if op in ("CHECK_EXC_MATCH", "CHECK_EG_MATCH"):
+        if op in ("CHECK_EXC_MATCH", "CHECK_EG_MATCH", "JUMP_IF_NOT_EXC_MATCH"):
             types = _clause_types(frame, ins, k)
             if types is None:
                 return True, None
@@ -100,6 +100,11 @@ def _handler_catches(frame, target, exc):
                     return True, None
             except TypeError:
                 return True, None
+            if op == "JUMP_IF_NOT_EXC_MATCH":  # 3.10: the test and the jump are one instruction
+                k = by_offset.get(i.argval)
+                if k is None:
+                    return True, None
+                continue
             nxt = ins[k + 1] if k + 1 < len(ins) else None
             if nxt is None or not nxt.opname.startswith("POP_JUMP"):
                 return True, None
@@ -139,10 +144,22 @@ def _parse_varint(it):
 _table_cache = {}
 
 
+def _block_table(code):
+    """3.10 has no exception table: the ranges its SETUP_* instructions protect, from each
+    setup to its handler, innermost first."""
+    entries = [(i.offset + 2, i.argval, i.argval) for i in _instructions(code)
+               if i.opname in ("SETUP_FINALLY", "SETUP_WITH", "SETUP_ASYNC_WITH")]
+    entries.sort(key=lambda e: -e[0])
+    return entries
+
+
 def exception_table(code):
     """(start, end, target) byte offsets, parsed like dis does from co_exceptiontable."""
     got = _table_cache.get(code)
     if got is not None:
+        return got
+    if not hasattr(code, "co_exceptiontable"):
+        _table_cache[code] = got = _block_table(code)
         return got
     it = iter(code.co_exceptiontable)
     entries = []

@@ -74,7 +74,20 @@ class ReprGuard:
     def end(self):
         self.target = None
         self.item_start = None
-        self.monitor.core.async_raise(threading.get_ident(), None)
+        core = self.monitor.core
+        if not getattr(core, "TRACING", False):
+            core.async_raise(threading.get_ident(), None)
+            return
+        # 3.10 and 3.11 keep the interpreter's async-exception flag set after a clear, and every
+        # thread then handles its eval breaker at every check; under tracing, a function's
+        # first instruction handles it again forever. A timeout that came too late is taken here
+        # instead (the breaker is checked at the loop's jump back), which clears the flag.
+        if core.async_pending(threading.get_ident()):
+            try:
+                for _ in range(4):
+                    pass
+            except ReprTimeout:
+                pass
 
 
 def is_tensor_like(v):

@@ -48,6 +48,10 @@ if _json is not None:
             obj, end = _scan(text, i)
         except StopIteration:
             raise ValueError("not JSON") from None
+        except SystemError:
+            # 3.10 and 3.11: the scanner's error path looks json.decoder up in sys.modules
+            # without importing it, and fails so where nothing imported it.
+            raise ValueError("not JSON") from None
         if text[end:].strip():
             raise ValueError("extra data after JSON")
         return obj

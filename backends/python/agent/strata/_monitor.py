@@ -5,11 +5,11 @@ import threading
 from time import monotonic as _monotonic
 
 from . import _breakpoints as bpmod
+from ._events import M
 from . import _exceptions as excmod
 from ._sources import getlines
 from ._stepping import PKG_DIR, Stepping, frame_depth
 
-M = sys.monitoring
 E = M.events
 TOOL = M.DEBUGGER_ID
 DISABLE = M.DISABLE
@@ -106,8 +106,10 @@ class Monitor(Stepping):
         try:
             M.use_tool_id(TOOL, "strata")
         except ValueError:
-            raise RuntimeError(f"sys.monitoring tool id {TOOL} (DEBUGGER_ID) is already held by "
-                               f"{M.get_tool(TOOL)!r}; Strata cannot debug this process") from None
+            what = ("sys.monitoring tool id {} (DEBUGGER_ID)".format(TOOL) if M is getattr(sys, "monitoring", None)
+                    else "the trace hook (sys.settrace)")
+            raise RuntimeError(f"{what} is already held by {M.get_tool(TOOL)!r}; "
+                               f"Strata cannot debug this process") from None
         c = self.core
         c.configure(self.codes, self.files, self.funcnames, self._on_start, self._on_line,
                     self.log_queue, DISABLE)
@@ -414,7 +416,7 @@ class Monitor(Stepping):
             return result
         if code.co_name in self.funcnames:
             mod = frame.f_globals.get("__name__")
-            hits = [bp for bp in self.func_bps if bpmod.func_bp_matches(bp.func_name, code, mod)]
+            hits = [bp for bp in self.func_bps if bpmod.func_bp_matches(bp.func_name, code, mod, frame)]
             if hits:
                 result = None
                 ident = threading.get_ident()

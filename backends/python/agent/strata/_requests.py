@@ -4,6 +4,7 @@ import os
 import sys
 import threading
 
+from . import _breakpoints as bpmod
 from . import _evaluate
 from . import _exceptions as excmod
 from ._inspect import ReprTimeout
@@ -270,7 +271,7 @@ class RequestHandlers:
         sel = frames[start:start + levels] if levels else frames[start:]
         out = []
         for f in sel:
-            item = {"id": self._frame_id(f, ident), "name": f.f_code.co_qualname,
+            item = {"id": self._frame_id(f, ident), "name": bpmod.qualname(f.f_code, f),
                     "line": f.f_lineno or f.f_code.co_firstlineno, "column": 1,
                     "source": self._source(f.f_code.co_filename)}
             if not self.monitor.is_user(f):

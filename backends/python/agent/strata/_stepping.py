@@ -4,7 +4,8 @@ import os
 import sys
 import threading
 
-M = sys.monitoring
+from ._events import M
+
 E = M.events
 TOOL = M.DEBUGGER_ID
 PKG_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
