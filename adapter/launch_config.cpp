@@ -105,7 +105,7 @@ Result<std::vector<std::string>> interpreter(const json::value& python,
       for (const auto& d : search.pathDirs) path += (path.empty() ? "" : ":") + d;
       return launchError(
           errors::kNoPython,
-          "no Python 3.12 or newer was found: looked for python3.12 and newer on PATH (" +
+          "no Python 3.10 or newer was found: looked for python3.10 and newer on PATH (" +
               (path.empty() ? std::string("empty") : path) + ") and in pyenv (" +
               (search.pyenvVersions.empty() ? std::string("neither PYENV_ROOT nor HOME is set")
                                             : search.pyenvVersions) +

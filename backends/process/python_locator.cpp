@@ -55,7 +55,7 @@ PythonSearch findDefaultPython(const std::vector<std::string>& environment) {
     search.pyenvVersions = pyenvRoot + "/versions";
     for (const auto& entry : std::filesystem::directory_iterator(search.pyenvVersions, ec)) {
       auto v = versionOf(entry.path().filename().string());
-      if (v.size() >= 2 && v[0] == 3 && v[1] >= 12) {
+      if (v.size() >= 2 && v[0] == 3 && v[1] >= 10) {
         std::string exe = entry.path().string() + "/bin/python3." + std::to_string(v[1]);
         if (executable(exe)) pyenv.emplace_back(v, exe);
       }
@@ -63,7 +63,7 @@ PythonSearch findDefaultPython(const std::vector<std::string>& environment) {
   }
   std::sort(pyenv.rbegin(), pyenv.rend());
 
-  for (int minor = 30; minor >= 12; --minor) {
+  for (int minor = 30; minor >= 10; --minor) {
     std::string name = "python3." + std::to_string(minor);
     for (const auto& d : search.pathDirs)
       if (executable(d + "/" + name)) {

@@ -14,7 +14,7 @@ struct PythonSearch {
   std::string pyenvVersions;          // $PYENV_ROOT/versions or ~/.pyenv/versions; empty without either
 };
 
-// The newest CPython >= 3.12 by its versioned name (python3.N) in PATH's folders (pyenv shims
+// The newest CPython >= 3.10 by its versioned name (python3.N) in PATH's folders (pyenv shims
 // skipped: they fail for versions not selected) and in pyenv's versions.
 PythonSearch findDefaultPython(const std::vector<std::string>& environment);
 

@@ -150,24 +150,24 @@ for (const [what, args, message] of [
   });
 }
 
-test('a .py launch with no Python 3.12 or newer: the error says where Strata looked and what to do', async () => {
+test('a .py launch with no Python 3.10 or newer: the error says where Strata looked and what to do', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strata-nopython-'));
   const bin = path.join(dir, 'bin'), home = path.join(dir, 'home'), root = path.join(dir, 'pyenv');
   for (const d of [bin, home, root]) fs.mkdirSync(d);
   // Older Pythons do not count, wherever they are.
-  fs.symlinkSync('/bin/true', path.join(bin, 'python3.11'));
-  fs.mkdirSync(path.join(root, 'versions/3.11.7/bin'), { recursive: true });
-  fs.symlinkSync('/bin/true', path.join(root, 'versions/3.11.7/bin/python3.11'));
+  fs.symlinkSync('/bin/true', path.join(bin, 'python3.9'));
+  fs.mkdirSync(path.join(root, 'versions/3.9.18/bin'), { recursive: true });
+  fs.symlinkSync('/bin/true', path.join(root, 'versions/3.9.18/bin/python3.9'));
   const program = path.join(PY_TARGETS, 'hello.py');
   const advice = 'install one (pyenv install 3.12) or name one with "python": "/path/to/python3.12" in the launch configuration';
   const c = await startStdio();
   try {
     await c.initializeRequest();
     const viaHome = await c.launchRequest({ program, env: { PATH: bin, HOME: home, PYENV_ROOT: null } }).catch((e) => e);
-    assert.equal(viaHome.message, 'cannot launch: no Python 3.12 or newer was found: looked for python3.12 and newer ' +
+    assert.equal(viaHome.message, 'cannot launch: no Python 3.10 or newer was found: looked for python3.10 and newer ' +
       `on PATH (${bin}) and in pyenv (${home}/.pyenv/versions); ${advice}`);
     const viaRoot = await c.launchRequest({ module: 'json.tool', env: { PATH: `${bin}:/nonexistent`, PYENV_ROOT: root } }).catch((e) => e);
-    assert.equal(viaRoot.message, 'cannot launch: no Python 3.12 or newer was found: looked for python3.12 and newer ' +
+    assert.equal(viaRoot.message, 'cannot launch: no Python 3.10 or newer was found: looked for python3.10 and newer ' +
       `on PATH (${bin}:/nonexistent) and in pyenv (${root}/versions); ${advice}`);
     const neither = await c.launchRequest({ program, env: { PATH: '', HOME: null, PYENV_ROOT: null } }).catch((e) => e);
     assert.match(neither.message, /on PATH \(empty\) and in pyenv \(neither PYENV_ROOT nor HOME is set\)/);

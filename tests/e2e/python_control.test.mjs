@@ -337,4 +337,4 @@ forEachPython((py) => {
     await c.disconnectRequest({ terminateDebuggee: true });
     assertClean(assert, c);
   });
-});
+}, { tracing: true });

@@ -344,4 +344,4 @@ forEachPython((py) => {
       proc.kill();
     }
   });
-});
+}, { tracing: true });

@@ -115,4 +115,4 @@ forEachPython((py) => {
     await c.disconnectRequest();
     assertClean(assert, c);
   });
-});
+}, { tracing: true });

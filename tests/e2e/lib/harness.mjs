@@ -22,9 +22,13 @@ export const NO_PYTHON = PYTHONS.length === 0
   : false;
 
 // Registers a file's Python cases once per interpreter, or one skipped case saying why none ran.
-export function forEachPython(register) {
+// CPython 3.10 and 3.11, where the agent traces from C instead of sys.monitoring: the suites
+// that pass `{ tracing: true }` run on them too.
+export const TRACING_PYTHONS = (process.env.STRATA_TRACING_PYTHONS ?? '').split(':').filter(Boolean);
+
+export function forEachPython(register, { tracing = false } = {}) {
   if (PYTHONS.length === 0) return test('Python cases', { skip: NO_PYTHON }, () => {});
-  for (const py of PYTHONS) register(py);
+  for (const py of tracing ? [...PYTHONS, ...TRACING_PYTHONS] : PYTHONS) register(py);
 }
 
 // CPython 3.14+ found beside the agent's interpreters (Debian's, fetched by

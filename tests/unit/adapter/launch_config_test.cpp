@@ -73,13 +73,13 @@ TEST_CASE("errors name the path and the reason") {
         "invalid 'launch' request: arguments.env: 'A=B' is not a valid variable name");
 }
 
-TEST_CASE("no Python 3.12 or newer: the error says where the search looked and what to do") {
+TEST_CASE("no Python 3.10 or newer: the error says where the search looked and what to do") {
   const std::vector<std::string> env = {"PATH=/nonexistent/bin:/nonexistent/shims", "HOME=/nonexistent"};
   auto r = adapter::resolveLaunch(args(R"({"module":"json.tool"})"), env, "/");
   REQUIRE_FALSE(r.ok());
   // pyenv's shims are left out: they fail for versions that are not selected.
   CHECK(r.error().message ==
-        "no Python 3.12 or newer was found: looked for python3.12 and newer on PATH (/nonexistent/bin) and in "
+        "no Python 3.10 or newer was found: looked for python3.10 and newer on PATH (/nonexistent/bin) and in "
         "pyenv (/nonexistent/.pyenv/versions); install one (pyenv install 3.12) or name one with "
         "\"python\": \"/path/to/python3.12\" in the launch configuration");
 }

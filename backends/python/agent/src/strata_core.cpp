@@ -412,6 +412,11 @@ PYBIND11_MODULE(_strata_core, m) {
     settle();
   });
   m.def("trace_installed", []() { return tr.installed; });
+  m.def("trace_internal_thread", []() {
+    unsigned long me = PyThread_get_thread_ident();
+    if (!internal_ident(me)) g.internal.push_back(me);
+    PyEval_SetTrace(nullptr, nullptr);
+  });
   // Whether thread `thread_id` has an asynchronous exception waiting (see _inspect.ReprGuard.end).
   m.def("async_pending", [](unsigned long thread_id) {
     for (PyThreadState *ts = PyInterpreterState_ThreadHead(PyThreadState_Get()->interp); ts; ts = PyThreadState_Next(ts))

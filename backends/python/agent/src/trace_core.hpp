@@ -85,7 +85,9 @@ void mark_frame(PyFrameObject *frame, long ev) {
   h->f_trace_opcodes = (ev & kEvInstruction) ? 1 : 0;
 }
 
-// A callback's failure must not surface in the program, where this runs.
+// A callback's failure does not surface in the program, where this runs; but an exception
+// that is not an Exception (KeyboardInterrupt, SystemExit, an asynchronous one such as a repr
+// time limit's) that came while the callback ran is the program's, and stays set.
 void call_callback(long event, PyObject *const *args, Py_ssize_t n, PyObject *code) {
   int slot = event_slot(event);
   PyObject *cb = slot >= 0 ? tr.callbacks[slot] : nullptr;
@@ -93,7 +95,7 @@ void call_callback(long event, PyObject *const *args, Py_ssize_t n, PyObject *co
   Py_INCREF(cb);
   PyObject *res = PyObject_Vectorcall(cb, args, n, nullptr);
   if (!res) {
-    PyErr_WriteUnraisable(cb);
+    if (PyErr_ExceptionMatches(PyExc_Exception)) PyErr_WriteUnraisable(cb);
   } else if ((event == kEvPyStart || event == kEvPyResume) && g.disable && res == g.disable && tr.no_start) {
     if (PySet_Add(tr.no_start, code) < 0) PyErr_Clear();
   }
@@ -133,12 +135,17 @@ int trace_event(PyFrameObject *frame, int what, PyObject *arg);
 int trace_fn(PyObject *, PyFrameObject *frame, int what, PyObject *arg) {
   if (!PyErr_Occurred()) {
     trace_event(frame, what, arg);
-    if (PyErr_Occurred()) PyErr_Clear();
-    return 0;
+    if (!PyErr_Occurred()) return 0;
+    if (PyErr_ExceptionMatches(PyExc_Exception)) {
+      PyErr_Clear();
+      return 0;
+    }
+    return -1;  // raised in the program's frame, as it would have been without the trace
   }
   PyObject *type, *value, *tb;
   PyErr_Fetch(&type, &value, &tb);
   trace_event(frame, what, arg);
+  if (PyErr_Occurred()) PyErr_Clear();
   PyErr_Restore(type, value, tb);
   return 0;
 }
@@ -274,7 +281,9 @@ PyObject *thread_boot(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
     Py_RETURN_NONE;
   }
   PyEval_SetTrace(trace_fn, nullptr);
-  if (nargs >= 1 && PyFrame_Check(args[0])) trace_fn(nullptr, reinterpret_cast<PyFrameObject *>(args[0]), PyTrace_CALL, nullptr);
+  if (nargs >= 1 && PyFrame_Check(args[0]) &&
+      trace_fn(nullptr, reinterpret_cast<PyFrameObject *>(args[0]), PyTrace_CALL, nullptr) < 0)
+    return nullptr;
   Py_RETURN_NONE;
 }
 

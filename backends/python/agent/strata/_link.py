@@ -279,10 +279,19 @@ def _dial(host, port, timeout):
 
 
 def name_os_thread(name):
-    """Gives the calling thread its name at the OS level too (what a native debugger, ps and
-    /proc show), so that mixed mode and the tools can tell the agent's threads from the program's."""
+    """Gives the calling thread, one of the agent's own, its name at the OS level too (what a
+    native debugger, ps and /proc show), so that mixed mode and the tools can tell the agent's
+    threads from the program's. On 3.10 and 3.11 it also takes the thread out of tracing: an
+    agent thread started while the trace function was on got it from threading's hook, and
+    an event of its own would run agent code where a repr time limit's exception could land."""
     try:
         with open(f"/proc/self/task/{threading.get_native_id()}/comm", "w") as comm:
             comm.write(name[:15])
     except OSError:
         pass
+    try:
+        from . import _strata_core as core
+    except ImportError:
+        return
+    if getattr(core, "TRACING", False):
+        core.trace_internal_thread()
