@@ -6,6 +6,7 @@ fresh debugger and one fresh process a round, min / median of --rounds rounds:
 
   attached  no breakpoints: process CPU time of a mixed workload (calls, arithmetic, str)
          under the debugger over a plain run (the fastest of --passes passes in each process)
+  never  the same with one breakpoint, in a function the workload never calls
   cond   a false condition (`i < 0`) on a hot line: process CPU time of the target (every
          thread) minus a plain run of the same workload, per hit
   log    a log point on a hot line: the same, per hit, and how many of its lines arrive
@@ -183,10 +184,10 @@ def evaluate(dap, frame, expression):
     return int(re.match(r"-?\d+", r["body"]["result"]).group(0))
 
 
-def attached_ratio(route, n, passes):
+def attached_ratio(route, n, passes, breakpoints=()):
     args = ["mixed", str(n), str(passes)]
     base, _ = plain(route.python, args)
-    run = route.start(args, [])
+    run = route.start(args, list(breakpoints))
     try:
         got = run.finish()
     finally:
@@ -275,11 +276,11 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--pythons", default="%s/3.12.1/bin/python3.12,%s/3.13.0/bin/python3.13" % (PYENV, PYENV),
-                        help="Pythons for every route (Strata needs 3.12 or newer)")
+                        help="Pythons for every route (Strata needs 3.10 or newer)")
     parser.add_argument("--debugpy-pythons", default=SYSTEM_PYTHON,
                         help="Pythons only debugpy runs on, besides --pythons ('' for none)")
     parser.add_argument("--routes", default="strata-dap,agent,debugpy")
-    parser.add_argument("--scenarios", default="attached,cond,log,stop,hit,start")
+    parser.add_argument("--scenarios", default="attached,never,cond,log,stop,hit,start")
     parser.add_argument("--mixed", type=int, default=300000, help="iterations of the attached scenario's workload")
     parser.add_argument("--passes", type=int, default=3, help="passes of it in each process; the fastest counts")
     parser.add_argument("--strata", default=os.path.join(REPO, "build", "release", "adapter", "strata-dap"),
@@ -342,6 +343,9 @@ def main():
                     return None
             if "attached" in scenarios:
                 record("attached", route, attempt("attached", lambda: attached_ratio(route, a.mixed, a.passes)))
+            if "never" in scenarios:
+                record("never", route, attempt("never", lambda: attached_ratio(
+                    route, a.mixed, a.passes, [{"line": M["never"]}])))
             if "cond" in scenarios:
                 got = attempt("cond", lambda: per_hit(route, a.cond_hits, {"condition": "i < 0"}))
                 if got:
@@ -379,6 +383,7 @@ def main():
 def print_table(results, routes, a):
     rows = [
         ("attached", "attached, no breakpoints: CPU time over a plain run, ratio", "%.2f×"),
+        ("never", "breakpoint in a never-called function: CPU time over a plain run, ratio", "%.2f×"),
         ("cond", "false condition on a hot line, µs a hit", "%.2f"),
         ("log", "log point on a hot line, µs a hit", "%.2f"),
         ("log-lines", "  its lines delivered, % (min / median)", "%.0f"),
