@@ -3,13 +3,16 @@
 #include "adapter/cli/stacks.hpp"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,13 +40,15 @@ struct Options {
   bool full = false;  // interpreter frames shown one by one
   bool locals = false;
   bool children = false;
+  bool tree = false;  // every thread of every process merged into one tree (STAT style)
   std::size_t maxFrames = 200;  // printed per thread
   std::optional<int> layoutMinor;
 };
 
 const char* usage() {
   return "usage: strata stacks [--json] [--native|--python-only] [--full] [--locals] [--children]\n"
-         "                     [--max-frames N] [--python-layout 3.N] PID";
+         "                     [--max-frames N] [--python-layout 3.N] PID\n"
+         "       strata stacks --tree [--json] [--python-only] [--children] PID...";
 }
 
 int usageError(const std::string& message) {
@@ -231,6 +236,38 @@ class FrameList {
   std::size_t cut_ = 0;
 };
 
+constexpr const char* kRankVariables[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"};
+
+// A rank variable in the environment the stopped process has now: libc's `environ` array, read
+// from its memory (bounded: 4096 entries of at most 4 KiB). Empty: none, or unreadable.
+std::string environRank(pid_t pid, std::uint64_t environVar) {
+  int fd = ::open(("/proc/" + std::to_string(pid) + "/mem").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  auto read8 = [&](std::uint64_t at, std::uint64_t& v) { return ::pread(fd, &v, 8, static_cast<off_t>(at)) == 8; };
+  std::string found;
+  std::uint64_t array = 0;
+  if (environVar && read8(environVar, array) && array) {
+    for (int i = 0; i < 4096 && found.empty(); ++i) {
+      std::uint64_t entry = 0;
+      if (!read8(array + 8 * static_cast<std::uint64_t>(i), entry) || !entry) break;
+      char buf[4096];
+      ssize_t n = ::pread(fd, buf, sizeof buf - 1, static_cast<off_t>(entry));
+      if (n <= 0) continue;
+      buf[n] = '\0';
+      std::string text(buf);
+      for (const char* name : kRankVariables) {
+        std::string prefix = std::string(name) + "=";
+        if (text.rfind(prefix, 0) == 0 && text.size() > prefix.size()) {
+          found = text.substr(prefix.size());
+          break;
+        }
+      }
+    }
+  }
+  ::close(fd);
+  return found;
+}
+
 // Attaches to one process, reads it, detaches. Fills `out` (JSON) and `text`.
 Result<void> inspectProcess(pid_t pid, const Options& o, json::object& out, std::string& text) {
   std::unique_ptr<py::PyRemote> remote;
@@ -261,6 +298,12 @@ Result<void> inspectProcess(pid_t pid, const Options& o, json::object& out, std:
     d.syscall = currentSyscall(pid, t.tid);
     if (!o.pythonOnly) d.page = debugger.stackTrace(t.tid, 0, kMaxNativeFrames).get();
     data.push_back(std::move(d));
+  }
+  if (o.tree) {
+    // The executable's copy first (a copy relocation moves environ there when it refers to it).
+    auto environVar = debugger.symbolAddress("environ", "").get();
+    if (environVar && *environVar)
+      if (std::string rank = environRank(pid, *environVar); !rank.empty()) out["environRank"] = rank;
   }
   std::optional<Result<py::PythonSnapshot>> snapshot;
   if (remote) {
@@ -353,11 +396,172 @@ Result<void> inspectProcess(pid_t pid, const Options& o, json::object& out, std:
   return {};
 }
 
+// The rank a process has in a distributed job, from its environment as the process sees it
+// now (`report["environRank"]`, read from libc's environ while it was stopped: a rank started by
+// torch.multiprocessing.spawn sets RANK itself), else as its launcher started it (torchrun,
+// mpirun, srun: /proc/PID/environ); empty: none.
+std::string rankOf(pid_t pid, const json::object& report) {
+  if (report.contains("environRank")) return std::string(report.at("environRank").as_string());
+  std::ifstream in("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::map<std::string, std::string> env;
+  std::size_t at = 0;
+  while (at < all.size()) {
+    std::size_t end = all.find('\0', at);
+    if (end == std::string::npos) end = all.size();
+    std::string entry = all.substr(at, end - at);
+    if (auto eq = entry.find('='); eq != std::string::npos) env[entry.substr(0, eq)] = entry.substr(eq + 1);
+    at = end + 1;
+  }
+  for (const char* name : kRankVariables)
+    if (auto it = env.find(name); it != env.end() && !it->second.empty()) return it->second;
+  return "";
+}
+
+// One node of the merged tree: a frame, the threads whose stacks pass through it.
+struct TreeNode {
+  std::string label;
+  json::object frame;
+  std::vector<std::string> threads;  // "rank R / NAME (tid)" or "pid P / NAME (tid)"
+  std::vector<std::string> owners;   // "rank R" or "pid P", one entry per thread
+  std::vector<std::unique_ptr<TreeNode>> children;
+};
+
+std::string frameLabel(const json::object& f) {
+  auto str = [&](const char* k) { return f.contains(k) && f.at(k).is_string() ? std::string(f.at(k).as_string()) : std::string(); };
+  std::string where = str("file");
+  if (!where.empty() && f.contains("line")) where += ":" + std::to_string(f.at("line").to_number<long>());
+  std::string name = str("function");
+  if (str("kind") == "python") return name + " (" + where + ")";
+  if (name.empty()) name = str("module") + "+" + str("offset");
+  return where.empty() ? name : name + " (" + where + ")";
+}
+
+// "ranks 0-2, 5, pid 812": the owners of a node, each once, ranks as ranges.
+std::string ownersText(const std::vector<std::string>& owners) {
+  std::vector<long> ranks;
+  std::vector<std::string> others;
+  for (const auto& o : owners) {
+    if (o.rfind("rank ", 0) == 0) ranks.push_back(std::strtol(o.c_str() + 5, nullptr, 10));
+    else if (std::find(others.begin(), others.end(), o) == others.end()) others.push_back(o);
+  }
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  std::string text;
+  for (std::size_t i = 0; i < ranks.size();) {
+    std::size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    text += (text.empty() ? (ranks.size() == 1 ? "rank " : "ranks ") : ", ") + std::to_string(ranks[i]);
+    if (j > i) text += "-" + std::to_string(ranks[j]);
+    i = j + 1;
+  }
+  for (const auto& o : others) text += (text.empty() ? "" : ", ") + o;
+  return text;
+}
+
+void addPath(TreeNode& root, const std::vector<const json::object*>& path, const std::string& thread, const std::string& owner) {
+  TreeNode* node = &root;
+  node->threads.push_back(thread);
+  node->owners.push_back(owner);
+  for (const json::object* f : path) {
+    std::string label = frameLabel(*f);
+    TreeNode* next = nullptr;
+    for (auto& c : node->children)
+      if (c->label == label) next = c.get();
+    if (!next) {
+      node->children.push_back(std::make_unique<TreeNode>());
+      next = node->children.back().get();
+      next->label = label;
+      next->frame = *f;
+      next->frame.erase("index");
+      next->frame.erase("locals");
+    }
+    next->threads.push_back(thread);
+    next->owners.push_back(owner);
+    node = next;
+  }
+}
+
+json::object treeJson(const TreeNode& n) {
+  json::object out = n.frame;
+  out["label"] = n.label;
+  out["count"] = n.threads.size();
+  out["owners"] = ownersText(n.owners);
+  json::array threads;
+  for (const auto& t : n.threads) threads.push_back(json::string(t));
+  out["threads"] = std::move(threads);
+  json::array kids;
+  for (const auto& c : n.children) kids.push_back(treeJson(*c));
+  out["children"] = std::move(kids);
+  return out;
+}
+
+// Children with more threads first; a chain of single children keeps its order.
+void printTree(const TreeNode& n, int depth, std::string& text) {
+  std::vector<const TreeNode*> kids;
+  for (const auto& c : n.children) kids.push_back(c.get());
+  std::stable_sort(kids.begin(), kids.end(), [](const TreeNode* a, const TreeNode* b) { return a->threads.size() > b->threads.size(); });
+  for (const TreeNode* c : kids) {
+    text += std::string(2 * depth, ' ') + "[" + std::to_string(c->threads.size()) + "] " + c->label;
+    if (c->children.size() != 1 || kids.size() > 1 || depth == 0) text += "   <- " + ownersText(c->owners);
+    text += "\n";
+    printTree(*c, depth + 1, text);
+  }
+}
+
+// Merges the reports of `inspectProcess` into one tree, outermost frames at the top.
+int printMergedTree(const std::vector<std::pair<pid_t, json::object>>& reports, const Options& o) {
+  TreeNode root;
+  json::array processes;
+  std::size_t threadCount = 0;
+  for (const auto& [pid, report] : reports) {
+    std::string rank = rankOf(pid, report);
+    std::string owner = rank.empty() ? "pid " + std::to_string(pid) : "rank " + rank;
+    json::object proc{{"pid", pid}};
+    if (!rank.empty()) proc["rank"] = std::strtol(rank.c_str(), nullptr, 10);
+    if (report.contains("error")) {
+      proc["error"] = report.at("error");
+      processes.push_back(std::move(proc));
+      continue;
+    }
+    if (report.contains("python")) proc["python"] = report.at("python");
+    processes.push_back(std::move(proc));
+    for (const auto& tv : report.at("threads").as_array()) {
+      const json::object& t = tv.as_object();
+      std::vector<const json::object*> path;
+      for (const auto& fv : t.at("frames").as_array()) {
+        const json::object& f = fv.as_object();
+        if (f.contains("kind") && f.at("kind") == "interpreter") continue;
+        path.push_back(&f);
+      }
+      if (path.empty()) continue;  // a thread with no frame of the kind asked for
+      std::reverse(path.begin(), path.end());
+      std::string thread = owner + " / " + std::string(t.at("name").as_string()) + " (" +
+                           std::to_string(t.at("id").to_number<long>()) + ")";
+      addPath(root, path, thread, owner);
+      ++threadCount;
+    }
+  }
+  if (o.json) {
+    json::object out{{"processes", std::move(processes)}, {"threads", threadCount}, {"tree", treeJson(root)}};
+    std::printf("%s\n", json::serialize(out).c_str());
+    return 0;
+  }
+  std::string text = std::to_string(threadCount) + " threads" + (o.pythonOnly ? " with Python frames" : "") + " in " +
+                     std::to_string(reports.size()) + " processes (" + ownersText(root.owners) + ")\n";
+  for (const auto& [pid, report] : reports)
+    if (report.contains("error")) text += "  process " + std::to_string(pid) + ": " + std::string(report.at("error").as_string()) + "\n";
+  printTree(root, 0, text);
+  std::fputs(text.c_str(), stdout);
+  return 0;
+}
+
 }  // namespace
 
 int stacksCommand(int argc, char** argv, int first) {
   Options o;
   std::string pidText;
+  std::vector<std::string> morePids;
   for (int i = first; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--json") o.json = true;
@@ -366,6 +570,7 @@ int stacksCommand(int argc, char** argv, int first) {
     else if (a == "--full") o.full = true;
     else if (a == "--locals") o.locals = true;
     else if (a == "--children") o.children = true;
+    else if (a == "--tree") o.tree = true;
     else if (a == "--max-frames" || a == "--python-layout") {
       if (i + 1 >= argc) return usageError(a + " needs a value");
       std::string v = argv[++i];
@@ -379,9 +584,16 @@ int stacksCommand(int argc, char** argv, int first) {
         if (minor < 0 || !end || *end != '\0') return usageError("--python-layout needs a version like 3.12, not '" + v + "'");
         o.layoutMinor = static_cast<int>(minor);
       }
-    } else if (pidText.empty() && !a.empty() && a[0] != '-') pidText = a;
-    else return usageError("unexpected argument '" + a + "'");
+    } else if (!a.empty() && a[0] != '-' && (pidText.empty() || o.tree)) {
+      if (!pidText.empty()) morePids.push_back(a);
+      else pidText = a;
+    } else {
+      return usageError("unexpected argument '" + a + "'");
+    }
   }
+  // --tree takes several PIDs (the ranks of a job, or a launcher with --children).
+  for (const auto& more : morePids)
+    if (!o.tree) return usageError("unexpected argument '" + more + "'");
   if (o.nativeOnly && o.pythonOnly) return usageError("--native and --python-only exclude each other");
   char* end = nullptr;
   long pid = pidText.empty() ? 0 : std::strtol(pidText.c_str(), &end, 10);
@@ -391,8 +603,37 @@ int stacksCommand(int argc, char** argv, int first) {
   }
 
   std::vector<pid_t> pids{static_cast<pid_t>(pid)};
-  if (o.children)
-    for (pid_t c : descendants(static_cast<pid_t>(pid))) pids.push_back(c);
+  for (const auto& more : morePids) {
+    long p = std::strtol(more.c_str(), &end, 10);
+    if (p <= 0 || *end != '\0') return usageError("'" + more + "' is not a process id");
+    pids.push_back(static_cast<pid_t>(p));
+  }
+  if (o.children) {
+    std::vector<pid_t> named = pids;
+    for (pid_t n : named)
+      for (pid_t c : descendants(n))
+        if (std::find(pids.begin(), pids.end(), c) == pids.end()) pids.push_back(c);
+  }
+  if (o.tree) {
+    // Read-only and one process at a time: each is held only while its stacks are read.
+    std::vector<std::pair<pid_t, json::object>> reports;
+    Options each = o;
+    each.maxFrames = kMaxNativeFrames;
+    for (std::size_t i = 0; i < pids.size(); ++i) {
+      json::object report;
+      std::string ignored;
+      auto r = inspectProcess(pids[i], each, report, ignored);
+      if (!r) {
+        if (i == 0 && morePids.empty()) {
+          std::fprintf(stderr, "strata: %s\n", r.error().message.c_str());
+          return 1;
+        }
+        report = json::object{{"pid", pids[i]}, {"error", r.error().message}};
+      }
+      reports.emplace_back(pids[i], std::move(report));
+    }
+    return printMergedTree(reports, o);
+  }
   json::array reports;
   std::string text;
   int status = 0;
