@@ -10,7 +10,7 @@ packages=(
   libboost1.81-dev libboost-json1.81-dev pybind11-dev
   libunwind-dev libdw-dev libelf-dev libcapstone-dev
   doctest-dev libsqlite3-dev zlib1g-dev
-  python3-torch
+  python3-torch openmpi-bin
   clang-14 libclang-rt-14-dev
   patchelf
   libkrb5-dev

@@ -623,14 +623,16 @@ int stacksCommand(int argc, char** argv, int first) {
       json::object report;
       std::string ignored;
       auto r = inspectProcess(pids[i], each, report, ignored);
-      if (!r) {
-        if (i == 0 && morePids.empty()) {
-          std::fprintf(stderr, "strata: %s\n", r.error().message.c_str());
-          return 1;
-        }
-        report = json::object{{"pid", pids[i]}, {"error", r.error().message}};
-      }
+      // A launcher that is not Python (mpirun, srun) or a rank that ended meanwhile is listed
+      // with why; the tree is of the others.
+      if (!r) report = json::object{{"pid", pids[i]}, {"error", r.error().message}};
       reports.emplace_back(pids[i], std::move(report));
+    }
+    bool any = std::any_of(reports.begin(), reports.end(), [](const auto& r) { return !r.second.contains("error"); });
+    if (!any) {
+      for (const auto& [p, report] : reports)
+        std::fprintf(stderr, "strata: %s\n", std::string(report.at("error").as_string()).c_str());
+      return 1;
     }
     return printMergedTree(reports, o);
   }

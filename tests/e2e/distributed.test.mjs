@@ -112,3 +112,35 @@ test('one rank hangs before all_reduce: strata stacks --tree shows 3 ranks in al
     killJob(job);
   }
 });
+
+function whyNoMpi() {
+  if (skip) return skip;
+  const r = spawnSync('mpirun', ['--version'], { encoding: 'utf8' });
+  return r.status === 0 ? false : 'mpirun is missing (openmpi-bin, which scripts/setup.sh installs)';
+}
+
+test('mpirun -n 4 with one rank hanging: the tree of the launcher\'s pid shows the ranks by OMPI_COMM_WORLD_RANK', { skip: whyNoMpi() }, async () => {
+  const env = { ...process.env, OMPI_ALLOW_RUN_AS_ROOT: '1', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM: '1', OMPI_MCA_plm_rsh_agent: '' };
+  const job = spawn('mpirun', ['-n', '4', '--oversubscribe', '--bind-to', 'none', PYTHON, TRAIN, '--launched',
+    '--steps', '20', '--hang-rank', '3', '--port', String(await freePort())], { stdio: ['ignore', 'pipe', 'pipe'], env });
+  job.out = '';
+  job.stdout.on('data', (d) => { job.out += d; });
+  job.stderr.on('data', (d) => { job.out += d; });
+  try {
+    await waitUntil(() => /rank 3 hangs in load_batch/.test(job.out), 120000, 'rank 3 to hang');
+    let tree;
+    await waitUntil(() => {
+      tree = treeJson(['--children', '--python-only', String(job.pid)]);
+      return nodesNamed(tree.tree, 'all_reduce ').some((n) => n.count === 3);
+    }, 60000, 'three ranks in all_reduce');
+    // mpirun itself is no Python process: listed with why, the tree is of its ranks.
+    const launcher = tree.processes.find((p) => p.pid === job.pid);
+    assert.match(launcher.error, /no CPython/);
+    assert.deepEqual(tree.processes.filter((p) => p.rank !== undefined).map((p) => p.rank).sort(), [0, 1, 2, 3]);
+    assert.equal(nodesNamed(tree.tree, 'all_reduce ')[0].owners, 'ranks 0-2');
+    const [load] = nodesNamed(tree.tree, 'load_batch ');
+    assert.deepEqual([load.line, load.owners], [markerLine('hang_line'), 'rank 3']);
+  } finally {
+    killJob(job);
+  }
+});
