@@ -510,7 +510,7 @@ void printTree(const TreeNode& n, int depth, std::string& text) {
 }
 
 // Merges the reports of `inspectProcess` into one tree, outermost frames at the top.
-int printMergedTree(const std::vector<std::pair<pid_t, json::object>>& reports, const Options& o) {
+ParallelStacks mergeReports(const std::vector<std::pair<pid_t, json::object>>& reports, bool pythonOnly) {
   TreeNode root;
   json::array processes;
   std::size_t threadCount = 0;
@@ -542,18 +542,14 @@ int printMergedTree(const std::vector<std::pair<pid_t, json::object>>& reports, 
       ++threadCount;
     }
   }
-  if (o.json) {
-    json::object out{{"processes", std::move(processes)}, {"threads", threadCount}, {"tree", treeJson(root)}};
-    std::printf("%s\n", json::serialize(out).c_str());
-    return 0;
-  }
-  std::string text = std::to_string(threadCount) + " threads" + (o.pythonOnly ? " with Python frames" : "") + " in " +
-                     std::to_string(reports.size()) + " processes (" + ownersText(root.owners) + ")\n";
+  ParallelStacks out;
+  out.text = std::to_string(threadCount) + " threads" + (pythonOnly ? " with Python frames" : "") + " in " +
+             std::to_string(reports.size()) + " processes (" + ownersText(root.owners) + ")\n";
   for (const auto& [pid, report] : reports)
-    if (report.contains("error")) text += "  process " + std::to_string(pid) + ": " + std::string(report.at("error").as_string()) + "\n";
-  printTree(root, 0, text);
-  std::fputs(text.c_str(), stdout);
-  return 0;
+    if (report.contains("error")) out.text += "  process " + std::to_string(pid) + ": " + std::string(report.at("error").as_string()) + "\n";
+  printTree(root, 0, out.text);
+  out.json = json::object{{"processes", std::move(processes)}, {"threads", threadCount}, {"tree", treeJson(root)}};
+  return out;
 }
 
 }  // namespace
@@ -615,26 +611,14 @@ int stacksCommand(int argc, char** argv, int first) {
         if (std::find(pids.begin(), pids.end(), c) == pids.end()) pids.push_back(c);
   }
   if (o.tree) {
-    // Read-only and one process at a time: each is held only while its stacks are read.
-    std::vector<std::pair<pid_t, json::object>> reports;
-    Options each = o;
-    each.maxFrames = kMaxNativeFrames;
-    for (std::size_t i = 0; i < pids.size(); ++i) {
-      json::object report;
-      std::string ignored;
-      auto r = inspectProcess(pids[i], each, report, ignored);
-      // A launcher that is not Python (mpirun, srun) or a rank that ended meanwhile is listed
-      // with why; the tree is of the others.
-      if (!r) report = json::object{{"pid", pids[i]}, {"error", r.error().message}};
-      reports.emplace_back(pids[i], std::move(report));
-    }
-    bool any = std::any_of(reports.begin(), reports.end(), [](const auto& r) { return !r.second.contains("error"); });
-    if (!any) {
-      for (const auto& [p, report] : reports)
-        std::fprintf(stderr, "strata: %s\n", std::string(report.at("error").as_string()).c_str());
+    auto tree = parallelStacks(std::move(pids), false, o.pythonOnly);
+    if (!tree) {
+      std::fprintf(stderr, "strata: %s\n", tree.error().message.c_str());
       return 1;
     }
-    return printMergedTree(reports, o);
+    if (o.json) std::printf("%s\n", json::serialize(tree->json).c_str());
+    else std::fputs(tree->text.c_str(), stdout);
+    return 0;
   }
   json::array reports;
   std::string text;
@@ -669,6 +653,36 @@ int stacksCommand(int argc, char** argv, int first) {
     std::fputs(text.c_str(), stdout);
   }
   return status;
+}
+
+Result<ParallelStacks> parallelStacks(std::vector<pid_t> pids, bool children, bool pythonOnly) {
+  if (children) {
+    std::vector<pid_t> named = pids;
+    for (pid_t n : named)
+      for (pid_t c : descendants(n))
+        if (std::find(pids.begin(), pids.end(), c) == pids.end()) pids.push_back(c);
+  }
+  Options each;
+  each.tree = true;
+  each.pythonOnly = pythonOnly;
+  each.maxFrames = kMaxNativeFrames;
+  // Read-only and one process at a time: each is held only while its stacks are read. A
+  // launcher that is not Python (mpirun, srun) or a rank that ended meanwhile is listed with
+  // why; the tree is of the others.
+  std::vector<std::pair<pid_t, json::object>> reports;
+  std::string errors;
+  for (pid_t pid : pids) {
+    json::object report;
+    std::string ignored;
+    if (auto r = inspectProcess(pid, each, report, ignored); !r) {
+      report = json::object{{"pid", pid}, {"error", r.error().message}};
+      errors += (errors.empty() ? "" : "; ") + r.error().message;
+    }
+    reports.emplace_back(pid, std::move(report));
+  }
+  bool any = std::any_of(reports.begin(), reports.end(), [](const auto& r) { return !r.second.contains("error"); });
+  if (!any) return Error{errors::kNoSuchProcess, errors.empty() ? std::string("no process to read") : errors, true};
+  return mergeReports(reports, pythonOnly);
 }
 
 }  // namespace strata::cli

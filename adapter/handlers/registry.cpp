@@ -38,6 +38,7 @@ std::unique_ptr<Handler> makeDataBreakpointInfoHandler();
 std::unique_ptr<Handler> makeSetDataBreakpointsHandler();
 std::unique_ptr<Handler> makeLoadedSourcesHandler();
 std::unique_ptr<Handler> makeGpuSummaryHandler();
+std::unique_ptr<Handler> makeParallelStacksHandler();
 std::unique_ptr<Handler> makeGpuTimelineHandler();
 std::unique_ptr<Handler> makeGpuKernelHandler();
 std::unique_ptr<Handler> makeGpuExportHandler();
@@ -82,6 +83,7 @@ std::vector<std::unique_ptr<Handler>> makeHandlers() {
   h.push_back(makeSetDataBreakpointsHandler());
   h.push_back(makeLoadedSourcesHandler());
   h.push_back(makeGpuSummaryHandler());
+  h.push_back(makeParallelStacksHandler());
   h.push_back(makeGpuTimelineHandler());
   h.push_back(makeGpuKernelHandler());
   h.push_back(makeGpuExportHandler());

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { CLI, REPO, waitUntil, withTimeout, isRunning, freePort } from './lib/harness.mjs';
+import { CLI, REPO, waitUntil, withTimeout, isRunning, freePort, startStdio, assertClean, hasCustomSchema } from './lib/harness.mjs';
 
 const PYTHON = '/usr/bin/python3';
 const TRAIN = path.join(REPO, 'examples/distributed/train_ddp.py');
@@ -104,6 +104,23 @@ test('one rank hangs before all_reduce: strata stacks --tree shows 3 ranks in al
     assert.match(text, /^4 threads with Python frames in 4 processes \(ranks 0-3\)\n/);
     assert.match(text, /\n *\[3\] all_reduce \(\S+distributed_c10d\.py:\d+\) +<- ranks 0-2\n/);
     assert.match(text, new RegExp(`\\n *\\[1\\] load_batch \\(${TRAIN.replace(/[.]/g, '\\.')}:${markerLine('hang_line')}\\) +<- rank 3\\n`));
+
+    // The same through the adapter: the parallelStacks request, in a session that launched
+    // nothing; bad arguments are answered with why and the session goes on.
+    const c = await startStdio();
+    await c.initializeRequest();
+    const byDap = (await c.send('parallelStacks', { processTree: job.pid, pythonOnly: true })).body;
+    assert.ok(hasCustomSchema('ParallelStacksResponse'));
+    assert.equal(nodesNamed(byDap.tree, 'all_reduce ')[0].owners, 'ranks 0-2');
+    assert.equal(nodesNamed(byDap.tree, 'load_batch ')[0].owners, 'rank 3');
+    const listed = (await c.send('parallelStacks', { processIds: rankPids.map(Number) })).body;
+    assert.equal(listed.processes.length, 4);
+    assert.ok(nodesNamed(listed.tree, 'all_reduce ').some((n) => n.count === 3), 'Python frames among native ones');
+    await assert.rejects(c.send('parallelStacks', {}), /arguments.processIds or processTree: name the processes to read/);
+    await assert.rejects(c.send('parallelStacks', { processIds: [0] }), /processIds\[0\]: 0 is not a process id/);
+    await assert.rejects(c.send('parallelStacks', { processIds: [2147483000] }), /2147483000/);
+    await c.disconnectRequest();
+    assertClean(assert, c);
 
     // Read-only: every rank is still there, still waiting.
     for (const p of tree.processes) assert.ok(isRunning(p.pid), `process ${p.pid} ended`);

@@ -8,6 +8,7 @@
 
 #include "strata/protocol/debug_types.hpp"
 #include "strata/protocol/gpu_types.hpp"
+#include "strata/protocol/stacks_types.hpp"
 #include "strata/protocol/types.hpp"
 
 namespace strata::protocol {
@@ -69,6 +70,8 @@ constexpr void forEachRequest(F&& f) {
   f(RequestKind<GpuStartArguments>{"gpuStart"});
   f(RequestKind<GpuProfileArguments>{"gpuProfile"});
   f(RequestKind<GpuStopArguments>{"gpuStop"});
+  // The stacks of several processes in one tree (the ranks of a distributed job)
+  f(RequestKind<ParallelStacksArguments>{"parallelStacks"});
 }
 
 // Whether some request in the list decodes its arguments into Args.
