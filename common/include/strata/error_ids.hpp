@@ -39,7 +39,7 @@ inline constexpr ErrorId kLaunchFailed{1100};          // the backend could not 
 inline constexpr ErrorId kProgramNotFound{1101};       // `program` does not exist or is not on PATH
 inline constexpr ErrorId kProgramNotExecutable{1102};  // `program` is a directory, unreadable or not executable
 inline constexpr ErrorId kBadCwd{1103};                // `cwd` does not exist or cannot be entered
-inline constexpr ErrorId kNoPython{1104};              // no Python 3.12 or newer to run a script with
+inline constexpr ErrorId kNoPython{1104};              // no Python 3.10 or newer to run a script with
 inline constexpr ErrorId kTerminalFailed{1105};        // runInTerminal: the client's terminal did not start the program
 
 // ---- 1200-1299: the Python backend: the link to the agent inside the program ------------------
