@@ -384,7 +384,6 @@ PYBIND11_MODULE(_strata_core, m) {
   m.def("trace_set_events", [](long events) {
     long old = std::exchange(tr.global, events);
     settle();
-    constexpr long kFrameEvents = kEvLine | kEvRaise | kEvPyReturn | kEvPyYield | kEvInstruction;
     if ((old ^ events) & kFrameEvents) refresh_running(nullptr);
   });
   m.def("trace_get_events", []() { return tr.global; });

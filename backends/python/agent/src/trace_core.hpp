@@ -3,14 +3,17 @@
 // frame's locals into a dict at every event) that the agent's event requests steer through
 // _tracemon.py, the sys.monitoring look-alike the agent uses there.
 //
-// The cost is decided once per frame, at its call event: a frame whose code has events of its
-// own (a breakpoint's code, a stepping frame's caller) or that global events cover (a thread
-// stepping or parking, exception breakpoints) gets `f_trace` set (a marker: this function never
-// calls it) and `f_trace_lines` as lines are wanted; any other frame has its line events
-// switched off and costs nothing more. With no event wanted anywhere the trace function is
-// taken off every thread and the program runs untraced. Frames already running when events
-// change are updated from every thread's frame chain, as sys.monitoring re-instruments
-// running code. Included by strata_core.cpp, inside its anonymous namespace.
+// Where it traces: with breakpoints only, a PEP 523 frame-evaluation hook (strata_eval) turns
+// a thread's trace on while a frame that needs events runs (its code has a breakpoint, or its
+// start is not seen yet) and off when it returns, so the rest of the program runs untraced and,
+// on 3.11, specialized; a step, a pause or exception filters trace every thread (and threads
+// started later, through threading.settrace); with no event wanted, nothing is traced. Within
+// a traced thread the cost is decided once per frame, at its call event: a frame whose code
+// has events of its own or that global events cover gets `f_trace` set (a marker: this
+// function never calls it) and `f_trace_lines` as lines are wanted; any other frame has its
+// line events switched off. Frames already running when events change are updated from every
+// thread's frame chain, as sys.monitoring re-instruments running code. Included by
+// strata_core.cpp, inside its anonymous namespace.
 #pragma once
 
 #if PY_VERSION_HEX < 0x030C0000
@@ -31,6 +34,9 @@ struct Tracer {
   bool installed = false;
 };
 Tracer tr;
+constexpr long kFrameEvents = kEvLine | kEvRaise | kEvPyReturn | kEvPyYield | kEvInstruction;
+bool everywhere = false;  // every thread traced (a step, a pause, exception filters; or no PEP 523 hook)
+bool hooked = false;      // frames are evaluated through strata_eval
 
 int event_slot(long event) {
   for (int i = 0; i < kEventSlots; ++i)
@@ -125,6 +131,9 @@ int on_call(PyFrameObject *frame) {
   }
   mark_frame(frame, ev);
   Py_DECREF(code);
+  // Traced by the hook only to see its start: the rest of the frame runs untraced.
+  if (hooked && !everywhere && !(ev & kFrameEvents) && _PyEval_SetTrace(PyThreadState_Get(), nullptr, nullptr) < 0)
+    PyErr_Clear();
   return 0;
 }
 
@@ -196,28 +205,57 @@ bool internal_ident(unsigned long ident) {
   return false;
 }
 
-// Every thread's running frames, as events now say (only frames of `only` when given).
-void refresh_running(PyObject *only) {
-  PyObject *tops = _PyThread_CurrentFrames();
-  if (!tops) {
+// Whether a frame of `code` must run traced: events of its own, or a start the agent has not
+// seen yet (a breakpoint's file, a function breakpoint's name).
+bool needs_events(PyObject *code) {
+  long ev = events_of(code);
+  if (ev & kFrameEvents) return true;
+  if (!(ev & (kEvPyStart | kEvPyResume))) return false;
+  int off = PySet_Contains(tr.no_start, code);
+  if (off < 0) {
     PyErr_Clear();
-    return;
+    return true;
   }
-  PyObject *key, *value;
-  Py_ssize_t pos = 0;
-  while (PyDict_Next(tops, &pos, &key, &value)) {
-    PyFrameObject *f = reinterpret_cast<PyFrameObject *>(value);
-    Py_INCREF(f);
+  return off == 0;
+}
+
+// Whether a thread runs a frame that has events of its own (a loop with a breakpoint).
+bool thread_needs(PyThreadState *ts) {
+  PyFrameObject *f = PyThreadState_GetFrame(ts);
+  bool needs = false;
+  while (f && !needs) {
+    PyObject *code = code_of(f);
+    needs = (events_of(code) & kFrameEvents) != 0;
+    Py_DECREF(code);
+    PyFrameObject *back = PyFrame_GetBack(f);
+    Py_DECREF(f);
+    f = back;
+  }
+  Py_XDECREF(f);
+  return needs;
+}
+
+// Every thread's running frames, as events now say (only frames of `only` when given); a thread
+// running one that needs events is traced from now on.
+void refresh_running(PyObject *only) {
+  for (PyThreadState *ts = PyInterpreterState_ThreadHead(PyThreadState_Get()->interp); ts; ts = PyThreadState_Next(ts)) {
+    if (internal_ident(ts->thread_id)) continue;
+    PyFrameObject *f = PyThreadState_GetFrame(ts);
+    bool needs = false;
     while (f) {
       PyObject *code = code_of(f);
-      if (!only || code == only) mark_frame(f, events_of(code));
+      if (!only || code == only) {
+        long ev = events_of(code);
+        mark_frame(f, ev);
+        needs = needs || (ev & kFrameEvents);
+      }
       Py_DECREF(code);
       PyFrameObject *back = PyFrame_GetBack(f);
       Py_DECREF(f);
       f = back;
     }
+    if (needs && tr.installed && !ts->c_tracefunc && _PyEval_SetTrace(ts, trace_fn, nullptr) < 0) PyErr_Clear();
   }
-  Py_DECREF(tops);
 }
 
 // Who traces a thread already (a profiler, coverage, another debugger): the trace object's
@@ -243,40 +281,128 @@ bool set_threading_hook(PyObject *hook) {
   return res != nullptr;
 }
 
-void install() {
-  if (tr.installed) return;
+// PEP 523: with breakpoints but no step, pause or exception filter, frames are evaluated through
+// strata_eval, which traces the thread only while a frame that needs events runs (and what it
+// calls); every other frame runs untraced, so the interpreter keeps its specialized
+// instructions (3.11 runs every instruction unspecialized while a thread is traced).
+#if PY_VERSION_HEX >= 0x030B0000
+struct InterpFrameHead {  // the leading fields of 3.11's _PyInterpreterFrame
+  PyObject *f_func, *f_globals, *f_builtins, *f_locals;
+  PyCodeObject *f_code;
+};
+using EvalFrame = struct _PyInterpreterFrame;
+PyObject *eval_code(EvalFrame *f) { return reinterpret_cast<PyObject *>(reinterpret_cast<InterpFrameHead *>(f)->f_code); }
+#else
+using EvalFrame = PyFrameObject;
+PyObject *eval_code(EvalFrame *f) { return reinterpret_cast<PyObject *>(f->f_code); }
+#endif
+
+
+// Each frame runs traced exactly when it needs events: the thread's trace is switched for the
+// frame and switched back when it returns (a callee of a frame with a breakpoint runs untraced,
+// the frame traced again once it returns). A frame traced only to see its start is switched off
+// at its call event once the agent has seen it (on_call).
+PyObject *strata_eval(PyThreadState *ts, EvalFrame *f, int throwflag) {
+  if (!hooked || everywhere || (ts->c_tracefunc && ts->c_tracefunc != trace_fn) || PyErr_Occurred() ||
+      internal_ident(ts->thread_id))
+    return _PyEval_EvalFrameDefault(ts, f, throwflag);
+  bool was = ts->c_tracefunc == trace_fn;
+  bool need = needs_events(eval_code(f));
+  if (need != was && _PyEval_SetTrace(ts, need ? trace_fn : nullptr, nullptr) < 0) {
+    PyErr_Clear();
+    return _PyEval_EvalFrameDefault(ts, f, throwflag);
+  }
+  PyObject *result = _PyEval_EvalFrameDefault(ts, f, throwflag);
+  if (!everywhere && (ts->c_tracefunc == trace_fn) != was && (!ts->c_tracefunc || ts->c_tracefunc == trace_fn)) {
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    if (_PyEval_SetTrace(ts, was ? trace_fn : nullptr, nullptr) < 0) PyErr_Clear();
+    PyErr_Restore(type, value, tb);
+  }
+  return result;
+}
+
+bool hook_possible() {
+  _PyFrameEvalFunction now = _PyInterpreterState_GetEvalFrameFunc(PyThreadState_Get()->interp);
+  return now == _PyEval_EvalFrameDefault || now == strata_eval;
+}
+
+void set_hook(bool on) {
+  if (on == hooked) return;
+  PyInterpreterState *interp = PyThreadState_Get()->interp;
+  if (on) {
+    if (!hook_possible()) return;
+    _PyInterpreterState_SetEvalFrameFunc(interp, strata_eval);
+  } else if (_PyInterpreterState_GetEvalFrameFunc(interp) == strata_eval) {
+    _PyInterpreterState_SetEvalFrameFunc(interp, _PyEval_EvalFrameDefault);
+  }
+  hooked = on;
+}
+
+void set_threading_boot(bool on) {
+  PyObject *threading = PyImport_ImportModule("threading");
+  if (!threading) {
+    PyErr_Clear();
+    return;
+  }
+  PyObject *hook = PyObject_GetAttrString(threading, "_trace_hook");
+  Py_DECREF(threading);
+  if (!hook) {
+    PyErr_Clear();
+    return;
+  }
+  if (on && hook == Py_None && tr.boot && !set_threading_hook(tr.boot)) PyErr_Clear();
+  if (!on && hook == tr.boot && !set_threading_hook(Py_None)) PyErr_Clear();
+  Py_DECREF(hook);
+}
+
+// Every thread traced, and threads started later.
+void trace_everywhere() {
   for (PyThreadState *ts = PyInterpreterState_ThreadHead(PyThreadState_Get()->interp); ts; ts = PyThreadState_Next(ts))
     if (!internal_ident(ts->thread_id) && !ts->c_tracefunc && _PyEval_SetTrace(ts, trace_fn, nullptr) < 0) PyErr_Clear();
-  if (tr.boot && !set_threading_hook(tr.boot)) PyErr_Clear();
-  tr.installed = true;
+  set_threading_boot(true);
+  everywhere = true;
 }
 
-void uninstall() {
-  if (!tr.installed) return;
+// Threads traced only where they need it (`keep`: a thread running a frame that needs events).
+void trace_where_needed(bool keep) {
   for (PyThreadState *ts = PyInterpreterState_ThreadHead(PyThreadState_Get()->interp); ts; ts = PyThreadState_Next(ts))
-    if (ts->c_tracefunc == trace_fn && _PyEval_SetTrace(ts, nullptr, nullptr) < 0) PyErr_Clear();
-  PyObject *threading = PyImport_ImportModule("threading");
-  if (threading) {
-    PyObject *hook = PyObject_GetAttrString(threading, "_trace_hook");
-    if (hook && hook == tr.boot && !set_threading_hook(Py_None)) PyErr_Clear();
-    Py_XDECREF(hook);
-    Py_DECREF(threading);
-  }
-  PyErr_Clear();
-  tr.installed = false;
+    if (ts->c_tracefunc == trace_fn && !(keep && thread_needs(ts)) && _PyEval_SetTrace(ts, nullptr, nullptr) < 0)
+      PyErr_Clear();
+  set_threading_boot(false);
+  everywhere = false;
 }
 
-// The trace is on while any event is wanted.
+// As events now say: nothing traced when nothing is wanted; every thread for a step, a pause
+// or exception filters (or where no PEP 523 hook can be set: another tool holds it); else only
+// frames that need events, through the hook.
 void settle() {
   bool wanted = tr.global != 0 || (tr.local && PyDict_GET_SIZE(tr.local) > 0);
-  if (wanted) install();
-  else uninstall();
+  if (!wanted) {
+    if (tr.installed) {
+      set_hook(false);
+      trace_where_needed(false);
+    }
+    tr.installed = false;
+    return;
+  }
+  tr.installed = true;
+  if ((tr.global & kFrameEvents) || (!hooked && !hook_possible())) {
+    if (!everywhere) trace_everywhere();
+    return;
+  }
+  set_hook(true);
+  if (!hooked) {
+    if (!everywhere) trace_everywhere();
+    return;
+  }
+  if (everywhere) trace_where_needed(true);
 }
 
 // threading.settrace's hook, run by each new thread at its first call: the C trace function
 // takes over from there (the hook itself is never called again on that thread).
 PyObject *thread_boot(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
-  if (internal_ident(PyThread_get_thread_ident()) || !tr.installed) {
+  if (internal_ident(PyThread_get_thread_ident()) || !tr.installed || !everywhere) {
     PyEval_SetTrace(nullptr, nullptr);
     Py_RETURN_NONE;
   }
