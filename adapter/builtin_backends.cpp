@@ -2,6 +2,8 @@
 // and the GPU backend every session holds beside it.
 #include "adapter/builtin_backends.hpp"
 
+#include "adapter/cli/stacks.hpp"
+
 #include "backends/cuda/service/gpu_backend.hpp"
 #include "backends/cuda/service/live_collection.hpp"
 #include "backends/mixed/mixed_backend.hpp"
@@ -14,6 +16,11 @@ namespace strata::adapter {
 
 BackendFactory builtinBackends() {
   BackendFactory f;
+  f.parallelStacks = [](std::vector<int> pids, bool children, bool pythonOnly) -> Result<json::value> {
+    auto tree = cli::parallelStacks(std::vector<pid_t>(pids.begin(), pids.end()), children, pythonOnly);
+    if (!tree) return tree.takeError();
+    return json::value(std::move(tree->json));
+  };
   f.launch = [](Session& s, backends::BackendHost& host,
                 const backends::LaunchSpec& spec) -> std::unique_ptr<backends::Backend> {
     if (spec.language == backends::LaunchSpec::Language::Python && !spec.noDebug && spec.native)

@@ -41,6 +41,9 @@ struct BackendFactory {
   // What the backends serving every session beside the debugger bring (the GPU requests):
   // promised in the initialize response too.
   std::vector<backends::BackendFeatures> services;
+  // Reads the stacks of several processes into one tree (the parallelStacks request; none: the
+  // request is answered with an error). It blocks: the session calls it off its own thread.
+  std::function<Result<boost::json::value>(std::vector<int> pids, bool children, bool pythonOnly)> parallelStacks;
 };
 
 struct SessionOptions {
@@ -67,6 +70,7 @@ class Session final : public std::enable_shared_from_this<Session> {
   const protocol::Capabilities& capabilities() const { return capabilities_; }
   // The debugging backends a launch or attach may pick, as the factory describes them.
   const std::vector<backends::BackendFeatures>& debuggers() const { return options_.backendFactory.debuggers; }
+  const BackendFactory& backendFactory() const { return options_.backendFactory; }
   void sendEvent(std::string_view event, json::value body = nullptr);
   void reverseRequest(const std::string& command, json::value arguments,
                       std::function<void(Result<protocol::Response>)> onResponse);

@@ -1,10 +1,10 @@
 // parallelStacks: the stacks of every thread of several processes (the ranks of a distributed
 // job, named one by one or as a launcher's descendants) merged into one tree, read-only. Any
 // session can ask, before or without a launch: the processes are read from the outside, one
-// at a time, on a thread of their own so that the session keeps answering meanwhile.
+// at a time, on a thread of their own so that the session keeps answering meanwhile. The
+// reading is the backend factory's (strata-dap's: the `strata stacks --tree` reader).
 #include <thread>
 
-#include "adapter/cli/stacks.hpp"
 #include "adapter/handlers/common.hpp"
 
 namespace strata::adapter {
@@ -21,27 +21,29 @@ class ParallelStacksHandler final : public TypedHandler<protocol::ParallelStacks
     auto bad = [&](const std::string& why) {
       respond(Error{errors::kBadArguments, "invalid 'parallelStacks' request: arguments." + why, false});
     };
-    std::vector<pid_t> pids;
+    auto reader = session.backendFactory().parallelStacks;
+    if (!reader)
+      return respond(Error{errors::kUnsupportedRequest, "'parallelStacks': this build of the adapter reads no process stacks", false});
+    std::vector<int> pids;
     if (args.processIds) {
       if (args.processIds->size() > kMaxProcesses) return bad("processIds: more than " + std::to_string(kMaxProcesses));
       for (std::size_t i = 0; i < args.processIds->size(); ++i) {
         std::int64_t p = (*args.processIds)[i];
         if (p <= 0 || p > INT32_MAX) return bad("processIds[" + std::to_string(i) + "]: " + std::to_string(p) + " is not a process id");
-        pids.push_back(static_cast<pid_t>(p));
+        pids.push_back(static_cast<int>(p));
       }
     }
     if (args.processTree) {
       if (*args.processTree <= 0 || *args.processTree > INT32_MAX)
         return bad("processTree: " + std::to_string(*args.processTree) + " is not a process id");
-      pids.insert(pids.begin(), static_cast<pid_t>(*args.processTree));
+      pids.insert(pids.begin(), static_cast<int>(*args.processTree));
     }
     if (pids.empty()) return bad("processIds or processTree: name the processes to read");
     bool tree = args.processTree.has_value();
     bool pythonOnly = args.pythonOnly.value_or(false);
     asio::io_context& io = session.io();
-    std::thread([&io, pids = std::move(pids), tree, pythonOnly, respond = std::move(respond)]() mutable {
-      auto r = cli::parallelStacks(std::move(pids), tree, pythonOnly);
-      Result<json::value> body = r ? Result<json::value>(json::value(std::move(r->json))) : Result<json::value>(r.takeError());
+    std::thread([&io, reader, pids = std::move(pids), tree, pythonOnly, respond = std::move(respond)]() mutable {
+      Result<json::value> body = reader(std::move(pids), tree, pythonOnly);
       asio::post(io, [respond = std::move(respond), body = std::move(body)]() mutable { respond(std::move(body)); });
     }).detach();
   }
