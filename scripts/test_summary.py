@@ -38,8 +38,10 @@ def counts(out):
 def case_skips(out):
     """Skipped cases inside a suite, with their reasons."""
     found = [line[len("STRATA-SKIP "):].strip() for line in out.splitlines() if line.startswith("STRATA-SKIP ")]
-    # unittest -v: "test_x (module.Class.test_x) ... skipped 'reason'"
-    found += [f"{m.group(1)}: {m.group(2)}" for m in re.finditer(r"^(\S+) \(.*?\) \.\.\. skipped '(.*)'$", out, re.M)]
+    # unittest -v: "test_x (module.Class.test_x) ... skipped 'reason'" (the reason as repr() gives
+    # it: in double quotes when it holds an apostrophe)
+    found += [f"{m.group(1)}: {m.group(3)}"
+              for m in re.finditer(r"^(\S+) \(.*?\) \.\.\. skipped (['\"])(.*)\2$", out, re.M)]
     return found
 
 
