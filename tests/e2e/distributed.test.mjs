@@ -57,6 +57,18 @@ function nodesNamed(node, prefix, out = []) {
   return out;
 }
 
+// Once rank 3 hangs and the other ranks reach their all_reduce of step 3 and wait there: the
+// tree of the launcher and its descendants, Python frames only.
+async function treeOfHungJob(job) {
+  await waitUntil(() => /rank 3 hangs in load_batch/.test(job.out), 120000, 'rank 3 to hang');
+  let tree;
+  await waitUntil(() => {
+    tree = treeJson(['--children', '--python-only', String(job.pid)]);
+    return nodesNamed(tree.tree, 'all_reduce ').some((n) => n.count === 3);
+  }, 60000, 'three ranks in all_reduce');
+  return tree;
+}
+
 test('a 4-rank job runs to its normal end: every rank applies the same averaged gradients', { skip }, async () => {
   const job = startJob(['--world', '4', '--steps', '8', '--port', String(await freePort())]);
   try {
@@ -74,13 +86,7 @@ test('a 4-rank job runs to its normal end: every rank applies the same averaged 
 test('one rank hangs before all_reduce: strata stacks --tree shows 3 ranks in all_reduce and rank 3 in load_batch', { skip }, async () => {
   const job = startJob(['--world', '4', '--steps', '20', '--hang-rank', '3', '--port', String(await freePort())]);
   try {
-    await waitUntil(() => /rank 3 hangs in load_batch/.test(job.out), 120000, 'rank 3 to hang');
-    // The other ranks reach their all_reduce of step 3 and wait there.
-    let tree;
-    await waitUntil(() => {
-      tree = treeJson(['--children', '--python-only', String(job.pid)]);
-      return nodesNamed(tree.tree, 'all_reduce ').some((n) => n.count === 3);
-    }, 60000, 'three ranks in all_reduce');
+    const tree = await treeOfHungJob(job);
     const ranks = tree.processes.filter((p) => p.rank !== undefined).map((p) => p.rank).sort();
     assert.deepEqual(ranks, [0, 1, 2, 3], JSON.stringify(tree.processes));
     const [reduce] = nodesNamed(tree.tree, 'all_reduce ');
@@ -144,12 +150,7 @@ test('mpirun -n 4 with one rank hanging: the tree of the launcher\'s pid shows t
   job.stdout.on('data', (d) => { job.out += d; });
   job.stderr.on('data', (d) => { job.out += d; });
   try {
-    await waitUntil(() => /rank 3 hangs in load_batch/.test(job.out), 120000, 'rank 3 to hang');
-    let tree;
-    await waitUntil(() => {
-      tree = treeJson(['--children', '--python-only', String(job.pid)]);
-      return nodesNamed(tree.tree, 'all_reduce ').some((n) => n.count === 3);
-    }, 60000, 'three ranks in all_reduce');
+    const tree = await treeOfHungJob(job);
     // mpirun itself is no Python process: listed with why, the tree is of its ranks.
     const launcher = tree.processes.find((p) => p.pid === job.pid);
     assert.match(launcher.error, /no CPython/);
