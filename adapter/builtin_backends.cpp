@@ -11,6 +11,7 @@
 #include "backends/process/process_backend.hpp"
 #include "backends/python/attach/pid_attach_backend.hpp"
 #include "backends/python/proxy/python_backend.hpp"
+#include "backends/ranks/ranks_backend.hpp"
 
 namespace strata::adapter {
 
@@ -23,6 +24,7 @@ BackendFactory builtinBackends() {
   };
   f.launch = [](Session& s, backends::BackendHost& host,
                 const backends::LaunchSpec& spec) -> std::unique_ptr<backends::Backend> {
+    if (spec.ranks) return std::make_unique<backends::RanksBackend>(s.io(), host);
     if (spec.language == backends::LaunchSpec::Language::Python && !spec.noDebug && spec.native)
       return std::make_unique<backends::MixedBackend>(s.io(), host);
     if (spec.language == backends::LaunchSpec::Language::Python && !spec.noDebug)
@@ -35,6 +37,7 @@ BackendFactory builtinBackends() {
                 const backends::AttachSpec& spec) -> std::unique_ptr<backends::Backend> {
     // A pid running CPython gets the Python attach (read-only from memory, then the agent);
     // any other process the native debugger, exactly as before.
+    if (!spec.processIds.empty() || spec.processTree) return std::make_unique<backends::RanksBackend>(s.io(), host);
     if (spec.processId && spec.native) return std::make_unique<backends::MixedBackend>(s.io(), host);
     if (spec.processId && backends::PidAttachBackend::wants(*spec.processId))
       return std::make_unique<backends::PidAttachBackend>(s.io(), host);

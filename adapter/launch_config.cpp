@@ -142,6 +142,27 @@ Result<LaunchSpec> resolveLaunch(const protocol::LaunchRequestArguments& args,
   spec.stopOnEntry = args.stopOnEntry.value_or(false);
   spec.justMyCode = args.justMyCode.value_or(true);
   spec.native = args.native.value_or(false);
+  spec.ranks = args.ranks.value_or(false);
+  spec.stopAll = args.stopAll.value_or(true);
+  if (args.rankFilter) {
+    if (!spec.ranks)
+      return launchError(errors::kBadArguments,
+                         "invalid 'launch' request: arguments.rankFilter needs \"ranks\": true (a distributed job)");
+    for (std::size_t i = 0; i < args.rankFilter->size(); ++i) {
+      auto r = (*args.rankFilter)[i];
+      if (r < 0 || r > 1000000)
+        return launchError(errors::kBadArguments, "invalid 'launch' request: arguments.rankFilter[" + std::to_string(i) +
+                                                      "]: " + std::to_string(r) + " is not a rank");
+    }
+    spec.rankFilter = *args.rankFilter;
+  }
+  if (spec.ranks && spec.native)
+    return launchError(errors::kBadArguments,
+                       "invalid 'launch' request: \"ranks\": true and \"native\": true cannot go together yet "
+                       "(the ranks of a job are debugged in Python; attach to one rank with \"native\" for its C/C++)");
+  if (spec.ranks && spec.noDebug)
+    return launchError(errors::kBadArguments, "invalid 'launch' request: \"ranks\": true debugs every rank; it "
+                                              "cannot go with \"noDebug\": true");
 
   // Environment: the adapter's less what only tells strata-dap where its own parts are, then
   // the launch's changes (null removes a variable). An IDE sets those for the adapter it starts;

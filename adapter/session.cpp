@@ -30,6 +30,11 @@ class Session::Port final : public backends::BackendHost {
     session_.runInTerminal(launch, std::move(reply));
   }
   const std::string& adapterExecutable() const override { return session_.adapterExecutable(); }
+  bool canStartDebugging() const override { return session_.canStartDebugging(); }
+  void startDebugging(const std::string& request, const std::string& configuration,
+                      backends::Reply<void> reply) override {
+    session_.startDebugging(request, configuration, std::move(reply));
+  }
   void stopped(const backends::StopReport& stop) override { session_.stopped(owner, stop); }
   void continued(std::int64_t threadId, bool allThreads) override { session_.continued(owner, threadId, allThreads); }
   void threadChanged(std::int64_t threadId, bool started) override { session_.threadChanged(owner, threadId, started); }
@@ -370,6 +375,25 @@ void Session::runInTerminal(const backends::TerminalLaunch& launch,
                        r->body.is_null() ? json::value(json::object()) : r->body, "body");
                    if (!body) return reply(body.takeError());
                    reply(backends::TerminalProcess{body->processId, body->shellProcessId});
+                 });
+}
+
+bool Session::canStartDebugging() const { return client_.supportsStartDebuggingRequest.value_or(false); }
+
+void Session::startDebugging(const std::string& request, const std::string& configuration,
+                             backends::Reply<void> reply) {
+  boost::system::error_code ec;
+  json::value config = json::parse(configuration, ec);
+  if (ec || !config.is_object())
+    return reply(Error{errors::kBadArguments, "a child session's configuration is not a JSON object", false});
+  reverseRequest("startDebugging", json::object{{"request", request}, {"configuration", std::move(config)}},
+                 [reply](Result<protocol::Response> r) {
+                   if (!r) return reply(r.takeError());
+                   if (!r->success)
+                     return reply(Error{errors::kUnsupportedRequest,
+                                        "the client refused the child session: " + r->message.value_or("no reason given"),
+                                        false});
+                   reply({});
                  });
 }
 

@@ -108,6 +108,8 @@ class Session final : public std::enable_shared_from_this<Session> {
   bool canRunInTerminal() const;
   void runInTerminal(const backends::TerminalLaunch& launch, backends::Reply<backends::TerminalProcess> reply);
   const std::string& adapterExecutable() const { return options_.adapterExecutable; }
+  bool canStartDebugging() const;
+  void startDebugging(const std::string& request, const std::string& configuration, backends::Reply<void> reply);
   void stopped(backends::Backend* from, const backends::StopReport& stop);
   void continued(backends::Backend* from, std::int64_t threadId, bool allThreads);
   void threadChanged(backends::Backend* from, std::int64_t threadId, bool started);

@@ -40,6 +40,11 @@ void Session::stopped(backends::Backend* from, const backends::StopReport& stop)
   if (stop.allThreadsStopped) run_ = RunState{};
   else if (stop.threadId && run_.all) run_.except.insert(*stop.threadId);
   else if (stop.threadId) run_.except.erase(*stop.threadId);
+  if (!stop.allThreadsStopped)
+    for (auto t : stop.alsoStopped) {
+      if (run_.all) run_.except.insert(t);
+      else run_.except.erase(t);
+    }
   sendEvent("stopped", json::value_from(toProtocol(*this, from, stop)));
   // The program's GPU collectors are drained now; GPU requests made meanwhile wait for it.
   if (from == debugger_)

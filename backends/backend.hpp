@@ -28,6 +28,13 @@ class BackendHost {
   virtual void runInTerminal(const TerminalLaunch& launch, Reply<TerminalProcess> reply) = 0;
   // The strata-dap executable, for helper modes such as the terminal launcher.
   virtual const std::string& adapterExecutable() const = 0;
+  // Whether the client opens child sessions (the DAP startDebugging reverse request), and the
+  // request: `configuration` is the child's launch or attach configuration as JSON text.
+  virtual bool canStartDebugging() const { return false; }
+  virtual void startDebugging(const std::string& request, const std::string& configuration, Reply<void> reply) {
+    (void)request, (void)configuration;
+    reply(Error{errors::kUnsupportedRequest, "this client does not open child sessions", false});
+  }
 
   // Debugging events; ids inside are the backend's own, the session maps them.
   virtual void stopped(const StopReport& stop) { (void)stop; }

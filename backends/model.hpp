@@ -33,6 +33,11 @@ struct LaunchSpec {
   enum class Language { Native, Python } language = Language::Native;
   // Python with the native debugger too (mixed mode): one session on both layers.
   bool native = false;
+  // A distributed job (launch {"ranks": true}): argv is a launcher; every Python process it
+  // starts is debugged, the ranks in this session, their other children as child sessions.
+  bool ranks = false;
+  std::vector<std::int64_t> rankFilter;  // breakpoints only in these ranks (empty: every rank)
+  bool stopAll = true;                   // a stop in one rank stops the others
 };
 
 // Late GPU collection inside the running program (gpuStart/gpuStop): load Strata's collector
@@ -135,6 +140,9 @@ struct StopReport {
   std::string description, text;
   std::vector<std::int64_t> hitBreakpointIds;
   bool allThreadsStopped = true;
+  // With allThreadsStopped false: other threads this stop holds too (the rest of one rank's
+  // threads, when the other ranks run on).
+  std::vector<std::int64_t> alsoStopped;
 };
 
 // ---- inspection -------------------------------------------------------------------------------
@@ -264,6 +272,11 @@ struct AttachSpec {
   bool listen = false;
   std::string token;  // sent first (connect) or required first (listen); needed off loopback
   int timeoutSeconds = 30;
+  // The ranks of a job: these pids, or every CPython process under processTree (itself included).
+  std::vector<std::int64_t> processIds;
+  std::optional<std::int64_t> processTree;
+  std::vector<std::int64_t> rankFilter;
+  bool stopAll = true;
 };
 
 // runInTerminal as the backend needs it; the session turns it into the reverse request.

@@ -39,6 +39,10 @@ class AttachHandler final : public TypedHandler<protocol::AttachRequestArguments
     backends::AttachSpec spec;
     spec.stopOnEntry = args.stopOnEntry.value_or(false);
     spec.native = args.native.value_or(false);
+    spec.justMyCode = args.justMyCode.value_or(true);
+    if (args.processIds || args.processTree) return ranks(session, args, spec, respond);
+    if (args.rankFilter || args.stopAll)
+      return bad("arguments.rankFilter and .stopAll go with the ranks of a job (arguments.processIds or .processTree)");
     if (!args.processId.is_null()) {
       // Native attach by pid: a number, or a string of digits (what "${command:pickProcess}" gives).
       auto pid = processId(args.processId);
@@ -82,6 +86,45 @@ class AttachHandler final : public TypedHandler<protocol::AttachRequestArguments
   }
 
  private:
+  // attach {"processIds"} / {"processTree"}: the ranks of a job, each brought in as by processId.
+  void ranks(Session& session, const protocol::AttachRequestArguments& args, backends::AttachSpec spec,
+             Responder respond) {
+    auto bad = [&](const std::string& text) {
+      respond(Error{errors::kBadArguments, "invalid 'attach' request: " + text, true});
+    };
+    if (!args.processId.is_null())
+      return bad("give arguments.processId (one process) or .processIds / .processTree (the ranks of a job), not both");
+    if (args.processIds && args.processTree) return bad("give arguments.processIds or .processTree, not both");
+    if (args.connect || args.listen || args.port || args.host)
+      return bad("arguments.processIds / .processTree attach by pid; they take no connect, listen, host or port");
+    if (spec.native) return bad("\"native\": true (mixed mode) attaches to one process (arguments.processId)");
+    constexpr std::size_t kMaxRanks = 1024;
+    if (args.processIds) {
+      if (args.processIds->empty()) return bad("arguments.processIds is empty");
+      if (args.processIds->size() > kMaxRanks)
+        return bad("arguments.processIds: more than " + std::to_string(kMaxRanks) + " processes in one session");
+      for (std::size_t i = 0; i < args.processIds->size(); ++i) {
+        auto p = (*args.processIds)[i];
+        if (p <= 0 || p > INT32_MAX)
+          return bad("arguments.processIds[" + std::to_string(i) + "]: " + std::to_string(p) + " is not a process id");
+      }
+      spec.processIds = *args.processIds;
+    } else {
+      if (*args.processTree <= 0 || *args.processTree > INT32_MAX)
+        return bad("arguments.processTree: " + std::to_string(*args.processTree) + " is not a process id");
+      spec.processTree = *args.processTree;
+    }
+    if (args.rankFilter) {
+      for (std::size_t i = 0; i < args.rankFilter->size(); ++i)
+        if ((*args.rankFilter)[i] < 0)
+          return bad("arguments.rankFilter[" + std::to_string(i) + "]: " + std::to_string((*args.rankFilter)[i]) +
+                     " is not a rank");
+      spec.rankFilter = *args.rankFilter;
+    }
+    spec.stopAll = args.stopAll.value_or(true);
+    start(session, spec, respond);
+  }
+
   static Result<std::int64_t> processId(const json::value& v) {
     auto bad = [&] {
       return Error{errors::kBadArguments,

@@ -5,8 +5,11 @@ Runs under torch.multiprocessing.spawn (the default), or as one rank of a job an
 started (mpirun, srun, or a launcher that sets torchrun's RANK/WORLD_SIZE/MASTER_ADDR/
 MASTER_PORT): `--launched`, the rank and world size from the environment.
 
-  python3 examples/distributed/train_ddp.py [--world 4] [--steps 20] [--hang-rank R]
+  python3 examples/distributed/train_ddp.py [--world 4] [--steps 20] [--hang-rank R] [--loader-workers W]
   mpirun -n 4 python3 examples/distributed/train_ddp.py --launched
+
+--loader-workers W: each rank reads its batches through a torch DataLoader with W worker
+processes (forked from the rank), which build the batches in `RankData.__getitem__`.
 
 --hang-rank R: rank R stops in its data loading before step 3's all_reduce and never comes
 back, so the other ranks wait in all_reduce forever: the hang `strata stacks --tree` shows.
@@ -57,14 +60,29 @@ def load_batch(rank, step, hang_rank):
     return x, y
 
 
+class RankData(torch.utils.data.Dataset):
+    """One rank's batches, one per step, built in the DataLoader's worker processes."""
+
+    def __init__(self, rank, steps):
+        self.rank, self.steps = rank, steps
+
+    def __len__(self):
+        return self.steps
+
+    def __getitem__(self, step):
+        g = torch.Generator().manual_seed(1000 * step + self.rank)
+        x = torch.randn(32, 8, generator=g)  # dist: getitem_line
+        return x, x.sum(dim=1, keepdim=True) * 0.5
+
+
 def average_gradients(model, world):
     for p in model.parameters():
         dist.all_reduce(p.grad, op=dist.ReduceOp.SUM)  # dist: all_reduce_line
         p.grad /= world
 
 
-def train_step(model, opt, rank, world, step, hang_rank):
-    x, y = load_batch(rank, step, hang_rank)  # dist: load_line
+def train_step(model, opt, rank, world, step, hang_rank, batch=None):
+    x, y = batch if batch is not None else load_batch(rank, step, hang_rank)  # dist: load_line
     loss = torch.nn.functional.mse_loss(model(x), y)  # dist: loss_line
     opt.zero_grad()
     loss.backward()
@@ -73,7 +91,7 @@ def train_step(model, opt, rank, world, step, hang_rank):
     return loss.item()
 
 
-def run(rank, world, steps, hang_rank, port):
+def run(rank, world, steps, hang_rank, port, loader_workers=0):
     os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
     os.environ.setdefault("MASTER_PORT", str(port))
     os.environ["RANK"] = str(rank)  # seen by debuggers and tools, as torchrun sets it
@@ -84,8 +102,13 @@ def run(rank, world, steps, hang_rank, port):
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
     print(f"rank {rank} of {world} ready", flush=True)
     loss = None
+    batches = None
+    if loader_workers > 0:
+        loader = torch.utils.data.DataLoader(RankData(rank, steps), batch_size=None, num_workers=loader_workers)
+        batches = iter(loader)
     for step in range(steps):
-        loss = train_step(model, opt, rank, world, step, hang_rank)  # dist: step_line
+        batch = next(batches) if batches is not None else None
+        loss = train_step(model, opt, rank, world, step, hang_rank, batch)  # dist: step_line
     # The weights stay equal across ranks: every rank applied the same averaged gradients.
     checksum = sum(float(p.sum()) for p in model.parameters())
     print(f"rank {rank} done: loss {loss:.4f} weights {checksum:.6f}", flush=True)
@@ -98,12 +121,13 @@ def main():
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--hang-rank", type=int, default=-1)
     ap.add_argument("--port", type=int, default=29531)
+    ap.add_argument("--loader-workers", type=int, default=0, help="DataLoader worker processes per rank")
     ap.add_argument("--launched", action="store_true", help="one rank of a job another launcher started")
     a = ap.parse_args()
     if a.launched:
-        run(environment_rank(), environment_world(), a.steps, a.hang_rank, a.port)
+        run(environment_rank(), environment_world(), a.steps, a.hang_rank, a.port, a.loader_workers)
         return
-    mp.spawn(run, args=(a.world, a.steps, a.hang_rank, a.port), nprocs=a.world, join=True)
+    mp.spawn(run, args=(a.world, a.steps, a.hang_rank, a.port, a.loader_workers), nprocs=a.world, join=True)
     print("job done", flush=True)
 
 

@@ -21,7 +21,11 @@ STRATA_CODEC(AttachRequestArguments,
   v.field("__restart", t.__restart, false);
   v.field("listen", t.listen, false);
   v.field("token", t.token, false);
-  v.field("timeout", t.timeout, false);)
+  v.field("timeout", t.timeout, false);
+  v.field("processIds", t.processIds, false);
+  v.field("processTree", t.processTree, false);
+  v.field("rankFilter", t.rankFilter, false);
+  v.field("stopAll", t.stopAll, false);)
 
 STRATA_CODEC(ContinueArguments,
   v.field("threadId", t.threadId, true);

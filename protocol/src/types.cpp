@@ -116,6 +116,9 @@ static void fieldsOfLaunchRequestArguments(V& v, T& t) {
   v.field("gpuStore", t.gpuStore, false);
   v.field("gpu", t.gpu, false);
   v.field("native", t.native, false);
+  v.field("ranks", t.ranks, false);
+  v.field("rankFilter", t.rankFilter, false);
+  v.field("stopAll", t.stopAll, false);
 }
 STRATA_FIELDS_CODEC(LaunchRequestArguments)
 

@@ -25,6 +25,8 @@ class PidAttachBackend final : public Backend, private BackendHost {
   static bool wants(std::int64_t pid);
   // Called once the agent is in (mixed mode attaches the native debugger then).
   void whenAgentIn(std::function<void()> hook) { agentInHook_ = std::move(hook); }
+  // The agent's backend once it is in (null before).
+  PythonBackend* agent() { return agent_.get(); }
 
   std::string name() const override { return "python"; }
   BackendFeatures features() const override { return PythonBackend::staticFeatures(); }

@@ -159,6 +159,20 @@ void PythonBackend::attach(const AttachSpec& spec, Reply<void> reply) {
   startLink(std::move(*socket), "attach");
 }
 
+void PythonBackend::adopt(tcp::socket socket, const AttachSpec& spec, Reply<void> reply) {
+  attached_ = true;
+  justMyCode_ = spec.justMyCode;
+  stopOnEntry_ = spec.stopOnEntry;
+  starting_ = std::move(reply);
+  startLink(std::move(socket), "attach");
+}
+
+void PythonBackend::agentRequest(const std::string& command, json::value arguments, Reply<json::value> reply) {
+  if (!link_ || link_->closed())
+    return reply(Error{errors::kAgentUnavailable, "the Python program is not connected to the debugger", false});
+  link_->request(command, std::move(arguments), std::move(reply));
+}
+
 void PythonBackend::listenForAgent(const AttachSpec& spec, Reply<void> reply) {
   std::weak_ptr<bool> alive = alive_;
   auto listener = protocol::Listener::open(io_, protocol::HostPort{spec.host, spec.port}, [this, alive](tcp::socket s) {

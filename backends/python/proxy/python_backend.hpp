@@ -59,6 +59,11 @@ class PythonBackend final : public Backend, private BackendHost {
   void exceptionInfo(std::int64_t threadId, Reply<ExceptionInfo> reply) override;
   void source(std::int64_t sourceReference, Reply<SourceContent> reply) override;
   void gpuCollector(const GpuCollectorCommand& command, Reply<std::string> reply) override;
+  // An attach over a connection already accepted (a process of a distributed job that dialed
+  // the ranks listener and was checked there).
+  void adopt(asio::ip::tcp::socket socket, const AttachSpec& spec, Reply<void> reply);
+  // A request of the agent's own (strataProcess, strataHandover), its body as the agent sent it.
+  void agentRequest(const std::string& command, boost::json::value arguments, Reply<boost::json::value> reply);
   // The port an attach with `listen` waits on (0 when not listening).
   std::uint16_t listeningPort() const;
 

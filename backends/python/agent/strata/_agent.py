@@ -69,6 +69,7 @@ class Agent(RequestHandlers):
         self._next_frame = 1
         self._exited = False
         self._closing = False
+        self._handover = False
         atexit.register(self._at_exit)
         os.register_at_fork(after_in_child=self._after_fork_child)
 
@@ -170,6 +171,10 @@ class Agent(RequestHandlers):
         conn.close()
         self._closing = False
         self.connected.clear()
+        if self._handover:
+            # The program waits for the session it was handed over to (strataHandover).
+            self._handover = False
+            return
         self.configured.set()
 
     def send(self, msg):
@@ -341,6 +346,11 @@ class Agent(RequestHandlers):
         m.uninstall()
         self.connected.clear()
         self.configured.set()
+        self._exited = False
+        if os.environ.get("STRATA_RANKS"):
+            # A process of a job launched with "ranks": the child dials the debugger too.
+            from . import _ranks
+            _ranks.boot()
 
     def redirect_output(self, on):
         """Copies the program's stdout/stderr to the client as output events, queued with

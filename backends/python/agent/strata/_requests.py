@@ -6,6 +6,7 @@ import threading
 
 from . import _breakpoints as bpmod
 from . import _evaluate
+from . import _link
 from . import _exceptions as excmod
 from ._inspect import ReprTimeout
 from ._monitor import PKG_DIR
@@ -93,6 +94,25 @@ class RequestHandlers:
 
     def on_configurationDone(self, args):
         return None, self.configured.set
+
+    # ---- the processes of a distributed job (strata-dap's ranks session) --------------------
+    def on_strataProcess(self, args):
+        from . import _ranks
+        return _ranks.describe()
+
+    def on_strataHandover(self, args):
+        """This process gets a debug session of its own (a child session): listen on loopback for
+        it with the given token; the program waits until that session is configured."""
+        token = args.get("token")
+        if not token:
+            raise RequestError("arguments.token is required")
+        if self.listener is None:
+            self.token = token
+            self.listener = _link.make_listener("127.0.0.1", 0)
+            self.listen_address = self.listener.getsockname()[:2]
+        self._handover = True
+        self._closing = True
+        return {"port": self.listen_address[1]}
 
     def on_disconnect(self, args):
         self._closing = True

@@ -22,6 +22,11 @@ struct AttachRequestArguments {
   std::optional<ConnectTarget> listen;      // the adapter listens; the program dials in
   std::optional<std::string> token;         // required off loopback (STRATA-TOKEN line)
   std::optional<std::int64_t> timeout;      // seconds to wait for the program (listen)
+  // The ranks of a distributed job: these processes, or every Python process under one.
+  std::optional<std::vector<std::int64_t>> processIds;
+  std::optional<std::int64_t> processTree;
+  std::optional<std::vector<std::int64_t>> rankFilter;
+  std::optional<bool> stopAll;
 };
 
 // ---- execution control ----------------------------------------------------------------------

@@ -75,6 +75,11 @@ struct LaunchRequestArguments {
   std::optional<std::string> gpu;
   // A Python launch debugged in both layers: the agent and the native debugger (mixed mode).
   std::optional<bool> native;
+  // A distributed job: the program is a launcher (mpirun, torchrun, a script that spawns ranks);
+  // every Python process it starts is debugged in this session (ranks.md).
+  std::optional<bool> ranks;
+  std::optional<std::vector<std::int64_t>> rankFilter;  // breakpoints only in these ranks
+  std::optional<bool> stopAll;  // a stop in one rank stops every rank (default true)
 };
 
 struct DisconnectArguments {

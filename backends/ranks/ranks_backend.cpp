@@ -1,0 +1,994 @@
+// The ranks of a distributed job in one session (ranks_backend.hpp): members, routing, the
+// breakpoints every member shares, stops across members, child sessions.
+#include "backends/ranks/ranks_backend.hpp"
+
+#include <dirent.h>
+
+#include <algorithm>
+#include <boost/json.hpp>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "backends/python/attach/pid_attach_backend.hpp"
+#include "backends/python/proxy/agent_link.hpp"
+#include "backends/python/proxy/peer_check.hpp"
+#include "backends/python/proxy/python_backend.hpp"
+
+namespace strata::backends {
+
+namespace json = boost::json;
+using asio::ip::tcp;
+
+namespace {
+// After the launcher exits, how long the members' links may take to close.
+constexpr auto kMembersDrain = std::chrono::seconds(3);
+const char* kTokenVariable = "STRATA_LAUNCH_TOKEN";
+const char* const kRankVariables[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"};
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::int64_t parentOf(std::int64_t pid) {
+  std::string stat = readFile("/proc/" + std::to_string(pid) + "/stat");
+  auto close = stat.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(stat.substr(close + 1));
+  std::string state;
+  std::int64_t ppid = 0;
+  rest >> state >> ppid;
+  return ppid;
+}
+
+std::string commandLine(std::int64_t pid) {
+  std::string raw = readFile("/proc/" + std::to_string(pid) + "/cmdline");
+  std::replace(raw.begin(), raw.end(), '\0', ' ');
+  return raw;
+}
+
+// multiprocessing's own helper processes: nobody debugs them.
+bool multiprocessingHelper(const std::string& cmdline) {
+  return cmdline.find("multiprocessing.resource_tracker") != std::string::npos ||
+         cmdline.find("multiprocessing.forkserver") != std::string::npos;
+}
+
+std::optional<std::int64_t> environRank(std::int64_t pid) {
+  std::string env = readFile("/proc/" + std::to_string(pid) + "/environ");
+  std::optional<std::int64_t> found;
+  for (const char* name : kRankVariables) {
+    std::string key = std::string(name) + "=";
+    for (std::size_t at = 0; at < env.size();) {
+      std::size_t end = env.find('\0', at);
+      if (end == std::string::npos) end = env.size();
+      if (env.compare(at, key.size(), key) == 0) {
+        std::string v = env.substr(at + key.size(), end - at - key.size());
+        if (!v.empty() && v.size() < 10 && v.find_first_not_of("0123456789") == std::string::npos) return std::stoll(v);
+      }
+      at = end + 1;
+    }
+  }
+  return found;
+}
+
+// Every process under `root` (itself first), from /proc.
+std::vector<std::int64_t> processTree(std::int64_t root) {
+  std::map<std::int64_t, std::vector<std::int64_t>> children;
+  if (DIR* d = ::opendir("/proc")) {
+    while (dirent* e = ::readdir(d)) {
+      char* end = nullptr;
+      long pid = std::strtol(e->d_name, &end, 10);
+      if (pid <= 0 || *end) continue;
+      children[parentOf(pid)].push_back(pid);
+    }
+    ::closedir(d);
+  }
+  std::vector<std::int64_t> out{root};
+  for (std::size_t i = 0; i < out.size(); ++i)
+    for (auto c : children[out[i]]) out.push_back(c);
+  return out;
+}
+
+bool sameReport(const BreakpointReport& a, const BreakpointReport& b) {
+  return a.verified == b.verified && a.line == b.line && a.message == b.message && a.pending == b.pending;
+}
+}  // namespace
+
+// A member's (or the launcher's) host: what it reports comes back here with who it is.
+class RanksBackend::Port final : public BackendHost {
+ public:
+  Port(RanksBackend& owner, std::optional<std::size_t> member) : owner_(owner), member_(member) {}
+
+  void output(OutputCategory category, std::string text) override {
+    // A member's link closing is how every rank ends: said once per member, by the backend.
+    if (member_ && text == "The Python program closed the debug link.\n") return;
+    owner_.host_.output(category, std::move(text));
+  }
+  void processStarted(const std::string& name, std::int64_t pid, bool launched) override {
+    if (member_) return;  // the members are announced by their threads
+    owner_.launcherPid_ = pid;
+    owner_.host_.processStarted(name, pid, launched);
+  }
+  void exited(const ExitStatus& status) override {
+    if (member_) return owner_.onMemberExited(m(), status);
+    owner_.onLauncherExited(status);
+  }
+  bool congested() const override { return owner_.host_.congested(); }
+  void whenWritable(std::function<void()> resume) override { owner_.host_.whenWritable(std::move(resume)); }
+  bool canRunInTerminal() const override { return owner_.host_.canRunInTerminal(); }
+  void runInTerminal(const TerminalLaunch& launch, Reply<TerminalProcess> reply) override {
+    owner_.host_.runInTerminal(launch, std::move(reply));
+  }
+  const std::string& adapterExecutable() const override { return owner_.host_.adapterExecutable(); }
+  void stopped(const StopReport& stop) override {
+    if (member_) owner_.onStopped(m(), stop);
+  }
+  void continued(std::int64_t threadId, bool allThreads) override {
+    if (member_) owner_.onContinued(m(), threadId, allThreads);
+  }
+  void threadChanged(std::int64_t threadId, bool started) override {
+    if (member_) owner_.onThread(m(), threadId, started);
+  }
+  void breakpointChanged(const BreakpointReport& state) override {
+    if (member_) owner_.onBreakpoint(m(), state);
+  }
+  void moduleChanged(const ModuleInfo& module, const std::string& reason) override {
+    owner_.host_.moduleChanged(module, reason);
+  }
+  void progress(const ProgressReport& report) override { owner_.host_.progress(report); }
+
+ private:
+  Member& m() { return *owner_.members_[*member_]; }
+  RanksBackend& owner_;
+  std::optional<std::size_t> member_;
+};
+
+RanksBackend::RanksBackend(asio::io_context& io, BackendHost& host) : io_(io), host_(host), endTimer_(io) {}
+
+RanksBackend::~RanksBackend() {
+  *alive_ = false;
+  if (listener_) listener_->close();
+}
+
+BackendFeatures RanksBackend::features() const {
+  BackendFeatures f = PythonBackend::staticFeatures();
+  return f;
+}
+
+RanksBackend::Member& RanksBackend::newMember(std::int64_t pid) {
+  auto m = std::make_unique<Member>();
+  m->index = members_.size();
+  m->pid = pid;
+  m->rank = environRank(pid);
+  m->port = std::make_unique<Port>(*this, m->index);
+  members_.push_back(std::move(m));
+  return *members_.back();
+}
+
+RanksBackend::Member* RanksBackend::memberOf(std::int64_t threadId) {
+  auto it = threadOwner_.find(threadId);
+  if (it != threadOwner_.end()) return members_[it->second].get();
+  return nullptr;
+}
+
+RanksBackend::Member* RanksBackend::memberByPid(std::int64_t pid) {
+  for (auto& m : members_)
+    if (m->pid == pid) return m.get();
+  return nullptr;
+}
+
+Result<std::pair<RanksBackend::Member*, std::int64_t>> RanksBackend::untag(std::int64_t id, const char* what) {
+  if (id <= 0) return Error{errors::kBadArguments, std::string("unknown ") + what + " " + std::to_string(id), false};
+  auto index = static_cast<std::size_t>(id % kSlots);
+  if (index >= members_.size() || members_[index]->gone)
+    return Error{errors::kBadArguments,
+                 std::string(what) + " " + std::to_string(id) + " belongs to no running process of this job", false};
+  return std::make_pair(members_[index].get(), id / kSlots);
+}
+
+std::string RanksBackend::label(const Member& m) const {
+  if (m.rank) return "rank " + std::to_string(*m.rank);
+  if (m.root) return "launcher " + std::to_string(m.pid);
+  return "pid " + std::to_string(m.pid);
+}
+
+bool RanksBackend::rankWanted(const Member& m) const {
+  if (rankFilter_.empty() || !m.rank) return true;
+  return std::find(rankFilter_.begin(), rankFilter_.end(), *m.rank) != rankFilter_.end();
+}
+
+std::int64_t RanksBackend::anyThread(const Member& m) const {
+  return m.threads.empty() ? m.pid : *m.threads.begin();
+}
+
+// ---- launch: the launcher runs; every Python process under it dials in ----------------------
+
+void RanksBackend::launch(const LaunchSpec& spec, Reply<void> reply) {
+  std::string agentDir = agentPythonPath(host_.adapterExecutable());
+  if (agentDir.empty())
+    return reply(Error{errors::kAgentUnavailable,
+                       "the Strata Python agent was not found beside strata-dap; set STRATA_AGENT_PYTHONPATH to its folder",
+                       true});
+  rankFilter_ = spec.rankFilter;
+  stopAll_ = spec.stopAll;
+  justMyCode_ = spec.justMyCode;
+  token_ = makeLaunchToken();
+  std::weak_ptr<bool> alive = alive_;
+  auto listener = protocol::Listener::open(io_, protocol::HostPort{"127.0.0.1", 0}, [this, alive](tcp::socket s) {
+    if (!alive.expired()) onAccept(std::move(s));
+  });
+  if (!listener) return reply(listener.takeError());
+  listener_ = std::move(*listener);
+
+  LaunchSpec child = spec;
+  child.ranks = false;
+  std::string pythonPath = agentDir + "/strata/_rankboot:" + agentDir;
+  for (auto it = child.environment.begin(); it != child.environment.end();) {
+    bool ours = it->rfind("PYTHONPATH=", 0) == 0 || it->rfind("STRATA_RANKS=", 0) == 0 ||
+                it->rfind(std::string(kTokenVariable) + "=", 0) == 0;
+    if (it->rfind("PYTHONPATH=", 0) == 0 && it->size() > 11) pythonPath += ":" + it->substr(11);
+    it = ours ? child.environment.erase(it) : it + 1;
+  }
+  child.environment.push_back("PYTHONPATH=" + pythonPath);
+  child.environment.push_back("STRATA_RANKS=127.0.0.1:" + std::to_string(listener_->endpoint().port()));
+  child.environment.push_back(std::string(kTokenVariable) + "=" + token_);
+  launcherPort_ = std::make_unique<Port>(*this, std::nullopt);
+  launcher_ = std::make_unique<ProcessBackend>(io_, *launcherPort_);
+  launcher_->launch(child, std::move(reply));
+}
+
+void RanksBackend::onAccept(tcp::socket socket) {
+  if (ending_) return;
+  // Only the processes of this launch: the token is in their environment (they inherit it).
+  auto pid = loopbackPeerPid(socket);
+  if (!pid || !processEnvironmentHas(*pid, std::string(kTokenVariable) + "=" + token_)) return;
+  std::string cmdline = commandLine(*pid);
+  if (multiprocessingHelper(cmdline)) return;  // the socket closes: the helper runs on undebugged
+  if (memberByPid(*pid)) return;
+  Member* parent = memberByPid(parentOf(*pid));
+  if (parent && !parent->root) {
+    // Named after its rank, which a spawned rank may have set only after it started.
+    auto held = std::make_shared<tcp::socket>(std::move(socket));
+    std::weak_ptr<bool> alive = alive_;
+    std::size_t index = parent->index;
+    std::int64_t child = *pid;
+    return learnRank(*parent, [this, alive, held, child, index] {
+      if (!alive.expired()) handOver(std::move(*held), child, label(*members_[index]));
+    });
+  }
+
+  Member& m = newMember(*pid);
+  m.root = *pid == launcherPid_;
+  auto py = std::make_unique<PythonBackend>(io_, *m.port);
+  m.python = py.get();
+  m.backend = std::move(py);
+  AttachSpec spec;
+  spec.justMyCode = justMyCode_;
+  std::weak_ptr<bool> alive = alive_;
+  std::size_t index = m.index;
+  m.python->adopt(std::move(socket), spec, [this, alive, index](Result<void> r) {
+    if (alive.expired()) return;
+    Member& mm = *members_[index];
+    if (!r) {
+      host_.output(OutputCategory::Important, "Process " + std::to_string(mm.pid) +
+                                                  " of the job could not be debugged: " + r.error().message + "\n");
+      mm.gone = true;
+      return maybeEnd();
+    }
+    mm.ready = mm.live = true;
+    memberReady(mm);
+  });
+}
+
+// A process that is not a rank (a DataLoader worker, a subprocess of a rank): its own session.
+void RanksBackend::handOver(tcp::socket socket, std::int64_t pid, std::string parent) {
+  std::string what = "process " + std::to_string(pid) + " (a child of " + parent + ")";
+  if (!host_.canStartDebugging()) {
+    host_.output(OutputCategory::Console, what + " runs without the debugger: this client opens no child sessions "
+                                                 "(startDebugging)\n");
+    return;  // the socket closes: the agent lets the process run on
+  }
+  std::string childToken = makeLaunchToken();
+  std::weak_ptr<bool> alive = alive_;
+  auto link = AgentLink::open(std::move(socket), AgentLink::Callbacks{[](const std::string&, const json::value&) {},
+                                                                      [] {}});
+  link->request("strataHandover", json::object{{"token", childToken}},
+                [this, alive, link, pid, what, childToken](Result<json::value> r) {
+                  link->close();
+                  if (alive.expired()) return;
+                  const json::value* port = r && r->is_object() ? r->get_object().if_contains("port") : nullptr;
+                  if (!port || !port->is_int64()) {
+                    host_.output(OutputCategory::Console,
+                                 what + " runs without the debugger: " + (r ? "no port in its answer" : r.error().message) + "\n");
+                    return;
+                  }
+                  json::object config{{"type", "strata"},
+                                      {"request", "attach"},
+                                      {"name", what},
+                                      {"connect", json::object{{"host", "127.0.0.1"}, {"port", port->as_int64()}}},
+                                      {"token", childToken},
+                                      {"justMyCode", justMyCode_},
+                                      {"subProcessId", pid}};
+                  host_.startDebugging("attach", json::serialize(config), [this, alive, what](Result<void> done) {
+                    if (alive.expired() || done) return;
+                    host_.output(OutputCategory::Console, what + ": no child session: " + done.error().message + "\n");
+                  });
+                });
+}
+
+void RanksBackend::memberReady(Member& m) {
+  std::size_t index = m.index;
+  std::weak_ptr<bool> alive = alive_;
+  learnRank(m, [this, alive, index] {
+    if (alive.expired()) return;
+    Member& mm = *members_[index];
+    if (mm.gone) return;
+    mm.breakpointsOn = rankWanted(mm);
+    applyAll(mm, [this, alive, index] {
+      if (alive.expired()) return;
+      Member& m3 = *members_[index];
+      if (configured_) configureMember(m3);
+      announceThreads(m3);
+    });
+  });
+}
+
+void RanksBackend::learnRank(Member& m, std::function<void()> then) {
+  PythonBackend* agent = m.python ? m.python : (m.attached && m.live ? m.attached->agent() : nullptr);
+  if (!agent) return then();
+  std::weak_ptr<bool> alive = alive_;
+  std::size_t index = m.index;
+  agent->agentRequest("strataProcess", json::object{}, [this, alive, index, then](Result<json::value> r) {
+    if (alive.expired()) return;
+    if (r && r->is_object())
+      if (auto* rank = r->get_object().if_contains("rank"); rank && rank->is_int64())
+        members_[index]->rank = rank->as_int64();
+    then();
+  });
+}
+
+void RanksBackend::configureMember(Member& m) {
+  if (m.configured || m.gone) return;
+  m.configured = true;
+  m.backend->configurationDone([](Result<void>) {});
+}
+
+void RanksBackend::announceThreads(Member& m) {
+  std::weak_ptr<bool> alive = alive_;
+  std::size_t index = m.index;
+  m.backend->threads([this, alive, index](Result<std::vector<ThreadInfo>> r) {
+    if (alive.expired() || !r) return;
+    Member& mm = *members_[index];
+    for (const auto& t : *r) {
+      threadOwner_[t.id] = index;
+      if (mm.threads.insert(t.id).second) host_.threadChanged(t.id, true);
+    }
+  });
+}
+
+void RanksBackend::configurationDone(Reply<void> reply) {
+  configured_ = true;
+  for (auto& m : members_)
+    if (m->ready) configureMember(*m);
+  reply({});
+}
+
+void RanksBackend::abandonStart() {
+  ending_ = true;
+  if (listener_) listener_->close();
+  if (launcher_) launcher_->abandonStart();
+  for (auto& m : members_)
+    if (m->backend) m->backend->abandonStart();
+}
+
+// ---- attach: every CPython process named, or under one ---------------------------------------
+
+void RanksBackend::attach(const AttachSpec& spec, Reply<void> reply) {
+  attaching_ = true;
+  rankFilter_ = spec.rankFilter;
+  stopAll_ = spec.stopAll;
+  justMyCode_ = spec.justMyCode;
+  std::vector<std::int64_t> pids = spec.processIds;
+  std::string skipped;
+  if (spec.processTree) {
+    if (!std::filesystem::exists("/proc/" + std::to_string(*spec.processTree)))
+      return reply(Error{errors::kBadArguments, "no process " + std::to_string(*spec.processTree), true});
+    for (auto pid : processTree(*spec.processTree)) {
+      if (multiprocessingHelper(commandLine(pid))) continue;
+      if (PidAttachBackend::wants(pid)) pids.push_back(pid);
+    }
+    if (pids.empty())
+      return reply(Error{errors::kBadArguments,
+                         "no process under " + std::to_string(*spec.processTree) + " runs CPython (or can be read)", true});
+  } else {
+    for (auto pid : spec.processIds)
+      if (!PidAttachBackend::wants(pid))
+        return reply(Error{errors::kBadArguments,
+                           "process " + std::to_string(pid) +
+                               " does not run CPython (or cannot be read: no such process, another user); "
+                               "arguments.processIds names the Python ranks of a job",
+                           true});
+  }
+  if (pids.size() > static_cast<std::size_t>(kSlots))
+    return reply(Error{errors::kBadArguments, "more than " + std::to_string(kSlots) + " processes in one session", true});
+  auto left = std::make_shared<std::size_t>(pids.size());
+  auto failures = std::make_shared<std::vector<std::string>>();
+  auto done = std::make_shared<Reply<void>>(std::move(reply));
+  std::weak_ptr<bool> alive = alive_;
+  for (auto pid : pids) {
+    Member& m = newMember(pid);
+    auto backend = std::make_unique<PidAttachBackend>(io_, *m.port);
+    m.attached = backend.get();
+    m.backend = std::move(backend);
+    std::size_t index = m.index;
+    m.attached->whenAgentIn([this, alive, index] {
+      if (alive.expired()) return;
+      members_[index]->live = true;
+      learnRank(*members_[index], [] {});
+    });
+    AttachSpec one;
+    one.processId = pid;
+    one.justMyCode = justMyCode_;
+    m.backend->attach(one, [this, alive, index, left, failures, done](Result<void> r) {
+      if (alive.expired()) return;
+      Member& mm = *members_[index];
+      if (!r) {
+        mm.gone = true;
+        failures->push_back("process " + std::to_string(mm.pid) + ": " + r.error().message);
+      } else {
+        mm.ready = true;
+        memberReady(mm);
+      }
+      if (--*left) return;
+      std::size_t attached = members_.size() - failures->size();
+      if (attached == 0) {
+        std::string why;
+        for (auto& f : *failures) why += (why.empty() ? "" : "; ") + f;
+        return (*done)(Error{errors::kBadProcessId, why, true});
+      }
+      for (auto& f : *failures) host_.output(OutputCategory::Important, "Not attached: " + f + "\n");
+      (*done)({});
+    });
+  }
+}
+
+// ---- breakpoints: one set for every member ----------------------------------------------------
+
+BreakpointReport RanksBackend::merged(const BpSet& set, std::size_t i) const {
+  BreakpointReport out;
+  out.id = set.ids[i];
+  if (set.kind == BpSet::Kind::Source) out.path = set.path;
+  const BreakpointReport* first = nullptr;
+  for (const auto& [member, r] : set.placed[i]) {
+    if (!first) first = &r;
+    if (r.verified) {
+      out.verified = true;
+      out.line = r.line;
+      return out;
+    }
+  }
+  if (first) {
+    out.message = first->message;
+    out.line = first->line;
+    out.pending = first->pending;
+  } else {
+    out.pending = true;
+    out.message = rankFilter_.empty() ? "no process of the job has started yet: set in each one as it starts"
+                                      : "no process of the job that rankFilter names has started yet";
+  }
+  return out;
+}
+
+void RanksBackend::tellChanges(BpSet& set) {
+  for (std::size_t i = 0; i < set.size() && i < set.told.size(); ++i) {
+    BreakpointReport now = merged(set, i);
+    if (sameReport(now, set.told[i])) continue;
+    set.told[i] = now;
+    if (set.kind != BpSet::Kind::Exception) host_.breakpointChanged(now);
+  }
+}
+
+std::vector<BreakpointReport> RanksBackend::fromMember(Member& m, BpSet& set, std::vector<BreakpointReport> reports) {
+  for (std::size_t i = 0; i < reports.size() && i < set.size(); ++i) {
+    if (reports[i].id) m.bpFromChild[*reports[i].id] = set.ids[i];
+    set.placed[i][m.index] = reports[i];
+  }
+  return reports;
+}
+
+void RanksBackend::applySet(Member& m, const std::string& key, std::function<void()> done) {
+  auto it = sets_.find(key);
+  if (it == sets_.end() || m.gone) return done();
+  auto set = it->second;
+  std::size_t index = m.index;
+  std::uint64_t generation = set->generation;
+  std::weak_ptr<bool> alive = alive_;
+  auto onReply = [this, alive, index, set, generation, done](Result<std::vector<BreakpointReport>> r) {
+    if (alive.expired()) return;
+    if (r && set->generation == generation) fromMember(*members_[index], *set, std::move(*r));
+    done();
+  };
+  bool on = m.breakpointsOn || set->kind == BpSet::Kind::Exception;
+  switch (set->kind) {
+    case BpSet::Kind::Source:
+      return m.backend->setSourceBreakpoints(set->path, on ? set->sources : std::vector<SourceBreakpointSpec>{}, onReply);
+    case BpSet::Kind::Function:
+      return m.backend->setFunctionBreakpoints(on ? set->functions : std::vector<FunctionBreakpointSpec>{}, onReply);
+    case BpSet::Kind::Exception:
+      return m.backend->setExceptionBreakpoints(set->filters, onReply);
+  }
+}
+
+// A member that just came: every set the client has, then what changed for the client.
+void RanksBackend::applyAll(Member& m, std::function<void()> done) {
+  auto left = std::make_shared<std::size_t>(sets_.size() + 1);
+  std::weak_ptr<bool> alive = alive_;
+  auto one = [this, alive, left, done] {
+    if (--*left || alive.expired()) return;
+    for (auto& [key, set] : sets_) tellChanges(*set);
+    done();
+  };
+  std::vector<std::string> keys;
+  for (auto& [key, set] : sets_) keys.push_back(key);
+  for (auto& key : keys) applySet(m, key, one);
+  one();
+}
+
+void RanksBackend::sendSet(const std::string& key, std::shared_ptr<BpSet> set, Reply<std::vector<BreakpointReport>> reply) {
+  if (auto old = sets_.find(key); old != sets_.end()) {
+    for (auto id : old->second->ids) bpWhere_.erase(id);
+    set->generation = old->second->generation + 1;
+  }
+  set->ids.clear();
+  for (std::size_t i = 0; i < set->size(); ++i) {
+    set->ids.push_back(nextBp_++);
+    bpWhere_[set->ids.back()] = {key, i};
+  }
+  set->placed.assign(set->size(), {});
+  sets_[key] = set;
+  std::vector<std::size_t> targets;
+  for (auto& m : members_)
+    if (m->ready && !m->gone) targets.push_back(m->index);
+  auto left = std::make_shared<std::size_t>(targets.size() + 1);
+  std::weak_ptr<bool> alive = alive_;
+  auto one = [this, alive, left, set, reply] {
+    if (--*left || alive.expired()) return;
+    std::vector<BreakpointReport> out;
+    for (std::size_t i = 0; i < set->size(); ++i) out.push_back(merged(*set, i));
+    set->told = out;
+    if (set->kind == BpSet::Kind::Exception)
+      for (auto& r : out) r.id.reset(), r.path.reset();
+    reply(std::move(out));
+  };
+  for (auto index : targets) applySet(*members_[index], key, one);
+  one();
+}
+
+void RanksBackend::setSourceBreakpoints(const std::string& path, const std::vector<SourceBreakpointSpec>& breakpoints,
+                                        Reply<std::vector<BreakpointReport>> reply) {
+  auto set = std::make_shared<BpSet>();
+  set->kind = BpSet::Kind::Source;
+  set->path = path;
+  set->sources = breakpoints;
+  sendSet("source:" + path, set, std::move(reply));
+}
+
+void RanksBackend::setFunctionBreakpoints(const std::vector<FunctionBreakpointSpec>& breakpoints,
+                                          Reply<std::vector<BreakpointReport>> reply) {
+  auto set = std::make_shared<BpSet>();
+  set->kind = BpSet::Kind::Function;
+  set->functions = breakpoints;
+  sendSet("function", set, std::move(reply));
+}
+
+void RanksBackend::setExceptionBreakpoints(const std::vector<ExceptionFilterSpec>& filters,
+                                           Reply<std::vector<BreakpointReport>> reply) {
+  auto set = std::make_shared<BpSet>();
+  set->kind = BpSet::Kind::Exception;
+  set->filters = filters;
+  sendSet("exception", set, std::move(reply));
+}
+
+void RanksBackend::onBreakpoint(Member& m, const BreakpointReport& report) {
+  if (!report.id) return;
+  auto child = m.bpFromChild.find(*report.id);
+  if (child == m.bpFromChild.end()) return;
+  auto where = bpWhere_.find(child->second);
+  if (where == bpWhere_.end()) return;
+  auto set = sets_[where->second.first];
+  set->placed[where->second.second][m.index] = report;
+  tellChanges(*set);
+}
+
+// ---- execution across members -----------------------------------------------------------------
+
+void RanksBackend::pauseOthers(const Member& except) {
+  for (auto& m : members_) {
+    if (m.get() == &except || m->gone || !m->live || !m->configured || m->stopped || m->pausing) continue;
+    m->pausing = true;
+    m->backend->pause(anyThread(*m), [](Result<void>) {});
+  }
+}
+
+void RanksBackend::onStopped(Member& m, StopReport stop) {
+  if (m.gone) return;
+  bool induced = m.pausing && stop.reason == "pause";
+  m.pausing = false;
+  m.stopped = true;
+  if (stop.threadId) {
+    threadOwner_[*stop.threadId] = m.index;
+    m.threads.insert(*stop.threadId);
+  }
+  for (auto& id : stop.hitBreakpointIds)
+    if (auto it = m.bpFromChild.find(id); it != m.bpFromChild.end()) id = it->second;
+  if (induced) return;  // the stop of another member, already reported as stopping every one
+  // A rank whose rank was not known when it came (a spawned rank sets RANK itself): learn it
+  // now; rankFilter may leave it out, and then it runs on with its breakpoints removed.
+  if (!m.rank && (stop.reason == "breakpoint" || stop.reason == "function breakpoint")) {
+    std::size_t index = m.index;
+    std::weak_ptr<bool> alive = alive_;
+    return learnRank(m, [this, alive, index, stop] {
+      if (alive.expired()) return;
+      Member& mm = *members_[index];
+      if (mm.gone) return;
+      if (mm.rank && !rankWanted(mm)) {
+        mm.breakpointsOn = false;
+        mm.stopped = false;
+        std::weak_ptr<bool> alive2 = alive_;
+        return applyAll(mm, [this, alive2, index] {
+          if (alive2.expired()) return;
+          Member& m3 = *members_[index];
+          m3.backend->resume(anyThread(m3), false, [](Result<bool>) {});
+        });
+      }
+      reportStop(mm, stop);
+    });
+  }
+  reportStop(m, std::move(stop));
+}
+
+void RanksBackend::reportStop(Member& m, StopReport stop) {
+  lastStopped_ = m.index;
+  m.lastStopReason = stop.reason;
+  if (stopAll_) {
+    stop.allThreadsStopped = true;
+    pauseOthers(m);
+  } else {
+    stop.allThreadsStopped = false;
+    for (auto t : m.threads)
+      if (!stop.threadId || t != *stop.threadId) stop.alsoStopped.push_back(t);
+  }
+  if (!stop.description.empty() || stop.reason != "pause") stop.description = label(m) + ": " + (stop.description.empty() ? stop.reason : stop.description);
+  host_.stopped(stop);
+}
+
+void RanksBackend::onContinued(Member& m, std::int64_t threadId, bool allThreads) {
+  if (m.gone) return;
+  if (allThreads) m.stopped = false;
+  if (threadId) threadOwner_[threadId] = m.index;
+  // An attached member's snapshot ends when its agent is in: its threads run on, the others'
+  // stay as they are.
+  if (stopAll_ && allThreads) {
+    bool othersStopped = std::any_of(members_.begin(), members_.end(), [&](const auto& o) {
+      return o.get() != &m && !o->gone && o->stopped;
+    });
+    if (othersStopped) {
+      for (auto t : m.threads) host_.continued(t, false);
+      return;
+    }
+  }
+  host_.continued(threadId, stopAll_ && allThreads);
+}
+
+void RanksBackend::onThread(Member& m, std::int64_t threadId, bool started) {
+  if (started) {
+    threadOwner_[threadId] = m.index;
+    m.threads.insert(threadId);
+  } else {
+    threadOwner_.erase(threadId);
+    m.threads.erase(threadId);
+  }
+  host_.threadChanged(threadId, started);
+}
+
+void RanksBackend::resume(std::int64_t threadId, bool singleThread, Reply<bool> reply) {
+  Member* owner = memberOf(threadId);
+  if (!owner) return reply(Error{errors::kBadArguments, "thread " + std::to_string(threadId) + " belongs to no process of this job", false});
+  if (singleThread || !stopAll_) {
+    owner->stopped = singleThread ? owner->stopped : false;
+    std::weak_ptr<bool> alive = alive_;
+    std::size_t index = owner->index;
+    return owner->backend->resume(threadId, singleThread, [this, alive, index, threadId, reply](Result<bool> r) {
+      if (!r) return reply(r.takeError());
+      bool all = *r && stopAll_;
+      reply(all);
+      if (alive.expired() || all || !*r) return;
+      // The rest of this member's threads went too; the other members stay stopped.
+      asio::post(io_, [this, alive, index, threadId] {
+        if (alive.expired()) return;
+        for (auto t : members_[index]->threads)
+          if (t != threadId) host_.continued(t, false);
+      });
+    });
+  }
+  // Every member goes on (those still pausing too: the resume drops their pause).
+  auto left = std::make_shared<std::size_t>(1);
+  auto failed = std::make_shared<std::optional<Error>>();
+  auto finish = [left, failed, reply] {
+    if (--*left) return;
+    if (*failed) return reply(std::move(**failed));
+    reply(true);
+  };
+  for (auto& m : members_) {
+    if (m->gone || !m->live || !(m->stopped || m->pausing || m.get() == owner)) continue;
+    bool mine = m.get() == owner;
+    m->stopped = m->pausing = false;
+    ++*left;
+    m->backend->resume(mine ? threadId : anyThread(*m), false, [mine, failed, finish](Result<bool> r) {
+      if (!r && mine) *failed = r.takeError();
+      finish();
+    });
+  }
+  finish();
+}
+
+void RanksBackend::step(StepKind kind, const StepOptions& options, Reply<void> reply) {
+  Member* owner = memberOf(options.threadId);
+  if (!owner) return reply(Error{errors::kBadArguments, "thread " + std::to_string(options.threadId) + " belongs to no process of this job", false});
+  owner->stopped = false;
+  owner->backend->step(kind, options, std::move(reply));
+}
+
+void RanksBackend::pause(std::int64_t threadId, Reply<void> reply) {
+  Member* owner = memberOf(threadId);
+  if (!owner && !members_.empty()) owner = members_.front().get();
+  if (!owner) return reply(Error{errors::kBadArguments, "no process of the job has started yet", false});
+  owner->backend->pause(threadId, std::move(reply));
+}
+
+// ---- threads and inspection -------------------------------------------------------------------
+
+void RanksBackend::threads(Reply<std::vector<ThreadInfo>> reply) {
+  struct Gather {
+    std::map<std::size_t, std::vector<ThreadInfo>> by;
+    std::size_t left = 1;
+  };
+  auto g = std::make_shared<Gather>();
+  std::weak_ptr<bool> alive = alive_;
+  auto finish = [this, alive, g, reply] {
+    if (--g->left || alive.expired()) return;
+    std::vector<std::size_t> order;
+    for (auto& [index, ts] : g->by) order.push_back(index);
+    std::stable_sort(order.begin(), order.end(), [this](std::size_t a, std::size_t b) {
+      const auto& x = *members_[a];
+      const auto& y = *members_[b];
+      if (x.rank.has_value() != y.rank.has_value()) return y.rank.has_value();  // the launcher first
+      if (x.rank && y.rank && *x.rank != *y.rank) return *x.rank < *y.rank;
+      return x.pid < y.pid;
+    });
+    std::vector<ThreadInfo> out;
+    for (auto index : order)
+      for (auto t : g->by[index]) {
+        t.name = label(*members_[index]) + " / " + t.name;
+        out.push_back(std::move(t));
+      }
+    reply(std::move(out));
+  };
+  for (auto& m : members_) {
+    if (m->gone || !m->ready) continue;
+    ++g->left;
+    std::size_t index = m->index;
+    auto gather = [this, alive, g, index, finish](Result<std::vector<ThreadInfo>> r) {
+      if (alive.expired()) return;
+      if (r) {
+        Member& mm = *members_[index];
+        for (const auto& t : *r) {
+          threadOwner_[t.id] = index;
+          mm.threads.insert(t.id);
+        }
+        g->by[index] = std::move(*r);
+      }
+      finish();
+    };
+    // A rank's rank may be set by the program itself after it started (a spawned rank).
+    if (!m->rank && m->live)
+      learnRank(*m, [this, alive, index, gather] {
+        if (!alive.expired()) members_[index]->backend->threads(gather);
+      });
+    else
+      m->backend->threads(gather);
+  }
+  finish();
+}
+
+void RanksBackend::stackTrace(std::int64_t threadId, std::int64_t startFrame, std::int64_t levels,
+                              Reply<StackPage> reply) {
+  Member* m = memberOf(threadId);
+  if (!m) return reply(Error{errors::kBadArguments, "thread " + std::to_string(threadId) + " belongs to no process of this job", false});
+  std::size_t index = m->index;
+  m->backend->stackTrace(threadId, startFrame, levels, [index, reply](Result<StackPage> r) {
+    if (!r) return reply(r.takeError());
+    for (auto& f : r->frames) {
+      f.id = tag(f.id, index);
+      if (f.source) f.source->reference = tag(f.source->reference, index);
+    }
+    reply(std::move(*r));
+  });
+}
+
+void RanksBackend::scopes(std::int64_t frameId, Reply<std::vector<ScopeInfo>> reply) {
+  auto where = untag(frameId, "frame");
+  if (!where) return reply(where.takeError());
+  auto [m, local] = *where;
+  std::size_t index = m->index;
+  m->backend->scopes(local, [index, reply](Result<std::vector<ScopeInfo>> r) {
+    if (!r) return reply(r.takeError());
+    for (auto& s : *r) s.variablesReference = tag(s.variablesReference, index);
+    reply(std::move(*r));
+  });
+}
+
+namespace {
+Reply<ValueInfo> taggedValue(std::size_t index, Reply<ValueInfo> reply) {
+  return [index, reply](Result<ValueInfo> r) {
+    if (!r) return reply(r.takeError());
+    r->variablesReference = RanksBackend::tag(r->variablesReference, index);
+    reply(std::move(*r));
+  };
+}
+}  // namespace
+
+void RanksBackend::variables(const VariablesQuery& query, Reply<std::vector<ValueInfo>> reply) {
+  auto where = untag(query.variablesReference, "variablesReference");
+  if (!where) return reply(where.takeError());
+  auto [m, local] = *where;
+  VariablesQuery q = query;
+  q.variablesReference = local;
+  std::size_t index = m->index;
+  m->backend->variables(q, [index, reply](Result<std::vector<ValueInfo>> r) {
+    if (!r) return reply(r.takeError());
+    for (auto& v : *r) v.variablesReference = tag(v.variablesReference, index);
+    reply(std::move(*r));
+  });
+}
+
+void RanksBackend::evaluate(const EvaluateQuery& query, Reply<ValueInfo> reply) {
+  EvaluateQuery q = query;
+  Member* m = nullptr;
+  if (query.frameId) {
+    auto where = untag(*query.frameId, "frame");
+    if (!where) return reply(where.takeError());
+    m = where->first;
+    q.frameId = where->second;
+  } else if (lastStopped_ && !members_[*lastStopped_]->gone) {
+    m = members_[*lastStopped_].get();
+  }
+  if (!m) return reply(Error{errors::kBadArguments, "evaluate needs a frame: no process of the job has stopped", false});
+  m->backend->evaluate(q, taggedValue(m->index, std::move(reply)));
+}
+
+void RanksBackend::setVariable(std::int64_t variablesReference, const std::string& name, const std::string& value,
+                               Reply<ValueInfo> reply) {
+  auto where = untag(variablesReference, "variablesReference");
+  if (!where) return reply(where.takeError());
+  where->first->backend->setVariable(where->second, name, value, taggedValue(where->first->index, std::move(reply)));
+}
+
+void RanksBackend::setExpression(const std::string& expression, const std::string& value,
+                                 std::optional<std::int64_t> frameId, Reply<ValueInfo> reply) {
+  Member* m = lastStopped_ ? members_[*lastStopped_].get() : nullptr;
+  std::optional<std::int64_t> local;
+  if (frameId) {
+    auto where = untag(*frameId, "frame");
+    if (!where) return reply(where.takeError());
+    m = where->first;
+    local = where->second;
+  }
+  if (!m || m->gone) return reply(Error{errors::kBadArguments, "setExpression needs a frame of a stopped process", false});
+  m->backend->setExpression(expression, value, local, taggedValue(m->index, std::move(reply)));
+}
+
+void RanksBackend::completions(const CompletionsQuery& query, Reply<std::vector<CompletionEntry>> reply) {
+  CompletionsQuery q = query;
+  Member* m = lastStopped_ ? members_[*lastStopped_].get() : nullptr;
+  if (query.frameId) {
+    auto where = untag(*query.frameId, "frame");
+    if (!where) return reply(where.takeError());
+    m = where->first;
+    q.frameId = where->second;
+  }
+  if (!m || m->gone) return reply(std::vector<CompletionEntry>{});
+  m->backend->completions(q, std::move(reply));
+}
+
+void RanksBackend::exceptionInfo(std::int64_t threadId, Reply<ExceptionInfo> reply) {
+  Member* m = memberOf(threadId);
+  if (!m) return reply(Error{errors::kBadArguments, "thread " + std::to_string(threadId) + " belongs to no process of this job", false});
+  m->backend->exceptionInfo(threadId, std::move(reply));
+}
+
+void RanksBackend::source(std::int64_t sourceReference, Reply<SourceContent> reply) {
+  auto where = untag(sourceReference, "sourceReference");
+  if (!where) return reply(where.takeError());
+  where->first->backend->source(where->second, std::move(reply));
+}
+
+// ---- the end -------------------------------------------------------------------------------------
+
+void RanksBackend::onMemberExited(Member& m, const ExitStatus& status) {
+  if (m.gone) return;
+  m.gone = true;
+  lastExit_ = status;
+  for (auto t : m.threads) {
+    threadOwner_.erase(t);
+    host_.threadChanged(t, false);
+  }
+  m.threads.clear();
+  maybeEnd();
+}
+
+void RanksBackend::onLauncherExited(const ExitStatus& status) {
+  launcherExit_ = status;
+  if (listener_) listener_->close();
+  std::weak_ptr<bool> alive = alive_;
+  endTimer_.expires_after(kMembersDrain);
+  endTimer_.async_wait([this, alive](const boost::system::error_code& ec) {
+    if (ec || alive.expired() || ended_) return;
+    ended_ = true;
+    host_.exited(*launcherExit_);
+  });
+  maybeEnd();
+}
+
+void RanksBackend::maybeEnd() {
+  if (ended_) return;
+  bool anyLeft = std::any_of(members_.begin(), members_.end(), [](const auto& m) { return !m->gone; });
+  if (anyLeft) return;
+  if (launcher_ && !launcherExit_) return;  // the launcher may start more
+  if (!launcher_ && members_.empty()) return;
+  ended_ = true;
+  endTimer_.cancel();
+  host_.exited(launcherExit_ ? *launcherExit_ : lastExit_);
+}
+
+void RanksBackend::terminate(bool force, Reply<void> reply) {
+  ending_ = true;
+  auto left = std::make_shared<std::size_t>(1);
+  auto finish = [left, reply] {
+    if (--*left == 0) reply({});
+  };
+  for (auto& m : members_) {
+    if (m->gone || !m->live) continue;
+    ++*left;
+    m->backend->terminate(force, [finish](Result<void>) { finish(); });
+  }
+  if (launcher_ && !launcherExit_) {
+    ++*left;
+    launcher_->terminate(force, [finish](Result<void>) { finish(); });
+  }
+  finish();
+}
+
+void RanksBackend::detach(Reply<void> reply) {
+  ending_ = true;
+  if (listener_) listener_->close();
+  auto left = std::make_shared<std::size_t>(1);
+  auto finish = [left, reply] {
+    if (--*left == 0) reply({});
+  };
+  for (auto& m : members_) {
+    if (m->gone) continue;
+    ++*left;
+    m->backend->detach([finish](Result<void>) { finish(); });
+  }
+  if (launcher_) {
+    ++*left;
+    launcher_->detach([finish](Result<void>) { finish(); });
+  }
+  finish();
+}
+
+}  // namespace strata::backends

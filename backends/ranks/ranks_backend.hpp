@@ -1,0 +1,158 @@
+// A distributed job as one debug session: every rank process (and the launcher, when it runs
+// Python) is a member with its own Python agent; requests are routed to the member that owns a
+// thread or an id, breakpoints go to every member (or those rankFilter names), a stop in one
+// member stops the others (stopAll), and processes that are not ranks (DataLoader workers, a
+// subprocess of a rank) are offered to the client as child sessions (startDebugging).
+#pragma once
+
+#include <boost/asio.hpp>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+
+#include "backends/backend.hpp"
+#include "backends/process/process_backend.hpp"
+#include "strata/protocol/transport.hpp"
+
+namespace strata::backends {
+
+class PythonBackend;
+class PidAttachBackend;
+
+class RanksBackend final : public Backend {
+ public:
+  RanksBackend(asio::io_context& io, BackendHost& host);
+  ~RanksBackend() override;
+
+  std::string name() const override { return "ranks"; }
+  BackendFeatures features() const override;
+  void launch(const LaunchSpec& spec, Reply<void> reply) override;
+  void attach(const AttachSpec& spec, Reply<void> reply) override;
+  void configurationDone(Reply<void> reply) override;
+  void abandonStart() override;
+  void setSourceBreakpoints(const std::string& path, const std::vector<SourceBreakpointSpec>& breakpoints,
+                            Reply<std::vector<BreakpointReport>> reply) override;
+  void setFunctionBreakpoints(const std::vector<FunctionBreakpointSpec>& breakpoints,
+                              Reply<std::vector<BreakpointReport>> reply) override;
+  void setExceptionBreakpoints(const std::vector<ExceptionFilterSpec>& filters,
+                               Reply<std::vector<BreakpointReport>> reply) override;
+  void threads(Reply<std::vector<ThreadInfo>> reply) override;
+  void terminate(bool force, Reply<void> reply) override;
+  void detach(Reply<void> reply) override;
+  void resume(std::int64_t threadId, bool singleThread, Reply<bool> reply) override;
+  void step(StepKind kind, const StepOptions& options, Reply<void> reply) override;
+  void pause(std::int64_t threadId, Reply<void> reply) override;
+  void stackTrace(std::int64_t threadId, std::int64_t startFrame, std::int64_t levels, Reply<StackPage> reply) override;
+  void scopes(std::int64_t frameId, Reply<std::vector<ScopeInfo>> reply) override;
+  void variables(const VariablesQuery& query, Reply<std::vector<ValueInfo>> reply) override;
+  void evaluate(const EvaluateQuery& query, Reply<ValueInfo> reply) override;
+  void setVariable(std::int64_t variablesReference, const std::string& name, const std::string& value,
+                   Reply<ValueInfo> reply) override;
+  void setExpression(const std::string& expression, const std::string& value, std::optional<std::int64_t> frameId,
+                     Reply<ValueInfo> reply) override;
+  void completions(const CompletionsQuery& query, Reply<std::vector<CompletionEntry>> reply) override;
+  void exceptionInfo(std::int64_t threadId, Reply<ExceptionInfo> reply) override;
+  void source(std::int64_t sourceReference, Reply<SourceContent> reply) override;
+
+  // Ids of every member in one space: a member's id times kSlots plus its index (0 stays 0).
+  static constexpr std::int64_t kSlots = 1024;
+  static std::int64_t tag(std::int64_t id, std::size_t member) {
+    return id == 0 ? 0 : id * kSlots + static_cast<std::int64_t>(member);
+  }
+
+ private:
+  class Port;
+  struct Member {
+    std::size_t index = 0;
+    std::int64_t pid = 0;
+    std::optional<std::int64_t> rank;
+    bool root = false;             // the process the launch started
+    std::unique_ptr<Port> port;
+    std::unique_ptr<Backend> backend;
+    PythonBackend* python = nullptr;      // a launched member (dialed the ranks listener)
+    PidAttachBackend* attached = nullptr; // an attached one (by pid)
+    bool ready = false;       // attach or adopt answered
+    bool live = false;        // its agent serves requests (not a read-only snapshot)
+    bool configured = false;  // configurationDone sent
+    bool gone = false;
+    bool stopped = false;
+    bool pausing = false;     // a pause sent because another member stopped (stopAll)
+    bool breakpointsOn = true;  // rankFilter lets its breakpoints in
+    std::set<std::int64_t> threads;
+    std::map<std::int64_t, std::int64_t> bpFromChild;  // its breakpoint ids -> ours
+    std::string lastStopReason;
+  };
+  // One setBreakpoints / setFunctionBreakpoints / setExceptionBreakpoints as the client last sent it.
+  struct BpSet {
+    enum class Kind { Source, Function, Exception } kind = Kind::Source;
+    std::string path;
+    std::vector<SourceBreakpointSpec> sources;
+    std::vector<FunctionBreakpointSpec> functions;
+    std::vector<ExceptionFilterSpec> filters;
+    std::vector<std::int64_t> ids;                                 // ours, one per entry
+    std::vector<std::map<std::size_t, BreakpointReport>> placed;  // per entry: member -> its report
+    std::vector<BreakpointReport> told;                            // what the client has
+    std::uint64_t generation = 0;
+    std::size_t size() const {
+      return kind == Kind::Source ? sources.size() : kind == Kind::Function ? functions.size() : filters.size();
+    }
+  };
+
+  Member& newMember(std::int64_t pid);
+  Member* memberOf(std::int64_t threadId);
+  Member* memberByPid(std::int64_t pid);
+  Result<std::pair<Member*, std::int64_t>> untag(std::int64_t id, const char* what);
+  std::string label(const Member& m) const;
+  bool rankWanted(const Member& m) const;
+  void onAccept(asio::ip::tcp::socket socket);
+  void handOver(asio::ip::tcp::socket socket, std::int64_t pid, std::string parent);
+  void memberReady(Member& m);
+  void learnRank(Member& m, std::function<void()> then);
+  void configureMember(Member& m);
+  void announceThreads(Member& m);
+  void applySet(Member& m, const std::string& key, std::function<void()> done);
+  void applyAll(Member& m, std::function<void()> done);
+  void sendSet(const std::string& key, std::shared_ptr<BpSet> set, Reply<std::vector<BreakpointReport>> reply);
+  BreakpointReport merged(const BpSet& set, std::size_t i) const;
+  void tellChanges(BpSet& set);
+  std::vector<BreakpointReport> fromMember(Member& m, BpSet& set, std::vector<BreakpointReport> reports);
+  // Reports from members (their Port).
+  void onStopped(Member& m, StopReport stop);
+  void reportStop(Member& m, StopReport stop);
+  void onContinued(Member& m, std::int64_t threadId, bool allThreads);
+  void onThread(Member& m, std::int64_t threadId, bool started);
+  void onBreakpoint(Member& m, const BreakpointReport& report);
+  void onMemberExited(Member& m, const ExitStatus& status);
+  void onLauncherExited(const ExitStatus& status);
+  void maybeEnd();
+  void pauseOthers(const Member& except);
+  std::int64_t anyThread(const Member& m) const;
+
+  asio::io_context& io_;
+  BackendHost& host_;
+  std::unique_ptr<Port> launcherPort_;
+  std::unique_ptr<ProcessBackend> launcher_;
+  std::int64_t launcherPid_ = 0;
+  std::unique_ptr<protocol::Listener> listener_;
+  std::string token_;
+  asio::steady_timer endTimer_;
+  std::vector<std::unique_ptr<Member>> members_;
+  std::map<std::int64_t, std::size_t> threadOwner_;
+  std::map<std::string, std::shared_ptr<BpSet>> sets_;  // "source:PATH", "function", "exception"
+  std::map<std::int64_t, std::pair<std::string, std::size_t>> bpWhere_;  // our id -> set, entry
+  std::int64_t nextBp_ = 1;
+  std::vector<std::int64_t> rankFilter_;
+  bool stopAll_ = true;
+  bool justMyCode_ = true;
+  bool configured_ = false;
+  bool attaching_ = false;
+  bool ending_ = false, ended_ = false;
+  std::optional<ExitStatus> launcherExit_;
+  ExitStatus lastExit_;
+  std::optional<std::size_t> lastStopped_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace strata::backends
