@@ -94,11 +94,11 @@ export function completeConfiguration(config: Config, file: EditorFile | undefin
     if (c.trace !== undefined && (c.program !== undefined || c.module !== undefined))
       return { error: `Strata: the launch configuration "${c.name ?? ''}" gives "trace" and a program: a trace opens with no program.` };
   } else if (c.request === 'attach') {
-    const modes = ['processId', 'connect', 'listen'].filter((k) => c[k] !== undefined);
+    const modes = ['processId', 'processIds', 'processTree', 'connect', 'listen'].filter((k) => c[k] !== undefined);
     if (modes.length > 1)
       return { error: `Strata: the attach configuration "${c.name ?? ''}" gives ${modes.join(' and ')}: give one ` +
-                      '(processId: a running process; connect: a program started with python -m strata --listen; ' +
-                      'listen: a program that dials in).' };
+                      '(processId: a running process; processIds or processTree: the ranks of a job; connect: a ' +
+                      'program started with python -m strata --listen; listen: a program that dials in).' };
     // Neither a pid nor a peer (and not the older host/port spelling): pick the process.
     if (modes.length === 0 && c.host === undefined && c.port === undefined) c.processId = '${command:strata.pickProcess}';
   } else {

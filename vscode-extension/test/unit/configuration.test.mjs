@@ -81,6 +81,11 @@ test('launch and attach configurations are checked before they reach strata-dap'
   const remote = { type: 'strata', request: 'attach', name: 'a', connect: { host: 'gpu7', port: 5678 } };
   assert.deepEqual(cfg.completeConfiguration(remote).config, remote);
   assert.match(cfg.completeConfiguration({ ...remote, processId: 42 }).error, /gives processId and connect/);
+  // The ranks of a job: no process picker, and not with a single pid.
+  const job = { type: 'strata', request: 'attach', name: 'job', processTree: 4242 };
+  assert.deepEqual(cfg.completeConfiguration(job).config, job);
+  assert.deepEqual(cfg.completeConfiguration({ ...job, processTree: undefined, processIds: [1, 2] }).config.processIds, [1, 2]);
+  assert.match(cfg.completeConfiguration({ ...job, processId: 42 }).error, /gives processId and processTree/);
 });
 
 // The adapter's argument structs: every field a launch or attach takes must be described.
