@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { REPO, StrataClient, startStdio, waitUntil, freePort, sleep, isRunning, assertClean } from './lib/harness.mjs';
+import { REPO, StrataClient, startStdio, waitUntil, freePort, sleep, isRunning, assertClean, forEachAttachPython } from './lib/harness.mjs';
 
 const PYTHON = '/usr/bin/python3';
 const TRAIN = path.join(REPO, 'examples/distributed/train_ddp.py');
@@ -250,4 +250,58 @@ test('bad ranks arguments are answered with why', async () => {
       await s.stop().catch(() => {});
     }
   }
+});
+
+// ---- attach to the ranks of a job already running ----------------------------------------------
+const JOB = path.join(REPO, 'tests/targets/python/ranks_job.py');
+
+function jobLine(name) {
+  const lines = fs.readFileSync(JOB, 'utf8').split('\n');
+  return lines.findIndex((l) => l.includes(`ranks: ${name}`)) + 1;
+}
+
+function childrenOf(pid) {
+  return spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map(Number);
+}
+
+forEachAttachPython((python) => {
+  test(`attach {processTree}: every rank of a running job (${path.basename(python)}), stopped one by one, left running at disconnect`, async () => {
+    const job = spawn(python, [JOB, '--ranks', '3'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    job.stdout.on('data', (d) => { out += d; });
+    const c = await startStdio();
+    try {
+      await waitUntil(() => (out.match(/ready/g) ?? []).length === 3, 20000, 'three ranks ready');
+      const ranks = childrenOf(job.pid);
+      assert.equal(ranks.length, 3);
+      await c.initializeRequest(INIT);
+      await c.attachRequest({ processTree: job.pid, stopAll: false });
+      const work = jobLine('work_line');
+      await c.setBreakpointsRequest({ source: { path: JOB }, breakpoints: [{ line: work }] });
+      await c.configurationDoneRequest();
+      // Each rank's agent comes in, then its breakpoint holds it.
+      await waitUntil(() => stops(c).filter((s) => s.reason === 'breakpoint').length >= 3, 60000, 'three breakpoint stops');
+      const threads = await threadsByName(c);
+      const mains = threads.filter((t) => /^rank \d \/ MainThread$/.test(t.name));
+      assert.deepEqual(mains.map((t) => t.name).sort(), ['rank 0 / MainThread', 'rank 1 / MainThread', 'rank 2 / MainThread']);
+      assert.ok(threads.some((t) => t.name === `pid ${job.pid} / MainThread`), JSON.stringify(threads));
+      for (const t of mains) {
+        const [frame] = await topFrame(c, t.id);
+        assert.deepEqual([frame.name, frame.line], ['work', work]);
+        assert.equal((await localsOf(c, frame.id)).rank, t.name.slice(5, 6));
+      }
+      await c.setBreakpointsRequest({ source: { path: JOB }, breakpoints: [] });
+      for (const t of mains) await c.continueRequest({ threadId: t.id });
+      await c.disconnectRequest({ terminateDebuggee: false });
+      // Every process runs on, as if never debugged: the ranks keep counting steps.
+      const before = out.length;
+      await waitUntil(() => (out.slice(before).match(/step/g) ?? []).length >= 6, 20000, 'the ranks running on');
+      for (const pid of [job.pid, ...ranks]) assert.ok(isRunning(pid), `process ${pid} runs on`);
+      assertClean(assert, c);
+    } finally {
+      await c.stop().catch(() => {});
+      for (const pid of childrenOf(job.pid)) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }
+      job.kill('SIGKILL');
+    }
+  });
 });

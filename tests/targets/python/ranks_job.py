@@ -1,0 +1,37 @@
+"""A job of N rank processes for attach {"processTree"} and {"processIds"}: the launcher starts
+each rank as `python ranks_job.py --rank R` with RANK=R, and watches them; each rank works in a
+loop until it is killed, printing its step now and then."""
+import os
+import subprocess
+import sys
+import time
+
+
+def work(rank, step):
+    total = rank * 1000 + step  # ranks: work_line
+    return total
+
+
+def rank_main(rank):
+    print(f"rank {rank} ready", flush=True)
+    step = 0
+    while True:
+        work(rank, step)
+        step += 1
+        if step % 50 == 0:
+            print(f"rank {rank} step {step}", flush=True)
+        time.sleep(0.01)
+
+
+def launcher(n):
+    procs = [subprocess.Popen([sys.executable, __file__, "--rank", str(r)], env=dict(os.environ, RANK=str(r)))
+             for r in range(n)]
+    while any(p.poll() is None for p in procs):
+        time.sleep(0.05)  # ranks: launcher_line
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--rank"]:
+        rank_main(int(sys.argv[2]))
+    else:
+        launcher(int(sys.argv[2]) if sys.argv[1:2] == ["--ranks"] else 3)
