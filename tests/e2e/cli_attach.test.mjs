@@ -1,6 +1,6 @@
-// `strata attach PID` on a CPython program started plainly: the snapshot printed and the
-// program left running untouched; with --break, the first stop in its running loop, then detach
-// and the program finishes with the output it has undebugged.
+// `strata attach PID` on a CPython program started plainly (3.10 to 3.14): the snapshot printed
+// and the program left running untouched; with --break, the first stop in its running loop,
+// then detach and the program finishes with the output it has undebugged.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -67,4 +67,4 @@ forEachAttachPython((py) => {
       proc.kill('SIGKILL');
     }
   });
-});
+}, { tracing: true });

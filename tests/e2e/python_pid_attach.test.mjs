@@ -1,16 +1,19 @@
 // Attach by pid to a CPython process started plainly (not under Strata), through strata-dap, on
-// every interpreter in STRATA_PYTHONS and STRATA_REMOTE_EXEC_PYTHONS (3.14+, through PEP 768):
-// the read-only snapshot at once, the agent brought in
-// with no restart (a conditional breakpoint in a loop already running, locals, evaluate,
-// disconnect, the same output as undebugged), the GIL held forever in C (read-only, with the
-// reason and the stacks), a SIGSTOPped process (left stopped, or continued and then debugged),
-// and refusals (no such process, another tracer).
+// every interpreter in STRATA_PYTHONS, STRATA_TRACING_PYTHONS (3.10, 3.11) and
+// STRATA_REMOTE_EXEC_PYTHONS (3.14+, through PEP 768): the read-only snapshot at once, the agent
+// brought in with no restart (a conditional breakpoint in a loop already running, locals,
+// evaluate, disconnect, the same output as undebugged), the GIL held forever in C (read-only,
+// with the reason and the stacks), the main thread blocked in C while another runs Python (on
+// 3.10/3.11, where only the main thread runs the bootstrap, read-only until it returns, saying
+// so), a SIGSTOPped process (left stopped, or continued and then debugged), and refusals (no
+// such process, another tracer).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
-import { ADAPTER, assertClean, startStdio, startServer, startTcp, exitOf, withTimeout, waitUntil, forEachAttachPython, REMOTE_EXEC_PYTHONS, target, isRunning } from './lib/harness.mjs';
+import { ADAPTER, assertClean, startStdio, startServer, startTcp, exitOf, withTimeout, waitUntil, forEachAttachPython, REMOTE_EXEC_PYTHONS, TRACING_PYTHONS, target, isRunning } from './lib/harness.mjs';
 import { lineOf, pyTarget, topFrame, locals } from './lib/python.mjs';
 
 const hotLoop = pyTarget('hot_loop.py');
@@ -90,8 +93,44 @@ async function releaseToTheEnd(c, proc, threadId, n) {
 // The 3.14 bootstrap files in /tmp (each attach writes one and removes it).
 const bootstrapFiles = () => fs.readdirSync('/tmp').filter((f) => /^strata-attach-\w+\.py$/.test(f));
 
+const minorOf = (py) => Number(spawnSync(py, ['-c', 'import sys; print(sys.version_info[1])'], { encoding: 'utf8' }).stdout);
+
+// A worker thread runs a loop while the main thread blocks in C, reading stdin (a line lets it
+// go on; a second one ends the worker and the program). The breakpoint goes in the loop, whose
+// frame is already running on the worker when the agent comes in.
+const MAIN_BLOCKED = `import sys
+import threading
+import time
+
+stop = threading.Event()
+
+
+def work(i):
+    return i + 1
+
+
+def worker():
+    i = 0
+    while not stop.is_set():
+        i = work(i)  # @bp:loop
+        time.sleep(0.01)
+
+
+t = threading.Thread(target=worker, name="worker")
+t.start()
+print("ready", flush=True)
+sys.stdin.buffer.readline()
+sys.stdin.buffer.readline()
+stop.set()
+t.join()
+print("done", flush=True)
+`;
+
 forEachAttachPython((py) => {
   const v = path.basename(py);
+  const minor = minorOf(py);
+  // 3.10/3.11 run pending calls (the bootstrap) on the main thread alone.
+  const mainOnly = minor < 12;
 
   test(`${v}: attach by pid: snapshot at once, then the agent is in; a conditional breakpoint in the running loop, evaluate, disconnect`, async () => {
     const n = 900;
@@ -256,15 +295,75 @@ forEachAttachPython((py) => {
     try {
       const c = await attachTo(proc.pid);
       await c.configurationDoneRequest();
-      await waitUntil(() => /Read-only session: no thread has run Python code/.test(c.outputText), 15000, 'the reason');
-      assert.match(c.outputText, new RegExp(`no thread has run Python code since the attach \\(thread ${proc.pid} \\(python[^)]*\\) waiting on a lock\\); the debugger gets in when one does`));
+      if (mainOnly) {
+        await waitUntil(() => /Read-only session: the main thread/.test(c.outputText), 15000, 'the reason');
+        assert.match(c.outputText, new RegExp(`the main thread ${proc.pid} \\(python[^)]*\\) is waiting on a lock \\(in [^)]+\\) ` +
+          'and has not run Python code since the attach; on CPython 3\\.1[01](\\.\\d+)? only the main thread can bring the ' +
+          'debugger in: it gets in when that thread runs Python code again'));
+      } else {
+        await waitUntil(() => /Read-only session: no thread has run Python code/.test(c.outputText), 15000, 'the reason');
+        assert.match(c.outputText, new RegExp(`no thread has run Python code since the attach \\(thread ${proc.pid} \\(python[^)]*\\) waiting on a lock\\); the debugger gets in when one does`));
+      }
       const st = await c.stackTraceRequest({ threadId: proc.pid, startFrame: 0, levels: 50 });
-      assert.ok(st.body.stackFrames.some((f) => f.name === 'Event.wait'), JSON.stringify(st.body.stackFrames.map((f) => f.name)));
+      // 3.10's code objects have no qualified name.
+      const waitName = minor === 10 ? 'wait' : 'Event.wait';
+      assert.ok(st.body.stackFrames.some((f) => f.name === waitName), JSON.stringify(st.body.stackFrames.map((f) => f.name)));
       await endClient(c);
       assert.equal(await withTimeout(exitOf(proc), 20000, 'the program to end'), 0);
       assert.equal(proc.out, 'ready\nagent imported: False\n');
     } finally {
       proc.kill('SIGKILL');
+    }
+  });
+
+  test(`${v}: attach by pid while the main thread blocks in C and another runs Python: ` +
+    (mainOnly ? 'read-only, saying the main thread keeps the debugger out, until it returns' : 'the agent comes in through the other thread'), async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strata-e2e-'));
+    const script = path.join(dir, 'main_blocked.py');
+    fs.writeFileSync(script, MAIN_BLOCKED);
+    const proc = spawn(py, [script], { stdio: ['pipe', 'pipe', 'pipe'] });
+    proc.out = '';
+    proc.err = '';
+    proc.stdout.on('data', (d) => { proc.out += d; });
+    proc.stderr.on('data', (d) => { proc.err += d; });
+    try {
+      await waitUntil(() => proc.out.includes('ready\n'), 20000, 'the program to start');
+      const c = await attachTo(proc.pid);
+      await c.setBreakpointsRequest({ source: { path: script }, breakpoints: [{ line: lineOf(script, 'loop') }] });
+      const snapshot = c.waitForEvent('stopped', 10000);
+      await c.configurationDoneRequest();
+      assert.equal((await snapshot).body.description, 'Snapshot (read-only)');
+      const hit = waitStop(c, 'breakpoint');
+      if (mainOnly) {
+        await waitUntil(() => /Read-only session: the main thread/.test(c.outputText), 15000, 'the reason');
+        assert.match(c.outputText, new RegExp(`Read-only session: the main thread ${proc.pid} \\(python[^)]*\\) is in system call read ` +
+          '\\(in [^)]+\\) and has not run Python code since the attach; on CPython 3\\.1[01](\\.\\d+)? only the main thread can ' +
+          'bring the debugger in: it gets in when that thread runs Python code again\\.\n'));
+        assert.ok(!c.outputText.includes('The Strata agent is in'), c.outputText);
+        const st = await c.stackTraceRequest({ threadId: proc.pid, startFrame: 0, levels: 50 });
+        const ev = await c.evaluateRequest({ expression: '1', frameId: st.body.stackFrames[0].id, context: 'repl' }).then(() => null, (e) => e);
+        assert.match(String(ev?.message), /read-only until the Strata agent is in \(the main thread/);
+        // The listener stays open: once the main thread runs Python again, the agent is in.
+        proc.stdin.write('go\n');
+      }
+      await waitUntil(() => c.outputText.includes('The Strata agent is in'), 30000, 'the agent to come in');
+      const stopped = await hit;
+      assert.notEqual(stopped.threadId, proc.pid);
+      const f = await topFrame(c, stopped.threadId);
+      assert.equal(f.name, 'worker');
+      assert.equal(f.line, lineOf(script, 'loop'));
+      assert.match((await locals(c, f.id)).i.value, /^\d+$/);
+      await c.setBreakpointsRequest({ source: { path: script }, breakpoints: [] });
+      await c.continueRequest({ threadId: stopped.threadId });
+      await endClient(c);
+      if (!mainOnly) proc.stdin.write('go\n');
+      proc.stdin.end('end\n');
+      assert.equal(await withTimeout(exitOf(proc), 20000, 'the program to end'), 0);
+      assert.equal(proc.out, 'ready\ndone\n');
+      assert.equal(proc.err, '');
+    } finally {
+      proc.kill('SIGKILL');
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 
@@ -319,7 +418,7 @@ forEachAttachPython((py) => {
       proc.kill('SIGKILL');
     }
   });
-});
+}, { tracing: true });
 
 // PEP 768's switch: a 3.14 program started with remote debugging off stays read-only, says
 // why and what lets the debugger in, and runs on untouched.
@@ -414,23 +513,33 @@ test('attach by pid refused: root without CAP_SYS_PTRACE (a container without it
     }
   });
 
-// CPython 3.10/3.11 (Debian's python3 is 3.11): the snapshot session, saying debugging needs 3.12+.
+// Debian's python3 (3.11): the agent comes in, its C core the one built for 3.11 (from another
+// 3.11's headers).
 const systemMinor = Number(spawnSync(SYSTEM_PYTHON, ['-c', 'import sys; print(sys.version_info[1])'], { encoding: 'utf8' }).stdout);
-test('attach by pid to CPython 3.10/3.11: read-only, with stacks and locals, saying debugging needs 3.12+',
-  { skip: !(systemMinor >= 10 && systemMinor <= 11) && `needs ${SYSTEM_PYTHON} to be CPython 3.10 or 3.11` }, async () => {
-    const proc = await startPlain(SYSTEM_PYTHON, hotLoop, ['3000']);
+const systemCore = TRACING_PYTHONS.some((py) => minorOf(py) === systemMinor);
+test(`attach by pid to Debian's ${SYSTEM_PYTHON} (CPython 3.10/3.11): the agent comes in; a breakpoint in the running loop`,
+  { skip: !(systemMinor >= 10 && systemMinor <= 11 && systemCore) && `needs ${SYSTEM_PYTHON} to be CPython 3.10 or 3.11, and a 3.${systemMinor} in STRATA_TRACING_PYTHONS` }, async () => {
+    const n = 600;
+    const proc = await startPlain(SYSTEM_PYTHON, hotLoop, [String(n)]);
     try {
       const c = await attachTo(proc.pid);
-      assert.match(c.outputText, /Read-only session: debugging CPython 3\.1[01]\.\d+ needs 3\.12 or newer/);
       const st = await c.stackTraceRequest({ threadId: proc.pid, startFrame: 0, levels: 50 });
       const main = st.body.stackFrames.find((f) => f.name === 'main');
       assert.ok(main, JSON.stringify(st.body.stackFrames.map((f) => f.name)));
-      assert.equal((await locals(c, main.id)).n.value, '3000');
+      assert.equal((await locals(c, main.id)).n.value, String(n));
+      await c.setBreakpointsRequest({ source: { path: hotLoop }, breakpoints: [{ line: lineOf(hotLoop, 'step'), condition: 'i == 200' }] });
       const snapshot = c.waitForEvent('stopped', 10000);
       await c.configurationDoneRequest();
       assert.equal((await snapshot).body.description, 'Snapshot (read-only)');
-      await endClient(c);
-      assert.ok(isRunning(proc.pid));
+      const stopped = await waitStop(c, 'breakpoint');
+      assert.match(c.outputText, /The Strata agent is in process/);
+      assert.equal(stopped.threadId, proc.pid);
+      const f = await topFrame(c, stopped.threadId);
+      assert.equal(f.name, 'step');
+      assert.equal((await locals(c, f.id)).i.value, '200');
+      const ev = await c.evaluateRequest({ expression: "__import__('sys').version", frameId: f.id, context: 'repl' });
+      assert.match(ev.body.result, new RegExp(`^'3\\.${systemMinor}\\.`));
+      await releaseToTheEnd(c, proc, stopped.threadId, n);
     } finally {
       proc.kill('SIGKILL');
     }

@@ -153,15 +153,29 @@ Result<std::uint64_t> remoteMmap(Stopped& held, pid_t tid, std::uint64_t syscall
   return result;
 }
 
-// The slots of a queue that hold calls not yet popped: (first .. last) on 3.12, npending from
-// first on 3.13.
+// 3.10 to 3.12: a ring (first, last) under a PyThread_type_lock, `calls_to_do` and an
+// interpreter-wide eval breaker; 3.13: a count under a PyMutex, flags per call, breakers per
+// thread state.
+bool lockedRing(const PendingLayout& P) { return P.minor <= 12; }
+
+// 3.10/3.11 have one queue, the interpreter's, which only the main thread runs; 3.12+ have the
+// main thread's (in _PyRuntime) too.
+std::vector<std::uint64_t> queuesOf(remote::PyRemote& remote, const PendingLayout& P, std::uint64_t interp) {
+  std::vector<std::uint64_t> out;
+  if (P.runtimePendingMain != kAbsent) out.push_back(remote.runtimeAddress() + P.runtimePendingMain);
+  out.push_back(interp + P.interpPending);
+  return out;
+}
+
+// The slots of a queue that hold calls not yet popped: (first .. last) on 3.10-3.12, npending
+// from first on 3.13.
 std::vector<std::uint64_t> queuedSlots(Memory& mem, const PendingLayout& P, std::uint64_t queue) {
   std::vector<std::uint64_t> out;
   int first = 0, last = 0;
   std::int32_t npending = 0;
   if (!mem.get(queue + P.first, first) || !mem.get(queue + P.last, last)) return out;
   int count = static_cast<int>(P.callCount);
-  if (P.minor == 12) npending = ((last - first) % count + count) % count;
+  if (lockedRing(P)) npending = ((last - first) % count + count) % count;
   else if (!mem.get(queue + P.npending, npending)) return out;
   for (int k = 0; k < npending && k < count; ++k)
     out.push_back(queue + P.calls + static_cast<std::uint64_t>((first + k) % count) * P.callSize);
@@ -173,11 +187,12 @@ Result<bool> queueBusy(Memory& mem, const PendingLayout& P, std::uint64_t queue)
   int first = 0, last = 0;
   if (!mem.get(queue + P.first, first) || !mem.get(queue + P.last, last))
     return errnoError(errors::kPythonMemory, "read a pending-call queue");
-  if (P.minor == 12) {
+  if (lockedRing(P)) {
     std::uint64_t lock = 0;
     std::uint32_t value = 0;
     if (!mem.get(queue + P.lock, lock)) return errnoError(errors::kPythonMemory, "read a pending-call lock");
-    // PyThread_type_lock is a glibc sem_t here: its count is 1 when free.
+    // PyThread_type_lock is a pointer to a heap glibc sem_t on Linux (3.10 to 3.12): its count
+    // is 1 when free.
     if (lock && (!mem.get(lock, value) || value == 0)) return true;
     return (last + 1) % static_cast<int>(P.callCount) == first;
   }
@@ -195,16 +210,18 @@ bool pushCall(Memory& mem, const PendingLayout& P, std::uint64_t queue, bool mai
   if (!mem.get(queue + P.last, last)) return false;
   std::uint64_t slot = queue + P.calls + static_cast<std::uint64_t>(last) * P.callSize;
   bool ok = mem.put<std::uint64_t>(slot, func) && mem.put<std::uint64_t>(slot + 8, arg);
-  if (P.minor != 12) ok = ok && mem.put<std::int32_t>(slot + P.callFlags, mainOnly ? 1 : 0);  // never _Py_PENDING_RAWFREE
+  if (!lockedRing(P)) ok = ok && mem.put<std::int32_t>(slot + P.callFlags, mainOnly ? 1 : 0);  // never _Py_PENDING_RAWFREE
   ok = ok && mem.put<std::int32_t>(queue + P.last, (last + 1) % static_cast<int>(P.callCount));
-  if (P.minor == 12) return ok && mem.put<std::int32_t>(queue + P.callsToDo, 1);
+  if (lockedRing(P)) return ok && mem.put<std::int32_t>(queue + P.callsToDo, 1);
   std::int32_t npending = 0;
   return ok && mem.get(queue + P.npending, npending) && mem.put<std::int32_t>(queue + P.npending, npending + 1);
 }
 
-// Asks the eval loop to run pending calls: 3.12's interpreter-wide breaker, 3.13's per thread.
+// Asks the eval loop to run pending calls: the interpreter-wide breaker up to 3.12 (3.10/3.11:
+// a thread other than the main one that sees it set recomputes it without the calls, and the
+// main thread sets it again when it takes the GIL), 3.13's per thread.
 bool signalCalls(Memory& mem, const PendingLayout& P, std::uint64_t interp, const std::vector<std::uint64_t>& states) {
-  if (P.minor == 12) {
+  if (lockedRing(P)) {
     std::int32_t breaker = 0;
     return mem.get(interp + P.interpEvalBreaker, breaker) && mem.put<std::int32_t>(interp + P.interpEvalBreaker, breaker | 1);
   }
@@ -244,15 +261,14 @@ Result<QueuedBootstrap> queueBootstrap(remote::PyRemote& remote, const std::vect
   if (!interp) return interp.takeError();
   pid_t pid = remote.pid();
   Memory mem{pid};
-  bool v312 = P->minor == 12;
-  std::uint64_t mainQueue = remote.runtimeAddress() + P->runtimePendingMain;
-  std::uint64_t interpQueue = *interp + P->interpPending;
+  // 3.12+: the main thread's queue, then the interpreter's; 3.10/3.11: the interpreter's alone.
+  std::vector<std::uint64_t> queues = queuesOf(remote, *P, *interp);
 
   Stopped held(pid);
   if (auto r = held.stopAll(); !r) return r.takeError();
 
   auto busy = [&](std::uint64_t queue) { return queueBusy(mem, *P, queue); };
-  for (std::uint64_t q : {mainQueue, interpQueue}) {
+  for (std::uint64_t q : queues) {
     auto b = busy(q);
     if (!b) return b.takeError();
     if (*b) return QueuedBootstrap{true, {}, false};
@@ -264,23 +280,24 @@ Result<QueuedBootstrap> queueBootstrap(remote::PyRemote& remote, const std::vect
   if (!runner) return Error{errors::kSystemCallFailed, "the main thread of process " + std::to_string(pid) + " could not be stopped"};
   // One copy per queue, so that a copy still queued can be cancelled while the other runs.
   std::size_t stride = (code.size() + 16) & ~std::size_t{15};
-  std::size_t size = (2 * stride + 4095) & ~std::size_t{4095};
+  std::size_t size = (queues.size() * stride + 4095) & ~std::size_t{4095};
   auto page = remoteMmap(held, runner, syscallAt, size);
   if (!page) return page.takeError();
-  QueuedBootstrap out{false, {*page, *page + stride}};
+  QueuedBootstrap out;
+  for (std::size_t i = 0; i < queues.size(); ++i) out.copies.push_back(*page + i * stride);
   for (std::uint64_t copy : out.copies)
     if (!mem.write(copy, code.c_str(), code.size() + 1)) return errnoError(errors::kPythonMemory, "write the bootstrap");
 
-  auto push = [&](std::uint64_t queue, bool mainOnly, std::uint64_t arg) {
-    return pushCall(mem, *P, queue, mainOnly, run, arg);
-  };
-  if (!push(mainQueue, true, out.copies[0]) || !push(interpQueue, false, out.copies[1]))
-    return errnoError(errors::kPythonMemory, "write a pending-call queue");
+  // 3.13's main-thread queue takes calls flagged for the main thread.
+  for (std::size_t i = 0; i < queues.size(); ++i)
+    if (!pushCall(mem, *P, queues[i], queues.size() > 1 && i == 0, run, out.copies[i]))
+      return errnoError(errors::kPythonMemory, "write a pending-call queue");
 
   // The eval loop looks at its breaker between instructions: ask it to run pending calls.
   std::vector<std::uint64_t> states = threadStates;
   std::uint64_t mainState = 0;
-  if (!v312 && mem.get(remote.runtimeAddress() + P->runtimeMainTstate, mainState) && mainState) states.push_back(mainState);
+  if (!lockedRing(*P) && mem.get(remote.runtimeAddress() + P->runtimeMainTstate, mainState) && mainState)
+    states.push_back(mainState);
   if (!signalCalls(mem, *P, *interp, states)) return errnoError(errors::kPythonMemory, "write the eval breaker");
   return out;
 }
@@ -288,6 +305,10 @@ Result<QueuedBootstrap> queueBootstrap(remote::PyRemote& remote, const std::vect
 Result<bool> queuePendingCall(remote::PyRemote& remote, std::uint64_t func, std::uint64_t arg, std::uint64_t threadState) {
   const PendingLayout* P = pendingLayoutFor(remote.layout());
   if (!P) return Error{errors::kPythonLayout, "Strata has no pending-call table for CPython " + remote.version()};
+  // The call is for whichever thread runs next; 3.10/3.11 run pending calls on the main thread
+  // alone.
+  if (P->runtimePendingMain == kAbsent)
+    return Error{errors::kPythonLayout, "CPython " + remote.version() + " runs pending calls on its main thread alone"};
   auto interp = remote.mainInterpreter();
   if (!interp) return interp.takeError();
   Memory mem{remote.pid()};
@@ -309,7 +330,7 @@ Result<int> cancelBootstrap(remote::PyRemote& remote, const QueuedBootstrap& que
   if (auto r = held.stopAll(); !r) return r.takeError();
   int cancelled = 0;
   static const char kNothing[] = "pass\n";
-  for (std::uint64_t queue : {remote.runtimeAddress() + P->runtimePendingMain, *interp + P->interpPending})
+  for (std::uint64_t queue : queuesOf(remote, *P, *interp))
     for (std::uint64_t slot : queuedSlots(mem, *P, queue)) {
       std::uint64_t arg = 0;
       if (!mem.get(slot + 8, arg)) continue;

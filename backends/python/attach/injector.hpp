@@ -1,4 +1,4 @@
-// Bringing the agent into a running CPython with no restart: on 3.12/3.13 a bootstrap string
+// Bringing the agent into a running CPython with no restart: on 3.10 to 3.13 a bootstrap string
 // queued as a pending call (PyRun_SimpleString), on 3.14+ a script file named through PEP 768's
 // remote-debugging interface; both written while every thread of the process is stopped.
 #pragma once
@@ -23,7 +23,7 @@ struct PendingLayout {
   std::uint64_t versionHex = 0;
   std::uint64_t runtimePendingMain = kAbsent, interpPending = kAbsent;
   std::uint64_t calls = kAbsent, callSize = kAbsent, callCount = kAbsent, first = kAbsent, last = kAbsent;
-  std::uint64_t lock = kAbsent, callsToDo = kAbsent, interpEvalBreaker = kAbsent;  // 3.12
+  std::uint64_t lock = kAbsent, callsToDo = kAbsent, interpEvalBreaker = kAbsent;  // 3.10 to 3.12
   std::uint64_t mutex = kAbsent, npending = kAbsent, max = kAbsent, callFlags = kAbsent;  // 3.13
   std::uint64_t runtimeMainTstate = kAbsent, tstateEvalBreaker = kAbsent, callsToDoBit = 0;
 };
@@ -37,11 +37,13 @@ struct QueuedBootstrap {
 };
 
 // Stops every thread (PTRACE_SEIZE + PTRACE_INTERRUPT), maps one page in the process with an
-// injected mmap system call, copies `code` there twice and queues PyRun_SimpleString(copy) on
-// the main thread's queue and on the interpreter's (whichever thread reaches the eval loop
-// first runs it; the code must tolerate running twice), then detaches. Busy: a queue's lock
-// was held by a stopped thread or a queue was full. `threadStates`: every PyThreadState of
-// the interpreter (3.13 signals each one).
+// injected mmap system call, copies `code` there once per queue and queues
+// PyRun_SimpleString(copy) on each: 3.12+, the main thread's queue and the interpreter's
+// (whichever thread reaches the eval loop first runs it; the code must tolerate running
+// twice); 3.10/3.11, the interpreter's alone, which only the main thread runs (nothing runs it
+// while the main thread is blocked outside the interpreter). Then detaches. Busy: a queue's
+// lock was held by a stopped thread or a queue was full. `threadStates`: every PyThreadState
+// of the interpreter (3.13 signals each one).
 Result<QueuedBootstrap> queueBootstrap(remote::PyRemote& remote, const std::vector<std::uint64_t>& threadStates,
                                        const std::string& code);
 
@@ -53,7 +55,8 @@ Result<int> cancelBootstrap(remote::PyRemote& remote, const QueuedBootstrap& que
 // Queues func(arg) on the interpreter's pending-call queue, which any thread runs, and signals
 // thread state `threadState` (3.12: the interpreter's breaker, which every thread sees), in a
 // process whose every thread another tracer already holds stopped. False: busy (a stopped
-// thread holds the queue's lock, or it is full), nothing changed.
+// thread holds the queue's lock, or it is full), nothing changed. An error on 3.10/3.11, where
+// only the main thread runs pending calls.
 Result<bool> queuePendingCall(remote::PyRemote& remote, std::uint64_t func, std::uint64_t arg, std::uint64_t threadState);
 
 // 3.14+ (PEP 768, what sys.remote_exec does): with every thread stopped, writes `scriptPath`

@@ -84,6 +84,16 @@ Result<std::string> writeBootstrapScript(std::int64_t pid, const std::string& to
   return inside;
 }
 
+// Whether the agent folder holds a C core built for CPython 3.`minor`
+// (strata/_strata_core.cpython-3MINOR-*.so).
+bool hasCore(const std::string& agentDir, int minor) {
+  std::error_code ec;
+  std::string prefix = "_strata_core.cpython-3" + std::to_string(minor) + "-";
+  for (const auto& e : fs::directory_iterator(agentDir + "/strata", ec))
+    if (e.path().filename().string().rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
 // Where this process reaches a path the target sees: the path itself when both share a root
 // directory (so the file can still be removed after the target ended), else through its root.
 std::string reachable(std::int64_t pid, const std::string& inside) {
@@ -134,10 +144,7 @@ void PidAttachBackend::attach(const AttachSpec& spec, Reply<void> reply) {
                                             std::to_string(snap_.threads.size()) + " threads): its state read from memory.\n");
   reply({});
   watchExit();
-  if (snap_.minor < 12) {
-    readOnly_ = "debugging CPython " + snap_.version + " needs 3.12 or newer (Strata's agent runs on sys.monitoring); "
-                "this session shows threads, stacks and simple locals read from memory";
-  } else if (snap_.stoppedBySignal) {
+  if (snap_.stoppedBySignal) {
     readOnly_ = "process " + std::to_string(pid_) + " is stopped by a signal (SIGSTOP) and is left stopped; continue "
                 "it (the continue request) to resume it and let the debugger in";
   }
@@ -148,6 +155,12 @@ void PidAttachBackend::startAgent() {
   std::string agentDir = agentPythonPath(host_.adapterExecutable());
   if (agentDir.empty()) {
     readOnly_ = "the Strata Python agent was not found (set STRATA_AGENT_PYTHONPATH to its folder)";
+    return;
+  }
+  // 3.10/3.11: the agent traces from its C core, which must have been built for this CPython.
+  if (snap_.minor < 12 && !hasCore(agentDir, snap_.minor)) {
+    readOnly_ = "the Strata agent's C core (_strata_core) was not built for CPython 3." + std::to_string(snap_.minor) +
+                ", and on 3.10/3.11 the agent needs it (it traces from C)";
     return;
   }
   token_ = makeLaunchToken();
@@ -189,8 +202,8 @@ void PidAttachBackend::startAgent() {
                      " finally:\n"
                      "  sys.path.remove(" + pyLiteral(*dir) + ")\n";
   std::string code = "try:exec(" + pyLiteral(body) + ",{})\nexcept BaseException:pass\n";
-  // 3.14+: PEP 768's remote-debugging request names a file; 3.12/3.13: a pending call runs
-  // the string.
+  // 3.14+: PEP 768's remote-debugging request names a file; 3.10 to 3.13: a pending call runs
+  // the string (3.10/3.11: on the main thread, the only one that runs pending calls there).
   remoteExec_ = snap_.minor >= 14;
   std::string scriptInside;
   if (remoteExec_) {
@@ -240,6 +253,21 @@ void PidAttachBackend::explainWaiting() {
       why = "thread " + std::to_string(t.tid) + " (" + t.name + ") holds the GIL and has not released it" +
             (t.topNative.empty() ? "" : " (it is in " + t.topNative + ")") +
             "; the debugger gets in when it does (a Python line runs)";
+  // 3.10/3.11 run pending calls on the main thread alone: other threads running Python code
+  // do not bring the agent in.
+  if (why.empty() && fresh->minor < 12) {
+    const pa::SnapshotThread* main = nullptr;
+    for (const auto& t : fresh->threads)
+      if (t.tid == pid_) main = &t;
+    std::string what = !main                       ? "has ended"
+                       : !main->python               ? "has no Python thread state"
+                       : main->state == "running"    ? "is running C code"
+                                                     : "is " + main->state;
+    if (main && main->python && !main->topNative.empty()) what += " (in " + main->topNative + ")";
+    why = "the main thread " + std::to_string(pid_) + (main ? " (" + main->name + ")" : std::string()) + " " + what +
+          " and has not run Python code since the attach; on CPython " + fresh->version +
+          " only the main thread can bring the debugger in: it gets in when that thread runs Python code again";
+  }
   if (why.empty()) {
     std::string waits;
     for (const auto& t : fresh->threads)
@@ -473,7 +501,7 @@ void PidAttachBackend::resume(std::int64_t threadId, bool singleThread, Reply<bo
     snap_.stoppedBySignal = false;
     reply(true);
     host_.output(OutputCategory::Console, "Process " + std::to_string(pid_) + " continued (SIGCONT).\n");
-    if (snap_.minor >= 12 && !agent_) {
+    if (!agent_) {
       readOnly_.clear();
       if (auto r = refresh(); !r) readOnly_ = r.error().message;
       else startAgent();

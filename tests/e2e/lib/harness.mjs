@@ -35,9 +35,10 @@ export function forEachPython(register, { tracing = false } = {}) {
 // scripts/debian-cpython.sh): attach by pid brings the agent in through PEP 768 there.
 export const REMOTE_EXEC_PYTHONS = (process.env.STRATA_REMOTE_EXEC_PYTHONS ?? '').split(':').filter(Boolean);
 
-// The attach-by-pid cases: once per agent interpreter and once per 3.14+.
-export function forEachAttachPython(register) {
-  forEachPython(register);
+// The attach-by-pid cases: once per agent interpreter and once per 3.14+ (`{ tracing: true }`:
+// on 3.10 and 3.11 too).
+export function forEachAttachPython(register, { tracing = false } = {}) {
+  forEachPython(register, { tracing });
   for (const py of REMOTE_EXEC_PYTHONS) register(py);
 }
 

@@ -1,12 +1,16 @@
 /* Prints where CPython keeps its pending-call queues and eval breakers, as C++ assignments to a
-   PendingLayout; compiled with Py_BUILD_CORE against one interpreter's internal headers (3.12, 3.13). */
+   PendingLayout; compiled with Py_BUILD_CORE against one interpreter's internal headers (3.10 to
+   3.13). 3.10/3.11 have one queue, the interpreter's (run by the main thread alone), and no
+   pycore_ceval_state.h. */
 #define Py_BUILD_CORE 1
 #include <Python.h>
 #include <stddef.h>
 #include <stdio.h>
 #include "internal/pycore_runtime.h"
 #include "internal/pycore_interp.h"
+#if PY_VERSION_HEX >= 0x030C0000
 #include "internal/pycore_ceval_state.h"
+#endif
 #if PY_VERSION_HEX >= 0x030D0000
 #include "internal/pycore_ceval.h"
 #endif
@@ -16,7 +20,9 @@
 int main(void) {
   printf("  P.versionHex = 0x%lx;\n", (unsigned long)PY_VERSION_HEX);
   printf("  P.minor = %d;\n", PY_MINOR_VERSION);
+#if PY_VERSION_HEX >= 0x030C0000
   F(runtimePendingMain, offsetof(_PyRuntimeState, ceval.pending_mainthread));
+#endif
   F(interpPending, offsetof(PyInterpreterState, ceval.pending));
   F(calls, offsetof(struct _pending_calls, calls));
   F(callSize, sizeof(((struct _pending_calls*)0)->calls[0]));
