@@ -19,6 +19,7 @@
 
 #include <boost/json.hpp>
 
+#include "backends/python/attach/snapshot.hpp"
 #include "strata/hex.hpp"
 #include "strata/native/debugger/debugger.hpp"
 #include "strata/python/remote/py_remote.hpp"
@@ -236,38 +237,6 @@ class FrameList {
   std::size_t cut_ = 0;
 };
 
-constexpr const char* kRankVariables[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"};
-
-// A rank variable in the environment the stopped process has now: libc's `environ` array, read
-// from its memory (bounded: 4096 entries of at most 4 KiB). Empty: none, or unreadable.
-std::string environRank(pid_t pid, std::uint64_t environVar) {
-  int fd = ::open(("/proc/" + std::to_string(pid) + "/mem").c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return "";
-  auto read8 = [&](std::uint64_t at, std::uint64_t& v) { return ::pread(fd, &v, 8, static_cast<off_t>(at)) == 8; };
-  std::string found;
-  std::uint64_t array = 0;
-  if (environVar && read8(environVar, array) && array) {
-    for (int i = 0; i < 4096 && found.empty(); ++i) {
-      std::uint64_t entry = 0;
-      if (!read8(array + 8 * static_cast<std::uint64_t>(i), entry) || !entry) break;
-      char buf[4096];
-      ssize_t n = ::pread(fd, buf, sizeof buf - 1, static_cast<off_t>(entry));
-      if (n <= 0) continue;
-      buf[n] = '\0';
-      std::string text(buf);
-      for (const char* name : kRankVariables) {
-        std::string prefix = std::string(name) + "=";
-        if (text.rfind(prefix, 0) == 0 && text.size() > prefix.size()) {
-          found = text.substr(prefix.size());
-          break;
-        }
-      }
-    }
-  }
-  ::close(fd);
-  return found;
-}
-
 // Attaches to one process, reads it, detaches. Fills `out` (JSON) and `text`.
 Result<void> inspectProcess(pid_t pid, const Options& o, json::object& out, std::string& text) {
   std::unique_ptr<py::PyRemote> remote;
@@ -303,7 +272,7 @@ Result<void> inspectProcess(pid_t pid, const Options& o, json::object& out, std:
     // The executable's copy first (a copy relocation moves environ there when it refers to it).
     auto environVar = debugger.symbolAddress("environ", "").get();
     if (environVar && *environVar)
-      if (std::string rank = environRank(pid, *environVar); !rank.empty()) out["environRank"] = rank;
+      if (std::string rank = python::attach::environRank(pid, *environVar); !rank.empty()) out["environRank"] = rank;
   }
   std::optional<Result<py::PythonSnapshot>> snapshot;
   if (remote) {
@@ -413,7 +382,7 @@ std::string rankOf(pid_t pid, const json::object& report) {
     if (auto eq = entry.find('='); eq != std::string::npos) env[entry.substr(0, eq)] = entry.substr(eq + 1);
     at = end + 1;
   }
-  for (const char* name : kRankVariables)
+  for (const char* name : python::attach::kRankVariables)
     if (auto it = env.find(name); it != env.end() && !it->second.empty()) return it->second;
   return "";
 }

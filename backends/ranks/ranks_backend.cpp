@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "backends/python/attach/pid_attach_backend.hpp"
+#include "backends/python/attach/snapshot.hpp"
 #include "backends/python/proxy/agent_link.hpp"
 #include "backends/python/proxy/peer_check.hpp"
 #include "backends/python/proxy/python_backend.hpp"
@@ -24,7 +25,6 @@ namespace {
 // After the launcher exits, how long the members' links may take to close.
 constexpr auto kMembersDrain = std::chrono::seconds(3);
 const char* kTokenVariable = "STRATA_LAUNCH_TOKEN";
-const char* const kRankVariables[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"};
 
 std::string readFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -59,7 +59,7 @@ bool multiprocessingHelper(const std::string& cmdline) {
 std::optional<std::int64_t> environRank(std::int64_t pid) {
   std::string env = readFile("/proc/" + std::to_string(pid) + "/environ");
   std::optional<std::int64_t> found;
-  for (const char* name : kRankVariables) {
+  for (const char* name : python::attach::kRankVariables) {
     std::string key = std::string(name) + "=";
     for (std::size_t at = 0; at < env.size();) {
       std::size_t end = env.find('\0', at);
@@ -440,6 +440,7 @@ void RanksBackend::attach(const AttachSpec& spec, Reply<void> reply) {
         failures->push_back("process " + std::to_string(mm.pid) + ": " + r.error().message);
       } else {
         mm.ready = true;
+        if (auto rank = mm.attached->snapshotRank()) mm.rank = rank;
         memberReady(mm);
       }
       if (--*left) return;

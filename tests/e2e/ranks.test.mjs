@@ -304,4 +304,43 @@ forEachAttachPython((python) => {
       job.kill('SIGKILL');
     }
   });
+}, { tracing: true });
+
+test('attach {processTree} to a hung training job (Python 3.11): the agent gets into the rank that still runs Python and stops it at the hang; the rest stay read-only, named by rank', { skip }, async () => {
+  const job = spawn(PYTHON, [TRAIN, '--steps', '20', '--hang-rank', '3', '--port', String(await freePort())],
+    { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  job.stdout.on('data', (d) => { out += d; });
+  job.stderr.on('data', (d) => { out += d; });
+  const c = await startStdio();
+  try {
+    await waitUntil(() => /rank 3 hangs in load_batch/.test(out), 90000, 'rank 3 hanging');
+    await sleep(1000);  // the other ranks reach their all_reduce and wait there
+    const ranks = childrenOf(job.pid);
+    await c.initializeRequest(INIT);
+    await c.attachRequest({ processTree: job.pid });
+    const hang = markerLine('hang_line');
+    await c.setBreakpointsRequest({ source: { path: TRAIN }, breakpoints: [{ line: hang }] });
+    await c.configurationDoneRequest();
+    await waitUntil(() => stops(c).some((s) => s.reason === 'breakpoint'), 60000, 'rank 3 at its breakpoint');
+    const hit = stops(c).find((s) => s.reason === 'breakpoint');
+    assert.match(hit.description, /^rank 3: /);
+    const threads = await threadsByName(c);
+    assert.equal(threads.find((t) => t.id === hit.threadId).name, 'rank 3 / MainThread');
+    const [frame] = await topFrame(c, hit.threadId);
+    assert.deepEqual([frame.name, frame.line], ['load_batch', hang]);
+    assert.equal((await localsOf(c, frame.id)).rank, '3');
+    // Ranks 0-2 wait in all_reduce with their main thread in C: on 3.11 only the main thread lets
+    // the agent in, so they stay read-only, and say why; their threads are still named by rank.
+    for (const r of [0, 1, 2]) assert.ok(threads.some((t) => t.name.startsWith(`rank ${r} / `)), JSON.stringify(threads));
+    await waitUntil(() => /only the main thread can bring the debugger in/.test(c.output('important')), 20000, 'the read-only explanation');
+    await c.disconnectRequest({ terminateDebuggee: false });
+    await sleep(500);
+    for (const pid of [job.pid, ...ranks]) assert.ok(isRunning(pid), `process ${pid} runs on`);
+    assertClean(assert, c);
+  } finally {
+    await c.stop().catch(() => {});
+    for (const pid of childrenOf(job.pid)) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }
+    job.kill('SIGKILL');
+  }
 });

@@ -27,6 +27,8 @@ class PidAttachBackend final : public Backend, private BackendHost {
   void whenAgentIn(std::function<void()> hook) { agentInHook_ = std::move(hook); }
   // The agent's backend once it is in (null before).
   PythonBackend* agent() { return agent_.get(); }
+  // The rank in the process's environment at the last snapshot (RANK, OMPI_COMM_WORLD_RANK, ...).
+  std::optional<std::int64_t> snapshotRank() const { return snap_.rank; }
 
   std::string name() const override { return "python"; }
   BackendFeatures features() const override { return PythonBackend::staticFeatures(); }

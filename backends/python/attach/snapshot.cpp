@@ -2,6 +2,9 @@
 // PyRemote reads the Python state, both are merged, the process is released.
 #include "backends/python/attach/snapshot.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -77,6 +80,36 @@ char processState(pid_t pid) {
 
 bool runsPython(pid_t pid) { return remote::PyRemote::open(pid).ok(); }
 
+// A rank variable in the environment the stopped process has now: libc's `environ` array, read
+// from its memory (bounded: 4096 entries of at most 4 KiB). Empty: none, or unreadable.
+std::string environRank(pid_t pid, std::uint64_t environVar) {
+  int fd = ::open(("/proc/" + std::to_string(pid) + "/mem").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  auto read8 = [&](std::uint64_t at, std::uint64_t& v) { return ::pread(fd, &v, 8, static_cast<off_t>(at)) == 8; };
+  std::string found;
+  std::uint64_t array = 0;
+  if (environVar && read8(environVar, array) && array) {
+    for (int i = 0; i < 4096 && found.empty(); ++i) {
+      std::uint64_t entry = 0;
+      if (!read8(array + 8 * static_cast<std::uint64_t>(i), entry) || !entry) break;
+      char buf[4096];
+      ssize_t n = ::pread(fd, buf, sizeof buf - 1, static_cast<off_t>(entry));
+      if (n <= 0) continue;
+      buf[n] = '\0';
+      std::string text(buf);
+      for (const char* name : kRankVariables) {
+        std::string prefix = std::string(name) + "=";
+        if (text.rfind(prefix, 0) == 0 && text.size() > prefix.size()) {
+          found = text.substr(prefix.size());
+          break;
+        }
+      }
+    }
+  }
+  ::close(fd);
+  return found;
+}
+
 Result<ProcessSnapshot> takeSnapshot(remote::PyRemote& remote) {
   ProcessSnapshot snap;
   snap.pid = remote.pid();
@@ -95,6 +128,12 @@ Result<ProcessSnapshot> takeSnapshot(remote::PyRemote& remote) {
   for (const auto& t : *threads) {
     auto page = debugger.stackTrace(t.tid, 0, kMaxNativeFrames).get();
     native.emplace_back(page ? std::move(*page) : nd::FramePage{}, currentSyscall(snap.pid, t.tid));
+  }
+  // The rank of a distributed job's process, as its environment is now (a spawned rank sets it).
+  if (auto environVar = debugger.symbolAddress("environ", "").get(); environVar && *environVar) {
+    std::string rank = environRank(snap.pid, *environVar);
+    if (!rank.empty() && rank.size() < 10 && rank.find_first_not_of("0123456789") == std::string::npos)
+      snap.rank = std::stoll(rank);
   }
   remote::ReadOptions ro;
   ro.locals = true;

@@ -44,7 +44,16 @@ struct ProcessSnapshot {
   pid_t gilHolder = 0;           // the thread holding the GIL, 0 when free or not known
   std::vector<SnapshotThread> threads;
   std::vector<std::uint64_t> threadStates;
+  std::optional<std::int64_t> rank;  // RANK, OMPI_COMM_WORLD_RANK, ... in its environment now
 };
+
+// Where launchers put a process's rank: torchrun, Open MPI, MPICH/PMI, Slurm.
+inline constexpr const char* kRankVariables[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"};
+
+// A rank variable (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID) in the environment the
+// stopped process has now: libc's `environ` array at `environVar`, read from its memory
+// (bounded). Empty: none, or unreadable.
+std::string environRank(pid_t pid, std::uint64_t environVar);
 
 // Fails with NativeDebugger's explanation when the process cannot be traced (no such pid,
 // another tracer, ptrace_scope, another user), or kNoPythonRuntime when it runs no CPython.
