@@ -12,6 +12,7 @@ baseline. Prints a Markdown table (median, min, max of --runs runs each).
 """
 import argparse
 import os
+import re
 import socket
 import statistics
 import subprocess
@@ -58,10 +59,10 @@ def plain(launcher, python):
     ready = 0
     took = None
     for line in proc.stdout:
-        if " ready" in line and line.startswith("rank "):
-            ready += 1
-            if ready == RANKS:
-                took = time.perf_counter() - start
+        # The ranks write to one stream: two lines may come as one.
+        ready += len(re.findall(r"rank \d+ of \d+ ready", line))
+        if ready >= RANKS and took is None:
+            took = time.perf_counter() - start
     if proc.wait() != 0 or took is None:
         sys.exit(f"the plain {launcher} job failed")
     return took
