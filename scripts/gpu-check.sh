@@ -61,9 +61,9 @@ pack() {
   cp backends/cuda/collector/tools/gpu_check_collector.py backends/cuda/collector/tools/late_start.py \
      backends/cuda/collector/tools/check_report.py backends/cuda/collector/tools/gpu_check_metrics.py \
      backends/cuda/collector/tools/gpu_check_error_stop.py backends/cuda/collector/tools/gpu_check_session.py \
-     "$out/tools/"
+     backends/cuda/collector/tools/gpu_check_ranks.py "$out/tools/"
   cp bench/gpu/collection_overhead.py "$out/bench/"
-  cp examples/python/train_torch.py "$out/"
+  cp examples/python/train_torch.py examples/distributed/train_ddp.py "$out/"
   cp "$repo/scripts/gpu-check.sh" "$out/gpu-check.sh"
   chmod +x "$out/gpu-check.sh"
   git rev-parse HEAD > "$out/BUNDLE" 2>/dev/null || echo unknown > "$out/BUNDLE"
@@ -138,6 +138,10 @@ run_checks() {
   tool_step "session checks" 150 "$work/session.out" env STRATA_AGENT_PYTHONPATH="$dir/agent" "$python" \
       "$dir/tools/gpu_check_session.py" --dap "$dir/bin/strata-dap" --examples "$dir/examples" \
       --sources "$dir/examples-src" --train "$dir/train_torch.py" --python "$python"
+
+  echo "== a job's ranks under torchrun in one debug session (launch with \"ranks\")"
+  tool_step "torchrun ranks" 300 "$work/ranks.out" env STRATA_AGENT_PYTHONPATH="$dir/agent" "$python" \
+      "$dir/tools/gpu_check_ranks.py" --dap "$dir/bin/strata-dap" --train "$dir/train_ddp.py" --python "$python"
 
   echo "== hardware metrics: strata gpu run --profile vector_add:2 (measured, or the reason they cannot be)"
   # CUPTI's profiler loads libnvperf_host.so/libnvperf_target.so (37 MB, not in the bundle): the
