@@ -224,6 +224,32 @@ test('a DataLoader worker of a rank comes as a child session (startDebugging) an
   }
 });
 
+test('a launcher that starts ranks as torchrun does (RANK, LOCAL_RANK, WORLD_SIZE set for each child): both ranks stop, named by rank, the launcher beside them', { skip }, async () => {
+  const c = await startStdio();
+  try {
+    const loss = markerLine('loss_line');
+    const port = String(await freePort());
+    await launchJob(c, {
+      program: path.join(REPO, 'tests/targets/python/torchrun_like.py'), python: PYTHON, stopAll: false,
+      args: ['--nproc_per_node', '2', '--master_port', port, TRAIN, '--launched', '--steps', '3'],
+    }, [loss]);
+    await waitUntil(() => stops(c).filter((s) => s.reason === 'breakpoint').length >= 2, 90000, 'two breakpoint stops');
+    const threads = await threadsByName(c);
+    const hit = stops(c).filter((s) => s.reason === 'breakpoint');
+    assert.deepEqual(hit.map((s) => threads.find((t) => t.id === s.threadId).name).sort(), ['rank 0 / MainThread', 'rank 1 / MainThread']);
+    assert.ok(threads.some((t) => /^launcher \d+ \/ MainThread$/.test(t.name)), JSON.stringify(threads));
+    const terminated = c.waitForEvent('terminated', 120000);
+    await c.setBreakpointsRequest({ source: { path: TRAIN }, breakpoints: [] });
+    for (const s of hit) await c.continueRequest({ threadId: s.threadId });
+    await terminated;
+    const done = [...(c.output('stdout') + c.output('stderr')).matchAll(/rank (\d) done: loss [\d.]+ weights (-?[\d.]+)/g)];
+    assert.deepEqual(done.map((m) => m[1]).sort(), ['0', '1']);
+    assertClean(assert, c);
+  } finally {
+    await c.stop().catch(() => {});
+  }
+});
+
 test('bad ranks arguments are answered with why', async () => {
   const c = await startStdio();
   try {
