@@ -156,6 +156,15 @@ Result<LaunchSpec> resolveLaunch(const protocol::LaunchRequestArguments& args,
     }
     spec.rankFilter = *args.rankFilter;
   }
+  if (args.ranksAddress) {
+    if (!spec.ranks)
+      return launchError(errors::kBadArguments,
+                         "invalid 'launch' request: arguments.ranksAddress needs \"ranks\": true (a distributed job)");
+    if (args.ranksAddress->empty() || args.ranksAddress->find_first_of(" \t\r\n:") != std::string::npos)
+      return launchError(errors::kBadArguments, "invalid 'launch' request: arguments.ranksAddress: '" +
+                                                    *args.ranksAddress + "' is not a host name or IPv4 address");
+    spec.ranksAddress = *args.ranksAddress;
+  }
   if (spec.ranks && spec.native)
     return launchError(errors::kBadArguments,
                        "invalid 'launch' request: \"ranks\": true and \"native\": true cannot go together yet "

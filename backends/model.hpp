@@ -38,6 +38,7 @@ struct LaunchSpec {
   bool ranks = false;
   std::vector<std::int64_t> rankFilter;  // breakpoints only in these ranks (empty: every rank)
   bool stopAll = true;                   // a stop in one rank stops the others
+  std::string ranksAddress;              // where the ranks dial the adapter (empty: 127.0.0.1)
 };
 
 // Late GPU collection inside the running program (gpuStart/gpuStop): load Strata's collector

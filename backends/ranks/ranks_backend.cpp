@@ -3,6 +3,7 @@
 #include "backends/ranks/ranks_backend.hpp"
 
 #include <dirent.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <boost/json.hpp>
@@ -168,7 +169,21 @@ RanksBackend::Member& RanksBackend::newMember(std::int64_t pid) {
   return *members_.back();
 }
 
-RanksBackend::Member* RanksBackend::memberOf(std::int64_t threadId) {
+std::int64_t RanksBackend::sessionTid(const Member& m, std::int64_t tid) {
+  if (!m.remote || tid == 0) return tid;
+  auto [it, fresh] = remoteTids_.try_emplace({m.index, tid}, nextRemoteTid_);
+  if (fresh) remoteThreads_[nextRemoteTid_++] = {m.index, tid};
+  return it->second;
+}
+
+RanksBackend::Member* RanksBackend::memberOf(std::int64_t threadId, std::int64_t* local) {
+  if (local) *local = threadId;
+  if (threadId >= kRemoteThreads) {
+    auto it = remoteThreads_.find(threadId);
+    if (it == remoteThreads_.end()) return nullptr;
+    if (local) *local = it->second.second;
+    return members_[it->second.first].get();
+  }
   auto it = threadOwner_.find(threadId);
   if (it != threadOwner_.end()) return members_[it->second].get();
   return nullptr;
@@ -192,7 +207,7 @@ Result<std::pair<RanksBackend::Member*, std::int64_t>> RanksBackend::untag(std::
 std::string RanksBackend::label(const Member& m) const {
   if (m.rank) return "rank " + std::to_string(*m.rank);
   if (m.root) return "launcher " + std::to_string(m.pid);
-  return "pid " + std::to_string(m.pid);
+  return "pid " + std::to_string(m.pid) + (m.remote ? " on " + m.host : "");
 }
 
 bool RanksBackend::rankWanted(const Member& m) const {
@@ -217,11 +232,23 @@ void RanksBackend::launch(const LaunchSpec& spec, Reply<void> reply) {
   justMyCode_ = spec.justMyCode;
   token_ = makeLaunchToken();
   std::weak_ptr<bool> alive = alive_;
-  auto listener = protocol::Listener::open(io_, protocol::HostPort{"127.0.0.1", 0}, [this, alive](tcp::socket s) {
+  if (!spec.ranksAddress.empty()) ranksHost_ = spec.ranksAddress;
+  auto listener = protocol::Listener::open(io_, protocol::HostPort{ranksHost_, 0}, [this, alive](tcp::socket s) {
     if (!alive.expired()) onAccept(std::move(s));
   });
-  if (!listener) return reply(listener.takeError());
+  if (!listener) {
+    Error e = listener.takeError();
+    e.message = "cannot listen for the ranks on " + ranksHost_ + ": " + e.message;
+    return reply(std::move(e));
+  }
   listener_ = std::move(*listener);
+  // What the ranks dial: the address given, or this machine's name when it is "any".
+  std::string advertised = ranksHost_;
+  if (advertised == "0.0.0.0" || advertised == "::") {
+    char name[256] = {};
+    ::gethostname(name, sizeof name - 1);
+    advertised = name;
+  }
 
   LaunchSpec child = spec;
   child.ranks = false;
@@ -233,7 +260,7 @@ void RanksBackend::launch(const LaunchSpec& spec, Reply<void> reply) {
     it = ours ? child.environment.erase(it) : it + 1;
   }
   child.environment.push_back("PYTHONPATH=" + pythonPath);
-  child.environment.push_back("STRATA_RANKS=127.0.0.1:" + std::to_string(listener_->endpoint().port()));
+  child.environment.push_back("STRATA_RANKS=" + advertised + ":" + std::to_string(listener_->endpoint().port()));
   child.environment.push_back(std::string(kTokenVariable) + "=" + token_);
   launcherPort_ = std::make_unique<Port>(*this, std::nullopt);
   launcher_ = std::make_unique<ProcessBackend>(io_, *launcherPort_);
@@ -242,9 +269,48 @@ void RanksBackend::launch(const LaunchSpec& spec, Reply<void> reply) {
 
 void RanksBackend::onAccept(tcp::socket socket) {
   if (ending_) return;
-  // Only the processes of this launch: the token is in their environment (they inherit it).
+  // Only the processes of this launch: each sends the launch's token first (it is in their
+  // environment), before a single request is read.
+  std::weak_ptr<bool> alive = alive_;
+  expectTokenLine(std::move(socket), token_, [this, alive](tcp::socket s) {
+    if (!alive.expired() && !ending_) acceptMember(std::move(s));
+  });
+}
+
+void RanksBackend::acceptMember(tcp::socket socket) {
   auto pid = loopbackPeerPid(socket);
-  if (!pid || !processEnvironmentHas(*pid, std::string(kTokenVariable) + "=" + token_)) return;
+  if (!pid) {
+    // From another machine: a member, named once its agent says who it is.
+    Member& m = newMember(0);
+    m.remote = true;
+    auto py = std::make_unique<PythonBackend>(io_, *m.port);
+    m.python = py.get();
+    m.backend = std::move(py);
+    AttachSpec spec;
+    spec.justMyCode = justMyCode_;
+    std::weak_ptr<bool> alive = alive_;
+    std::size_t index = m.index;
+    m.python->adopt(std::move(socket), spec, [this, alive, index](Result<void> r) {
+      if (alive.expired()) return;
+      Member& mm = *members_[index];
+      if (!r) {
+        mm.gone = true;
+        return maybeEnd();
+      }
+      mm.python->agentRequest("strataProcess", json::object{}, [this, alive, index](Result<json::value> info) {
+        if (alive.expired()) return;
+        Member& m2 = *members_[index];
+        if (info && info->is_object()) {
+          const auto& o = info->get_object();
+          if (auto* p = o.if_contains("pid"); p && p->is_int64()) m2.pid = p->as_int64();
+          if (auto* h = o.if_contains("host"); h && h->is_string()) m2.host = std::string(h->get_string());
+        }
+        m2.ready = m2.live = true;
+        memberReady(m2);
+      });
+    });
+    return;
+  }
   std::string cmdline = commandLine(*pid);
   if (multiprocessingHelper(cmdline)) return;  // the socket closes: the helper runs on undebugged
   if (memberByPid(*pid)) return;
@@ -363,8 +429,8 @@ void RanksBackend::announceThreads(Member& m) {
     if (alive.expired() || !r) return;
     Member& mm = *members_[index];
     for (const auto& t : *r) {
-      threadOwner_[t.id] = index;
-      if (mm.threads.insert(t.id).second) host_.threadChanged(t.id, true);
+      if (!mm.remote) threadOwner_[t.id] = index;
+      if (mm.threads.insert(t.id).second) host_.threadChanged(sessionTid(mm, t.id), true);
     }
   });
 }
@@ -620,7 +686,7 @@ void RanksBackend::onStopped(Member& m, StopReport stop) {
   m.pausing = false;
   m.stopped = true;
   if (stop.threadId) {
-    threadOwner_[*stop.threadId] = m.index;
+    if (!m.remote) threadOwner_[*stop.threadId] = m.index;
     m.threads.insert(*stop.threadId);
   }
   for (auto& id : stop.hitBreakpointIds)
@@ -660,8 +726,9 @@ void RanksBackend::reportStop(Member& m, StopReport stop) {
   } else {
     stop.allThreadsStopped = false;
     for (auto t : m.threads)
-      if (!stop.threadId || t != *stop.threadId) stop.alsoStopped.push_back(t);
+      if (!stop.threadId || t != *stop.threadId) stop.alsoStopped.push_back(sessionTid(m, t));
   }
+  if (stop.threadId) stop.threadId = sessionTid(m, *stop.threadId);
   if (!stop.description.empty() || stop.reason != "pause") stop.description = label(m) + ": " + (stop.description.empty() ? stop.reason : stop.description);
   host_.stopped(stop);
 }
@@ -669,7 +736,7 @@ void RanksBackend::reportStop(Member& m, StopReport stop) {
 void RanksBackend::onContinued(Member& m, std::int64_t threadId, bool allThreads) {
   if (m.gone) return;
   if (allThreads) m.stopped = false;
-  if (threadId) threadOwner_[threadId] = m.index;
+  if (threadId && !m.remote) threadOwner_[threadId] = m.index;
   // An attached member's snapshot ends when its agent is in: its threads run on, the others'
   // stay as they are.
   if (stopAll_ && allThreads) {
@@ -677,27 +744,28 @@ void RanksBackend::onContinued(Member& m, std::int64_t threadId, bool allThreads
       return o.get() != &m && !o->gone && o->stopped;
     });
     if (othersStopped) {
-      for (auto t : m.threads) host_.continued(t, false);
+      for (auto t : m.threads) host_.continued(sessionTid(m, t), false);
       return;
     }
   }
-  host_.continued(threadId, stopAll_ && allThreads);
+  host_.continued(sessionTid(m, threadId), stopAll_ && allThreads);
 }
 
 void RanksBackend::onThread(Member& m, std::int64_t threadId, bool started) {
   if (started) {
-    threadOwner_[threadId] = m.index;
+    if (!m.remote) threadOwner_[threadId] = m.index;
     m.threads.insert(threadId);
   } else {
-    threadOwner_.erase(threadId);
+    if (!m.remote) threadOwner_.erase(threadId);
     m.threads.erase(threadId);
   }
-  host_.threadChanged(threadId, started);
+  host_.threadChanged(sessionTid(m, threadId), started);
 }
 
-void RanksBackend::resume(std::int64_t threadId, bool singleThread, Reply<bool> reply) {
-  Member* owner = memberOf(threadId);
-  if (!owner) return reply(Error{errors::kBadArguments, "thread " + std::to_string(threadId) + " belongs to no process of this job", false});
+void RanksBackend::resume(std::int64_t sessionThread, bool singleThread, Reply<bool> reply) {
+  std::int64_t threadId = 0;
+  Member* owner = memberOf(sessionThread, &threadId);
+  if (!owner) return reply(Error{errors::kBadArguments, "thread " + std::to_string(sessionThread) + " belongs to no process of this job", false});
   if (singleThread || !stopAll_) {
     owner->stopped = singleThread ? owner->stopped : false;
     std::weak_ptr<bool> alive = alive_;
@@ -710,8 +778,9 @@ void RanksBackend::resume(std::int64_t threadId, bool singleThread, Reply<bool> 
       // The rest of this member's threads went too; the other members stay stopped.
       asio::post(io_, [this, alive, index, threadId] {
         if (alive.expired()) return;
-        for (auto t : members_[index]->threads)
-          if (t != threadId) host_.continued(t, false);
+        const Member& mm = *members_[index];
+        for (auto t : mm.threads)
+          if (t != threadId) host_.continued(sessionTid(mm, t), false);
       });
     });
   }
@@ -737,14 +806,16 @@ void RanksBackend::resume(std::int64_t threadId, bool singleThread, Reply<bool> 
 }
 
 void RanksBackend::step(StepKind kind, const StepOptions& options, Reply<void> reply) {
-  Member* owner = memberOf(options.threadId);
+  StepOptions o = options;
+  Member* owner = memberOf(options.threadId, &o.threadId);
   if (!owner) return reply(Error{errors::kBadArguments, "thread " + std::to_string(options.threadId) + " belongs to no process of this job", false});
   owner->stopped = false;
-  owner->backend->step(kind, options, std::move(reply));
+  owner->backend->step(kind, o, std::move(reply));
 }
 
-void RanksBackend::pause(std::int64_t threadId, Reply<void> reply) {
-  Member* owner = memberOf(threadId);
+void RanksBackend::pause(std::int64_t sessionThread, Reply<void> reply) {
+  std::int64_t threadId = 0;
+  Member* owner = memberOf(sessionThread, &threadId);
   if (!owner && !members_.empty()) owner = members_.front().get();
   if (!owner) return reply(Error{errors::kBadArguments, "no process of the job has started yet", false});
   owner->backend->pause(threadId, std::move(reply));
@@ -786,9 +857,10 @@ void RanksBackend::threads(Reply<std::vector<ThreadInfo>> reply) {
       if (alive.expired()) return;
       if (r) {
         Member& mm = *members_[index];
-        for (const auto& t : *r) {
-          threadOwner_[t.id] = index;
+        for (auto& t : *r) {
+          if (!mm.remote) threadOwner_[t.id] = index;
           mm.threads.insert(t.id);
+          t.id = sessionTid(mm, t.id);
         }
         g->by[index] = std::move(*r);
       }
@@ -805,10 +877,11 @@ void RanksBackend::threads(Reply<std::vector<ThreadInfo>> reply) {
   finish();
 }
 
-void RanksBackend::stackTrace(std::int64_t threadId, std::int64_t startFrame, std::int64_t levels,
+void RanksBackend::stackTrace(std::int64_t sessionThread, std::int64_t startFrame, std::int64_t levels,
                               Reply<StackPage> reply) {
-  Member* m = memberOf(threadId);
-  if (!m) return reply(Error{errors::kBadArguments, "thread " + std::to_string(threadId) + " belongs to no process of this job", false});
+  std::int64_t threadId = 0;
+  Member* m = memberOf(sessionThread, &threadId);
+  if (!m) return reply(Error{errors::kBadArguments, "thread " + std::to_string(sessionThread) + " belongs to no process of this job", false});
   std::size_t index = m->index;
   m->backend->stackTrace(threadId, startFrame, levels, [index, reply](Result<StackPage> r) {
     if (!r) return reply(r.takeError());
@@ -905,9 +978,10 @@ void RanksBackend::completions(const CompletionsQuery& query, Reply<std::vector<
   m->backend->completions(q, std::move(reply));
 }
 
-void RanksBackend::exceptionInfo(std::int64_t threadId, Reply<ExceptionInfo> reply) {
-  Member* m = memberOf(threadId);
-  if (!m) return reply(Error{errors::kBadArguments, "thread " + std::to_string(threadId) + " belongs to no process of this job", false});
+void RanksBackend::exceptionInfo(std::int64_t sessionThread, Reply<ExceptionInfo> reply) {
+  std::int64_t threadId = 0;
+  Member* m = memberOf(sessionThread, &threadId);
+  if (!m) return reply(Error{errors::kBadArguments, "thread " + std::to_string(sessionThread) + " belongs to no process of this job", false});
   m->backend->exceptionInfo(threadId, std::move(reply));
 }
 
@@ -924,8 +998,8 @@ void RanksBackend::onMemberExited(Member& m, const ExitStatus& status) {
   m.gone = true;
   lastExit_ = status;
   for (auto t : m.threads) {
-    threadOwner_.erase(t);
-    host_.threadChanged(t, false);
+    if (!m.remote) threadOwner_.erase(t);
+    host_.threadChanged(sessionTid(m, t), false);
   }
   m.threads.clear();
   maybeEnd();

@@ -69,6 +69,8 @@ class RanksBackend final : public Backend {
     std::int64_t pid = 0;
     std::optional<std::int64_t> rank;
     bool root = false;             // the process the launch started
+    bool remote = false;           // on another machine (dialed from off this host)
+    std::string host;              // its host name, when remote
     std::unique_ptr<Port> port;
     std::unique_ptr<Backend> backend;
     PythonBackend* python = nullptr;      // a launched member (dialed the ranks listener)
@@ -101,7 +103,13 @@ class RanksBackend final : public Backend {
   };
 
   Member& newMember(std::int64_t pid);
-  Member* memberOf(std::int64_t threadId);
+  // Thread ids: a member on this machine keeps its OS tids; a thread of one on another machine
+  // gets an id of its own from 2^30 up (above any Linux tid, within DAP's int32), so the tids of
+  // two machines never meet.
+  static constexpr std::int64_t kRemoteThreads = std::int64_t{1} << 30;
+  std::int64_t sessionTid(const Member& m, std::int64_t tid);
+  Member* memberOf(std::int64_t threadId, std::int64_t* local = nullptr);
+  void acceptMember(asio::ip::tcp::socket socket);
   Member* memberByPid(std::int64_t pid);
   Result<std::pair<Member*, std::int64_t>> untag(std::int64_t id, const char* what);
   std::string label(const Member& m) const;
@@ -136,10 +144,14 @@ class RanksBackend final : public Backend {
   std::unique_ptr<ProcessBackend> launcher_;
   std::int64_t launcherPid_ = 0;
   std::unique_ptr<protocol::Listener> listener_;
+  std::string ranksHost_ = "127.0.0.1";
   std::string token_;
   asio::steady_timer endTimer_;
   std::vector<std::unique_ptr<Member>> members_;
   std::map<std::int64_t, std::size_t> threadOwner_;
+  std::map<std::pair<std::size_t, std::int64_t>, std::int64_t> remoteTids_;  // (member, its tid) -> ours
+  std::map<std::int64_t, std::pair<std::size_t, std::int64_t>> remoteThreads_;  // ours -> (member, its tid)
+  std::int64_t nextRemoteTid_ = kRemoteThreads;
   std::map<std::string, std::shared_ptr<BpSet>> sets_;  // "source:PATH", "function", "exception"
   std::map<std::int64_t, std::pair<std::string, std::size_t>> bpWhere_;  // our id -> set, entry
   std::int64_t nextBp_ = 1;

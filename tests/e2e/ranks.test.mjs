@@ -7,8 +7,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
-import { REPO, StrataClient, startStdio, waitUntil, freePort, sleep, isRunning, assertClean, forEachAttachPython } from './lib/harness.mjs';
+import { REPO, StrataClient, startStdio, waitUntil, freePort, sleep, isRunning, assertClean, forEachAttachPython, PYTHONS } from './lib/harness.mjs';
 
 const PYTHON = '/usr/bin/python3';
 const TRAIN = path.join(REPO, 'examples/distributed/train_ddp.py');
@@ -368,5 +369,75 @@ test('attach {processTree} to a hung training job (Python 3.11): the agent gets 
     await c.stop().catch(() => {});
     for (const pid of childrenOf(job.pid)) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }
     job.kill('SIGKILL');
+  }
+});
+
+// ---- a rank on another machine ---------------------------------------------------------------------
+// The other machine is a network namespace joined to this one by a veth pair: its processes reach
+// the adapter only over the network (10.203.0.1), and the adapter cannot see their sockets.
+const NS = 'strata-node2';
+function makeNode() {
+  const run = (args) => spawnSync(args[0], args.slice(1), { encoding: 'utf8' });
+  run(['ip', 'netns', 'del', NS]);
+  run(['ip', 'link', 'del', 'strata-n1']);
+  const steps = [['ip', 'netns', 'add', NS], ['ip', 'link', 'add', 'strata-n1', 'type', 'veth', 'peer', 'name', 'strata-n2'],
+    ['ip', 'link', 'set', 'strata-n2', 'netns', NS], ['ip', 'addr', 'add', '10.203.0.1/24', 'dev', 'strata-n1'],
+    ['ip', 'link', 'set', 'strata-n1', 'up'], ['ip', 'netns', 'exec', NS, 'ip', 'addr', 'add', '10.203.0.2/24', 'dev', 'strata-n2'],
+    ['ip', 'netns', 'exec', NS, 'ip', 'link', 'set', 'strata-n2', 'up'], ['ip', 'netns', 'exec', NS, 'ip', 'link', 'set', 'lo', 'up']];
+  for (const s of steps) {
+    const r = run(s);
+    if (r.status !== 0) return `cannot make a second network node (${s.join(' ')}: ${(r.stderr || r.error || '').toString().trim()})`;
+  }
+  return false;
+}
+function dropNode() {
+  spawnSync('ip', ['netns', 'del', NS]);
+  spawnSync('ip', ['link', 'del', 'strata-n1']);
+}
+
+test('ranksAddress: a rank on another network node dials in with the launch token (one without it is refused); both ranks stop, with thread ids that cannot meet', { skip: PYTHONS.length === 0 ? 'no CPython with the agent' : false }, async (t) => {
+  const why = makeNode();
+  if (why) return t.skip(why);
+  const c = await startStdio();
+  const py = PYTHONS[0];
+  try {
+    const work = jobLine('work_line');
+    await launchJob(c, {
+      ranksAddress: '10.203.0.1', stopAll: false, program: '/bin/sh',
+      args: ['-c', `RANK=0 ${py} ${JOB} --rank 0 --steps 30 & RANK=1 ip netns exec ${NS} ${py} ${JOB} --rank 1 --steps 30 & wait`],
+    }, [work], JOB);
+    await waitUntil(() => stops(c).filter((s) => s.reason === 'breakpoint').length >= 2, 60000, 'both ranks at the breakpoint');
+    const hit = stops(c).filter((s) => s.reason === 'breakpoint');
+    const threads = await threadsByName(c);
+    const name = (s) => threads.find((x) => x.id === s.threadId)?.name;
+    assert.deepEqual(hit.map(name).sort(), ['rank 0 / MainThread', 'rank 1 / MainThread']);
+    const remote = hit.find((s) => name(s) === 'rank 1 / MainThread');
+    assert.ok(remote.threadId >= 2 ** 30, `the remote rank's thread id ${remote.threadId} is its own`);
+    for (const s of hit) {
+      const [frame] = await topFrame(c, s.threadId);
+      assert.deepEqual([frame.name, frame.line], ['work', work]);
+      assert.equal((await localsOf(c, frame.id)).rank, name(s).slice(5, 6));
+    }
+    // A peer without the token: refused before a request is read; the session goes on.
+    const port = /STRATA_RANKS=10\.203\.0\.1:(\d+)/.exec(fs.readFileSync(`/proc/${c.eventsNamed('process')[0].body.systemProcessId}/environ`, 'latin1'))[1];
+    const refused = await new Promise((resolve) => {
+      const sock = net.connect(Number(port), '10.203.0.1', () => sock.write('STRATA-TOKEN wrong\r\nContent-Length: 2\r\n\r\n{}'));
+      let data = '';
+      sock.on('data', (d) => { data += d; });
+      sock.on('close', () => resolve(data));
+      sock.on('error', () => resolve(data));
+    });
+    assert.equal(refused, '');
+    await c.setBreakpointsRequest({ source: { path: JOB }, breakpoints: [] });
+    const terminated = c.waitForEvent('terminated', 60000);
+    for (const s of hit) await c.continueRequest({ threadId: s.threadId });
+    await terminated;
+    const out = c.output('stdout') + c.output('stderr');
+    assert.match(out, /rank 0 done after 30 steps/);
+    assert.match(out, /rank 1 done after 30 steps/);
+    assertClean(assert, c);
+  } finally {
+    await c.stop().catch(() => {});
+    dropNode();
   }
 });

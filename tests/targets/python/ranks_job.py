@@ -1,6 +1,6 @@
 """A job of N rank processes for attach {"processTree"} and {"processIds"}: the launcher starts
 each rank as `python ranks_job.py --rank R` with RANK=R, and watches them; each rank works in a
-loop until it is killed, printing its step now and then."""
+loop until it is killed (or for --steps N), printing its step now and then."""
 import os
 import subprocess
 import sys
@@ -12,15 +12,16 @@ def work(rank, step):
     return total
 
 
-def rank_main(rank):
+def rank_main(rank, steps=None):
     print(f"rank {rank} ready", flush=True)
     step = 0
-    while True:
+    while steps is None or step < steps:
         work(rank, step)
         step += 1
         if step % 50 == 0:
             print(f"rank {rank} step {step}", flush=True)
         time.sleep(0.01)
+    print(f"rank {rank} done after {step} steps", flush=True)
 
 
 def launcher(n):
@@ -32,6 +33,6 @@ def launcher(n):
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--rank"]:
-        rank_main(int(sys.argv[2]))
+        rank_main(int(sys.argv[2]), int(sys.argv[4]) if sys.argv[3:4] == ["--steps"] else None)
     else:
         launcher(int(sys.argv[2]) if sys.argv[1:2] == ["--ranks"] else 3)

@@ -90,10 +90,14 @@ class Agent(RequestHandlers):
         self._start_server()
         return self.listen_address
 
-    def connect(self, host, port, token=None):
+    def connect(self, host, port, token=None, launch_token_line=False):
         # A program the adapter launched is known by its environment (checked through /proc):
-        # it sends no token line, whatever STRATA_TOKEN says.
-        if os.environ.get("STRATA_LAUNCH_TOKEN"):
+        # it sends no token line, whatever STRATA_TOKEN says. The processes of a job launched
+        # with "ranks" send the launch's token (a rank on another machine has no /proc here).
+        if launch_token_line:
+            token = os.environ.get("STRATA_LAUNCH_TOKEN") or None
+            _link.require_token(host, token, "connecting to")
+        elif os.environ.get("STRATA_LAUNCH_TOKEN"):
             token = None
         else:
             token = token or os.environ.get("STRATA_TOKEN") or None

@@ -20,7 +20,8 @@ def rank():
 
 def describe():
     """What the adapter asks of a process that dialed in (strataProcess)."""
-    return {"pid": os.getpid(), "ppid": os.getppid(), "rank": rank(),
+    import socket
+    return {"pid": os.getpid(), "ppid": os.getppid(), "rank": rank(), "host": socket.gethostname(),
             "argv": list(sys.argv[:8]), "executable": sys.executable}
 
 
@@ -34,7 +35,7 @@ def boot():
     agent = _agent.get()
     agent.configured.clear()
     try:
-        agent.connect(host, port)
+        agent.connect(host, port, launch_token_line=True)
     except OSError as e:
         sys.stderr.write(f"strata: cannot reach the debugger at {address} ({e.strerror or e}); "
                          f"process {os.getpid()} runs without it\n")
