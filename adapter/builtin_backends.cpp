@@ -37,7 +37,8 @@ BackendFactory builtinBackends() {
                 const backends::AttachSpec& spec) -> std::unique_ptr<backends::Backend> {
     // A pid running CPython gets the Python attach (read-only from memory, then the agent);
     // any other process the native debugger, exactly as before.
-    if (!spec.processIds.empty() || spec.processTree) return std::make_unique<backends::RanksBackend>(s.io(), host);
+    if (!spec.processIds.empty() || spec.processTree || !spec.nodes.empty())
+      return std::make_unique<backends::RanksBackend>(s.io(), host);
     if (spec.processId && spec.native) return std::make_unique<backends::MixedBackend>(s.io(), host);
     if (spec.processId && backends::PidAttachBackend::wants(*spec.processId))
       return std::make_unique<backends::PidAttachBackend>(s.io(), host);

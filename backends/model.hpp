@@ -278,6 +278,15 @@ struct AttachSpec {
   std::optional<std::int64_t> processTree;
   std::vector<std::int64_t> rankFilter;
   bool stopAll = true;
+  // Ranks on other machines: each node's strata-dap --listen attaches to its processes there.
+  struct Node {
+    std::string host;
+    std::uint16_t port = 0;
+    std::string token;
+    std::vector<std::int64_t> processIds;
+    std::optional<std::int64_t> processTree;
+  };
+  std::vector<Node> nodes;
 };
 
 // runInTerminal as the backend needs it; the session turns it into the reverse request.

@@ -40,9 +40,9 @@ class AttachHandler final : public TypedHandler<protocol::AttachRequestArguments
     spec.stopOnEntry = args.stopOnEntry.value_or(false);
     spec.native = args.native.value_or(false);
     spec.justMyCode = args.justMyCode.value_or(true);
-    if (args.processIds || args.processTree) return ranks(session, args, spec, respond);
+    if (args.processIds || args.processTree || args.nodes) return ranks(session, args, spec, respond);
     if (args.rankFilter || args.stopAll)
-      return bad("arguments.rankFilter and .stopAll go with the ranks of a job (arguments.processIds or .processTree)");
+      return bad("arguments.rankFilter and .stopAll go with the ranks of a job (arguments.processIds, .processTree or .nodes)");
     if (!args.processId.is_null()) {
       // Native attach by pid: a number, or a string of digits (what "${command:pickProcess}" gives).
       auto pid = processId(args.processId);
@@ -95,6 +95,37 @@ class AttachHandler final : public TypedHandler<protocol::AttachRequestArguments
     if (!args.processId.is_null())
       return bad("give arguments.processId (one process) or .processIds / .processTree (the ranks of a job), not both");
     if (args.processIds && args.processTree) return bad("give arguments.processIds or .processTree, not both");
+    if (args.nodes) {
+      if (args.nodes->empty()) return bad("arguments.nodes is empty");
+      if (args.nodes->size() > 256) return bad("arguments.nodes: more than 256 nodes in one session");
+      for (std::size_t i = 0; i < args.nodes->size(); ++i) {
+        const auto& n = (*args.nodes)[i];
+        std::string at = "arguments.nodes[" + std::to_string(i) + "]";
+        backends::AttachSpec::Node node;
+        node.host = n.host.value_or("");
+        if (node.host.empty()) return bad(at + ".host: the strata-dap --listen of that node is needed");
+        if (!n.port || *n.port < 1 || *n.port > 65535) return bad(at + ".port: the port its strata-dap --listen took");
+        node.port = static_cast<std::uint16_t>(*n.port);
+        node.token = n.token.value_or("");
+        if (node.token.find_first_of("\r\n ") != std::string::npos) return bad(at + ".token: a token has no spaces or line breaks");
+        if (node.token.empty() && !loopbackHost(node.host))
+          return bad(at + ".token is required: " + node.host + " is not a loopback address (the token its strata-dap "
+                     "--listen printed or stored)");
+        if (n.processIds.has_value() == n.processTree.has_value())
+          return bad(at + ": give processIds or processTree (the ranks on that node)");
+        if (n.processIds) {
+          if (n.processIds->empty()) return bad(at + ".processIds is empty");
+          for (auto p : *n.processIds)
+            if (p <= 0 || p > INT32_MAX) return bad(at + ".processIds: " + std::to_string(p) + " is not a process id");
+          node.processIds = *n.processIds;
+        } else {
+          if (*n.processTree <= 0 || *n.processTree > INT32_MAX)
+            return bad(at + ".processTree: " + std::to_string(*n.processTree) + " is not a process id");
+          node.processTree = *n.processTree;
+        }
+        spec.nodes.push_back(std::move(node));
+      }
+    }
     if (args.connect || args.listen || args.port || args.host)
       return bad("arguments.processIds / .processTree attach by pid; they take no connect, listen, host or port");
     if (spec.native) return bad("\"native\": true (mixed mode) attaches to one process (arguments.processId)");
@@ -109,7 +140,7 @@ class AttachHandler final : public TypedHandler<protocol::AttachRequestArguments
           return bad("arguments.processIds[" + std::to_string(i) + "]: " + std::to_string(p) + " is not a process id");
       }
       spec.processIds = *args.processIds;
-    } else {
+    } else if (args.processTree) {
       if (*args.processTree <= 0 || *args.processTree > INT32_MAX)
         return bad("arguments.processTree: " + std::to_string(*args.processTree) + " is not a process id");
       spec.processTree = *args.processTree;

@@ -403,6 +403,7 @@ void RanksBackend::memberReady(Member& m) {
 }
 
 void RanksBackend::learnRank(Member& m, std::function<void()> then) {
+  if (m.viaAdapter) return then();  // a node's strata-dap names its ranks itself
   PythonBackend* agent = m.python ? m.python : (m.attached && m.live ? m.attached->agent() : nullptr);
   if (!agent) return then();
   std::weak_ptr<bool> alive = alive_;
@@ -469,7 +470,7 @@ void RanksBackend::attach(const AttachSpec& spec, Reply<void> reply) {
     if (pids.empty())
       return reply(Error{errors::kBadArguments,
                          "no process under " + std::to_string(*spec.processTree) + " runs CPython (or can be read)", true});
-  } else {
+  } else if (!spec.processIds.empty()) {
     for (auto pid : spec.processIds)
       if (!PidAttachBackend::wants(pid))
         return reply(Error{errors::kBadArguments,
@@ -478,9 +479,9 @@ void RanksBackend::attach(const AttachSpec& spec, Reply<void> reply) {
                                "arguments.processIds names the Python ranks of a job",
                            true});
   }
-  if (pids.size() > static_cast<std::size_t>(kSlots))
+  if (pids.size() + spec.nodes.size() > static_cast<std::size_t>(kSlots))
     return reply(Error{errors::kBadArguments, "more than " + std::to_string(kSlots) + " processes in one session", true});
-  auto left = std::make_shared<std::size_t>(pids.size());
+  auto left = std::make_shared<std::size_t>(pids.size() + spec.nodes.size());
   auto failures = std::make_shared<std::vector<std::string>>();
   auto done = std::make_shared<Reply<void>>(std::move(reply));
   std::weak_ptr<bool> alive = alive_;
@@ -510,7 +511,50 @@ void RanksBackend::attach(const AttachSpec& spec, Reply<void> reply) {
         memberReady(mm);
       }
       if (--*left) return;
-      std::size_t attached = members_.size() - failures->size();
+      std::size_t attached = 0;
+      for (auto& x : members_) attached += x->gone ? 0 : 1;
+      if (attached == 0) {
+        std::string why;
+        for (auto& f : *failures) why += (why.empty() ? "" : "; ") + f;
+        return (*done)(Error{errors::kBadProcessId, why, true});
+      }
+      for (auto& f : *failures) host_.output(OutputCategory::Important, "Not attached: " + f + "\n");
+      (*done)({});
+    });
+  }
+  // The ranks on other machines: the strata-dap --listen on each node attaches to them there,
+  // and this session drives it as one member (its threads already named by rank).
+  for (const auto& node : spec.nodes) {
+    Member& m = newMember(0);
+    m.remote = m.viaAdapter = true;
+    m.host = node.host + ":" + std::to_string(node.port);
+    auto py = std::make_unique<PythonBackend>(io_, *m.port);
+    m.python = py.get();
+    m.backend = std::move(py);
+    json::object start{{"stopAll", stopAll_}};
+    if (node.processTree) start["processTree"] = *node.processTree;
+    else start["processIds"] = json::value_from(node.processIds);
+    if (!rankFilter_.empty()) start["rankFilter"] = json::value_from(rankFilter_);
+    m.python->setStartArguments(std::move(start));
+    AttachSpec one;
+    one.host = node.host;
+    one.port = node.port;
+    one.token = node.token;
+    one.justMyCode = justMyCode_;
+    std::size_t index = m.index;
+    m.backend->attach(one, [this, alive, index, left, failures, done](Result<void> r) {
+      if (alive.expired()) return;
+      Member& mm = *members_[index];
+      if (!r) {
+        mm.gone = true;
+        failures->push_back("node " + mm.host + ": " + r.error().message);
+      } else {
+        mm.ready = mm.live = true;
+        memberReady(mm);
+      }
+      if (--*left) return;
+      std::size_t attached = 0;
+      for (auto& x : members_) attached += x->gone ? 0 : 1;
       if (attached == 0) {
         std::string why;
         for (auto& f : *failures) why += (why.empty() ? "" : "; ") + f;
@@ -729,7 +773,8 @@ void RanksBackend::reportStop(Member& m, StopReport stop) {
       if (!stop.threadId || t != *stop.threadId) stop.alsoStopped.push_back(sessionTid(m, t));
   }
   if (stop.threadId) stop.threadId = sessionTid(m, *stop.threadId);
-  if (!stop.description.empty() || stop.reason != "pause") stop.description = label(m) + ": " + (stop.description.empty() ? stop.reason : stop.description);
+  if (!m.viaAdapter && (!stop.description.empty() || stop.reason != "pause"))
+    stop.description = label(m) + ": " + (stop.description.empty() ? stop.reason : stop.description);
   host_.stopped(stop);
 }
 
@@ -844,7 +889,7 @@ void RanksBackend::threads(Reply<std::vector<ThreadInfo>> reply) {
     std::vector<ThreadInfo> out;
     for (auto index : order)
       for (auto t : g->by[index]) {
-        t.name = label(*members_[index]) + " / " + t.name;
+        if (!members_[index]->viaAdapter) t.name = label(*members_[index]) + " / " + t.name;
         out.push_back(std::move(t));
       }
     reply(std::move(out));

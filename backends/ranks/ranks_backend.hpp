@@ -71,6 +71,7 @@ class RanksBackend final : public Backend {
     bool root = false;             // the process the launch started
     bool remote = false;           // on another machine (dialed from off this host)
     std::string host;              // its host name, when remote
+    bool viaAdapter = false;       // a node's strata-dap, serving that node's ranks
     std::unique_ptr<Port> port;
     std::unique_ptr<Backend> backend;
     PythonBackend* python = nullptr;      // a launched member (dialed the ranks listener)

@@ -10,6 +10,13 @@ STRATA_CODEC(ConnectTarget,
   v.field("host", t.host, false);
   v.field("port", t.port, false);)
 
+STRATA_CODEC(RankNode,
+  v.field("host", t.host, false);
+  v.field("port", t.port, false);
+  v.field("token", t.token, false);
+  v.field("processIds", t.processIds, false);
+  v.field("processTree", t.processTree, false);)
+
 STRATA_CODEC(AttachRequestArguments,
   v.field("connect", t.connect, false);
   v.field("host", t.host, false);
@@ -25,7 +32,8 @@ STRATA_CODEC(AttachRequestArguments,
   v.field("processIds", t.processIds, false);
   v.field("processTree", t.processTree, false);
   v.field("rankFilter", t.rankFilter, false);
-  v.field("stopAll", t.stopAll, false);)
+  v.field("stopAll", t.stopAll, false);
+  v.field("nodes", t.nodes, false);)
 
 STRATA_CODEC(ContinueArguments,
   v.field("threadId", t.threadId, true);

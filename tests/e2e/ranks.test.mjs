@@ -9,7 +9,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { REPO, StrataClient, startStdio, waitUntil, freePort, sleep, isRunning, assertClean, forEachAttachPython, PYTHONS, withTimeout, exitOf } from './lib/harness.mjs';
+import { REPO, StrataClient, startStdio, waitUntil, freePort, sleep, isRunning, assertClean, forEachAttachPython, PYTHONS, withTimeout, exitOf, ADAPTER } from './lib/harness.mjs';
 
 const PYTHON = '/usr/bin/python3';
 const TRAIN = path.join(REPO, 'examples/distributed/train_ddp.py');
@@ -440,6 +440,70 @@ test('ranksAddress: a rank on another network node dials in with the launch toke
     assertClean(assert, c);
   } finally {
     await c.stop().catch(() => {});
+    dropNode();
+  }
+});
+
+test('attach {nodes}: the ranks on another node through the strata-dap --listen there (with its token), beside this machine\'s, in one session', { skip: PYTHONS.length === 0 ? 'no CPython with the agent' : false }, async (t) => {
+  const why = makeNode();
+  if (why) return t.skip(why);
+  const py = PYTHONS[0];
+  const token = 'node2-' + Date.now();
+  const remoteDap = spawn('ip', ['netns', 'exec', NS, ADAPTER, '--listen', '10.203.0.2:0', '--token', token],
+    { stdio: ['ignore', 'pipe', 'inherit'] });
+  const local = spawn(py, [JOB, '--ranks', '2'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const remote = spawn('ip', ['netns', 'exec', NS, py, JOB, '--ranks', '2', '--first-rank', '2'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let localOut = '', remoteOut = '', dapOut = '';
+  local.stdout.on('data', (d) => { localOut += d; });
+  remote.stdout.on('data', (d) => { remoteOut += d; });
+  remoteDap.stdout.on('data', (d) => { dapOut += d; });
+  const c = await startStdio();
+  try {
+    await waitUntil(() => /listening on .*:(\d+)/.test(dapOut), 20000, 'the node\'s strata-dap listening');
+    const port = Number(/listening on .*:(\d+)/.exec(dapOut)[1]);
+    await waitUntil(() => (localOut.match(/ready/g) ?? []).length === 2 && (remoteOut.match(/ready/g) ?? []).length === 2, 20000, 'the ranks ready');
+    await c.initializeRequest(INIT);
+    // Without the token the node's adapter refuses: the attach says so.
+    const e = await startStdio();
+    try {
+      await e.initializeRequest(INIT);
+      const refused = await e.attachRequest({ nodes: [{ host: '10.203.0.2', port, token: 'wrong', processTree: remote.pid }] }).catch((x) => x);
+      assert.match(String(refused.message), /node 10\.203\.0\.2/);
+    } finally {
+      await e.stop().catch(() => {});
+    }
+    await c.attachRequest({ processTree: local.pid, stopAll: false,
+      nodes: [{ host: '10.203.0.2', port, token, processTree: remote.pid }] });
+    const work = jobLine('work_line');
+    await c.setBreakpointsRequest({ source: { path: JOB }, breakpoints: [{ line: work }] });
+    await c.configurationDoneRequest();
+    await waitUntil(() => stops(c).filter((s) => s.reason === 'breakpoint').length >= 4, 60000, 'four ranks at the breakpoint');
+    const threads = await threadsByName(c);
+    const hit = stops(c).filter((s) => s.reason === 'breakpoint');
+    const name = (s) => threads.find((x) => x.id === s.threadId)?.name;
+    assert.deepEqual(hit.map(name).sort(), [0, 1, 2, 3].map((r) => `rank ${r} / MainThread`));
+    for (const s of hit) {
+      const [frame] = await topFrame(c, s.threadId);
+      assert.deepEqual([frame.name, frame.line], ['work', work]);
+      const rank = name(s).slice(5, 6);
+      assert.equal((await localsOf(c, frame.id)).rank, rank);
+      if (rank >= '2') assert.ok(s.threadId >= 2 ** 30, `rank ${rank} on the other node has a thread id of its own`);
+    }
+    await c.setBreakpointsRequest({ source: { path: JOB }, breakpoints: [] });
+    for (const s of hit) await c.continueRequest({ threadId: s.threadId });
+    await c.disconnectRequest({ terminateDebuggee: false });
+    assert.equal(await withTimeout(exitOf(c.adapterProcess), 10000, 'adapter exit'), 0);
+    const [l0, r0] = [localOut.length, remoteOut.length];
+    await waitUntil(() => /step/.test(localOut.slice(l0)) && /step/.test(remoteOut.slice(r0)), 20000, 'both jobs running on');
+    assert.ok(isRunning(remoteDap.pid), 'the node\'s strata-dap serves on');
+    assertClean(assert, c);
+  } finally {
+    c.stopAdapter();
+    for (const job of [local, remote]) {
+      for (const pid of childrenOf(job.pid)) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }
+      job.kill('SIGKILL');
+    }
+    remoteDap.kill('SIGKILL');
     dropNode();
   }
 });

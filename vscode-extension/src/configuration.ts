@@ -95,12 +95,13 @@ export function completeConfiguration(config: Config, file: EditorFile | undefin
       return { error: `Strata: the launch configuration "${c.name ?? ''}" gives "trace" and a program: a trace opens with no program.` };
   } else if (c.request === 'attach') {
     const modes = ['processId', 'processIds', 'processTree', 'connect', 'listen'].filter((k) => c[k] !== undefined);
+    const ranks = c.processIds !== undefined || c.processTree !== undefined || c.nodes !== undefined;
     if (modes.length > 1)
       return { error: `Strata: the attach configuration "${c.name ?? ''}" gives ${modes.join(' and ')}: give one ` +
                       '(processId: a running process; processIds or processTree: the ranks of a job; connect: a ' +
                       'program started with python -m strata --listen; listen: a program that dials in).' };
     // Neither a pid nor a peer (and not the older host/port spelling): pick the process.
-    if (modes.length === 0 && c.host === undefined && c.port === undefined) c.processId = '${command:strata.pickProcess}';
+    if (modes.length === 0 && !ranks && c.host === undefined && c.port === undefined) c.processId = '${command:strata.pickProcess}';
   } else {
     return { error: `Strata: "request" is "${String(c.request)}"; it is "launch" or "attach".` };
   }

@@ -167,7 +167,7 @@ export function activate(context: vscode.ExtensionContext): void {
     resolveDebugConfigurationWithSubstitutedVariables: async (folder, config) => {
       // The process picker was dismissed: no session.
       if (config.request === 'attach' && (config.processId === undefined || config.processId === '')
-          && config.processIds === undefined && config.processTree === undefined
+          && config.processIds === undefined && config.processTree === undefined && config.nodes === undefined
           && !config.connect && !config.listen && config.host === undefined && config.port === undefined) return undefined;
       try {
         return (await withAgentToken(config, tokenDeps(context, folder))) as vscode.DebugConfiguration | undefined;

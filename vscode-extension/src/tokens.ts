@@ -68,7 +68,8 @@ export async function obtainToken(kind: 'agent' | 'adapter', where: { host: stri
 // Where an attach's agent is: connect {host, port}, listen {host, port}, or the older host/port.
 export function agentEndpoint(config: Record<string, unknown>): { host: string; port: number } | undefined {
   const where = (config.connect ?? config.listen) as { host?: string; port?: number } | undefined;
-  if (config.processId !== undefined || config.processIds !== undefined || config.processTree !== undefined) return undefined;
+  if (config.processId !== undefined || config.processIds !== undefined || config.processTree !== undefined ||
+      config.nodes !== undefined) return undefined;
   if (!where && config.host === undefined && config.port === undefined) return undefined;
   return { host: where?.host ?? (config.host as string | undefined) ?? '127.0.0.1',
            port: where?.port ?? (config.port as number | undefined) ?? 5678 };

@@ -251,6 +251,7 @@ void PythonBackend::startLink(tcp::socket socket, const char* startCommand) {
       listener_->close();
     }
     json::object options{{"justMyCode", justMyCode_}, {"stopOnEntry", stopOnEntry_}};
+    for (const auto& [key, value] : startArguments_) options[key] = value;
     link_->request(command, std::move(options), [this, alive](Result<json::value> r2) {
       if (alive.expired() || !starting_) return;
       if (!r2) return failStart(r2.takeError());

@@ -62,6 +62,9 @@ class PythonBackend final : public Backend, private BackendHost {
   // An attach over a connection already accepted (a process of a distributed job that dialed
   // the ranks listener and was checked there).
   void adopt(asio::ip::tcp::socket socket, const AttachSpec& spec, Reply<void> reply);
+  // More arguments for the attach request it sends (a peer that is itself a strata-dap, which
+  // needs to know what to attach to).
+  void setStartArguments(boost::json::object arguments) { startArguments_ = std::move(arguments); }
   // A request of the agent's own (strataProcess, strataHandover), its body as the agent sent it.
   void agentRequest(const std::string& command, boost::json::value arguments, Reply<boost::json::value> reply);
   // The port an attach with `listen` waits on (0 when not listening).
@@ -102,6 +105,7 @@ class PythonBackend final : public Backend, private BackendHost {
   asio::steady_timer timer_;
   std::shared_ptr<AgentLink> link_;
   std::string token_;
+  boost::json::object startArguments_;
   std::string attachToken_;  // attach: the STRATA-TOKEN line sent (connect) or required (listen)
   bool justMyCode_ = true, stopOnEntry_ = false;
   bool listening_ = false;  // attach: waiting for a program to dial in, handshake not done

@@ -24,9 +24,9 @@ def rank_main(rank, steps=None):
     print(f"rank {rank} done after {step} steps", flush=True)
 
 
-def launcher(n):
+def launcher(n, first=0):
     procs = [subprocess.Popen([sys.executable, __file__, "--rank", str(r)], env=dict(os.environ, RANK=str(r)))
-             for r in range(n)]
+             for r in range(first, first + n)]
     while any(p.poll() is None for p in procs):
         time.sleep(0.05)  # ranks: launcher_line
 
@@ -35,4 +35,5 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["--rank"]:
         rank_main(int(sys.argv[2]), int(sys.argv[4]) if sys.argv[3:4] == ["--steps"] else None)
     else:
-        launcher(int(sys.argv[2]) if sys.argv[1:2] == ["--ranks"] else 3)
+        launcher(int(sys.argv[2]) if sys.argv[1:2] == ["--ranks"] else 3,
+                 int(sys.argv[4]) if sys.argv[3:4] == ["--first-rank"] else 0)

@@ -11,6 +11,14 @@ struct ConnectTarget {
   std::optional<std::string> host;
   std::optional<std::int64_t> port;
 };
+// A node of a distributed job attached through the strata-dap --listen running there.
+struct RankNode {
+  std::optional<std::string> host;
+  std::optional<std::int64_t> port;
+  std::optional<std::string> token;
+  std::optional<std::vector<std::int64_t>> processIds;
+  std::optional<std::int64_t> processTree;
+};
 struct AttachRequestArguments {
   std::optional<ConnectTarget> connect;
   std::optional<std::string> host;  // debugpy's older spelling, beside connect
@@ -27,6 +35,7 @@ struct AttachRequestArguments {
   std::optional<std::int64_t> processTree;
   std::optional<std::vector<std::int64_t>> rankFilter;
   std::optional<bool> stopAll;
+  std::optional<std::vector<RankNode>> nodes;  // ranks on other machines, each through its strata-dap
 };
 
 // ---- execution control ----------------------------------------------------------------------
@@ -246,6 +255,7 @@ struct StepInTargetsArguments {
   void tag_invoke(decode_tag, Reader& r, T& v);
 
 STRATA_DEBUG_STRUCT(ConnectTarget)
+STRATA_DEBUG_STRUCT(RankNode)
 STRATA_DEBUG_STRUCT(AttachRequestArguments)
 STRATA_DEBUG_STRUCT(ContinueArguments)
 STRATA_DEBUG_STRUCT(ContinueResponseBody)
