@@ -16,6 +16,7 @@
 #include "backends/python/proxy/agent_link.hpp"
 #include "backends/python/proxy/peer_check.hpp"
 #include "backends/python/proxy/python_backend.hpp"
+#include "backends/ranks/proc_info.hpp"
 
 namespace strata::backends {
 
@@ -27,75 +28,6 @@ namespace {
 constexpr auto kMembersDrain = std::chrono::seconds(3);
 const char* kTokenVariable = "STRATA_LAUNCH_TOKEN";
 
-std::string readFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::int64_t parentOf(std::int64_t pid) {
-  std::string stat = readFile("/proc/" + std::to_string(pid) + "/stat");
-  auto close = stat.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream rest(stat.substr(close + 1));
-  std::string state;
-  std::int64_t ppid = 0;
-  rest >> state >> ppid;
-  return ppid;
-}
-
-std::string commandLine(std::int64_t pid) {
-  std::string raw = readFile("/proc/" + std::to_string(pid) + "/cmdline");
-  std::replace(raw.begin(), raw.end(), '\0', ' ');
-  return raw;
-}
-
-// multiprocessing's own helper processes: nobody debugs them.
-bool multiprocessingHelper(const std::string& cmdline) {
-  return cmdline.find("multiprocessing.resource_tracker") != std::string::npos ||
-         cmdline.find("multiprocessing.forkserver") != std::string::npos;
-}
-
-std::optional<std::int64_t> environRank(std::int64_t pid) {
-  std::string env = readFile("/proc/" + std::to_string(pid) + "/environ");
-  std::optional<std::int64_t> found;
-  for (const char* name : python::attach::kRankVariables) {
-    std::string key = std::string(name) + "=";
-    for (std::size_t at = 0; at < env.size();) {
-      std::size_t end = env.find('\0', at);
-      if (end == std::string::npos) end = env.size();
-      if (env.compare(at, key.size(), key) == 0) {
-        std::string v = env.substr(at + key.size(), end - at - key.size());
-        if (!v.empty() && v.size() < 10 && v.find_first_not_of("0123456789") == std::string::npos) return std::stoll(v);
-      }
-      at = end + 1;
-    }
-  }
-  return found;
-}
-
-// Every process under `root` (itself first), from /proc.
-std::vector<std::int64_t> processTree(std::int64_t root) {
-  std::map<std::int64_t, std::vector<std::int64_t>> children;
-  if (DIR* d = ::opendir("/proc")) {
-    while (dirent* e = ::readdir(d)) {
-      char* end = nullptr;
-      long pid = std::strtol(e->d_name, &end, 10);
-      if (pid <= 0 || *end) continue;
-      children[parentOf(pid)].push_back(pid);
-    }
-    ::closedir(d);
-  }
-  std::vector<std::int64_t> out{root};
-  for (std::size_t i = 0; i < out.size(); ++i)
-    for (auto c : children[out[i]]) out.push_back(c);
-  return out;
-}
-
-bool sameReport(const BreakpointReport& a, const BreakpointReport& b) {
-  return a.verified == b.verified && a.line == b.line && a.message == b.message && a.pending == b.pending;
-}
 }  // namespace
 
 // A member's (or the launcher's) host: what it reports comes back here with who it is.
@@ -163,7 +95,7 @@ RanksBackend::Member& RanksBackend::newMember(std::int64_t pid) {
   auto m = std::make_unique<Member>();
   m->index = members_.size();
   m->pid = pid;
-  m->rank = environRank(pid);
+  m->rank = procinfo::environRank(pid);
   m->port = std::make_unique<Port>(*this, m->index);
   members_.push_back(std::move(m));
   return *members_.back();
@@ -175,6 +107,8 @@ std::int64_t RanksBackend::sessionTid(const Member& m, std::int64_t tid) {
   if (fresh) remoteThreads_[nextRemoteTid_++] = {m.index, tid};
   return it->second;
 }
+
+BackendHost& RanksBackend::hostOf(Member& m) { return *m.port; }
 
 RanksBackend::Member* RanksBackend::memberOf(std::int64_t threadId, std::int64_t* local) {
   if (local) *local = threadId;
@@ -311,10 +245,10 @@ void RanksBackend::acceptMember(tcp::socket socket) {
     });
     return;
   }
-  std::string cmdline = commandLine(*pid);
-  if (multiprocessingHelper(cmdline)) return;  // the socket closes: the helper runs on undebugged
+  std::string cmdline = procinfo::commandLine(*pid);
+  if (procinfo::multiprocessingHelper(cmdline)) return;  // the socket closes: the helper runs on undebugged
   if (memberByPid(*pid)) return;
-  Member* parent = memberByPid(parentOf(*pid));
+  Member* parent = memberByPid(procinfo::parentOf(*pid));
   if (parent && !parent->root) {
     // Named after its rank, which a spawned rank may have set only after it started.
     auto held = std::make_shared<tcp::socket>(std::move(socket));
@@ -449,269 +383,6 @@ void RanksBackend::abandonStart() {
   if (launcher_) launcher_->abandonStart();
   for (auto& m : members_)
     if (m->backend) m->backend->abandonStart();
-}
-
-// ---- attach: every CPython process named, or under one ---------------------------------------
-
-void RanksBackend::attach(const AttachSpec& spec, Reply<void> reply) {
-  attaching_ = true;
-  rankFilter_ = spec.rankFilter;
-  stopAll_ = spec.stopAll;
-  justMyCode_ = spec.justMyCode;
-  std::vector<std::int64_t> pids = spec.processIds;
-  std::string skipped;
-  if (spec.processTree) {
-    if (!std::filesystem::exists("/proc/" + std::to_string(*spec.processTree)))
-      return reply(Error{errors::kBadArguments, "no process " + std::to_string(*spec.processTree), true});
-    for (auto pid : processTree(*spec.processTree)) {
-      if (multiprocessingHelper(commandLine(pid))) continue;
-      if (PidAttachBackend::wants(pid)) pids.push_back(pid);
-    }
-    if (pids.empty())
-      return reply(Error{errors::kBadArguments,
-                         "no process under " + std::to_string(*spec.processTree) + " runs CPython (or can be read)", true});
-  } else if (!spec.processIds.empty()) {
-    for (auto pid : spec.processIds)
-      if (!PidAttachBackend::wants(pid))
-        return reply(Error{errors::kBadArguments,
-                           "process " + std::to_string(pid) +
-                               " does not run CPython (or cannot be read: no such process, another user); "
-                               "arguments.processIds names the Python ranks of a job",
-                           true});
-  }
-  if (pids.size() + spec.nodes.size() > static_cast<std::size_t>(kSlots))
-    return reply(Error{errors::kBadArguments, "more than " + std::to_string(kSlots) + " processes in one session", true});
-  auto left = std::make_shared<std::size_t>(pids.size() + spec.nodes.size());
-  auto failures = std::make_shared<std::vector<std::string>>();
-  auto done = std::make_shared<Reply<void>>(std::move(reply));
-  std::weak_ptr<bool> alive = alive_;
-  for (auto pid : pids) {
-    Member& m = newMember(pid);
-    auto backend = std::make_unique<PidAttachBackend>(io_, *m.port);
-    m.attached = backend.get();
-    m.backend = std::move(backend);
-    std::size_t index = m.index;
-    m.attached->whenAgentIn([this, alive, index] {
-      if (alive.expired()) return;
-      members_[index]->live = true;
-      learnRank(*members_[index], [] {});
-    });
-    AttachSpec one;
-    one.processId = pid;
-    one.justMyCode = justMyCode_;
-    m.backend->attach(one, [this, alive, index, left, failures, done](Result<void> r) {
-      if (alive.expired()) return;
-      Member& mm = *members_[index];
-      if (!r) {
-        mm.gone = true;
-        failures->push_back("process " + std::to_string(mm.pid) + ": " + r.error().message);
-      } else {
-        mm.ready = true;
-        if (auto rank = mm.attached->snapshotRank()) mm.rank = rank;
-        memberReady(mm);
-      }
-      if (--*left) return;
-      std::size_t attached = 0;
-      for (auto& x : members_) attached += x->gone ? 0 : 1;
-      if (attached == 0) {
-        std::string why;
-        for (auto& f : *failures) why += (why.empty() ? "" : "; ") + f;
-        return (*done)(Error{errors::kBadProcessId, why, true});
-      }
-      for (auto& f : *failures) host_.output(OutputCategory::Important, "Not attached: " + f + "\n");
-      (*done)({});
-    });
-  }
-  // The ranks on other machines: the strata-dap --listen on each node attaches to them there,
-  // and this session drives it as one member (its threads already named by rank).
-  for (const auto& node : spec.nodes) {
-    Member& m = newMember(0);
-    m.remote = m.viaAdapter = true;
-    m.host = node.host + ":" + std::to_string(node.port);
-    auto py = std::make_unique<PythonBackend>(io_, *m.port);
-    m.python = py.get();
-    m.backend = std::move(py);
-    json::object start{{"stopAll", stopAll_}};
-    if (node.processTree) start["processTree"] = *node.processTree;
-    else start["processIds"] = json::value_from(node.processIds);
-    if (!rankFilter_.empty()) start["rankFilter"] = json::value_from(rankFilter_);
-    m.python->setStartArguments(std::move(start));
-    AttachSpec one;
-    one.host = node.host;
-    one.port = node.port;
-    one.token = node.token;
-    one.justMyCode = justMyCode_;
-    std::size_t index = m.index;
-    m.backend->attach(one, [this, alive, index, left, failures, done](Result<void> r) {
-      if (alive.expired()) return;
-      Member& mm = *members_[index];
-      if (!r) {
-        mm.gone = true;
-        failures->push_back("node " + mm.host + ": " + r.error().message);
-      } else {
-        mm.ready = mm.live = true;
-        memberReady(mm);
-      }
-      if (--*left) return;
-      std::size_t attached = 0;
-      for (auto& x : members_) attached += x->gone ? 0 : 1;
-      if (attached == 0) {
-        std::string why;
-        for (auto& f : *failures) why += (why.empty() ? "" : "; ") + f;
-        return (*done)(Error{errors::kBadProcessId, why, true});
-      }
-      for (auto& f : *failures) host_.output(OutputCategory::Important, "Not attached: " + f + "\n");
-      (*done)({});
-    });
-  }
-}
-
-// ---- breakpoints: one set for every member ----------------------------------------------------
-
-BreakpointReport RanksBackend::merged(const BpSet& set, std::size_t i) const {
-  BreakpointReport out;
-  out.id = set.ids[i];
-  if (set.kind == BpSet::Kind::Source) out.path = set.path;
-  const BreakpointReport* first = nullptr;
-  for (const auto& [member, r] : set.placed[i]) {
-    if (!first) first = &r;
-    if (r.verified) {
-      out.verified = true;
-      out.line = r.line;
-      return out;
-    }
-  }
-  if (first) {
-    out.message = first->message;
-    out.line = first->line;
-    out.pending = first->pending;
-  } else {
-    out.pending = true;
-    out.message = rankFilter_.empty() ? "no process of the job has started yet: set in each one as it starts"
-                                      : "no process of the job that rankFilter names has started yet";
-  }
-  return out;
-}
-
-void RanksBackend::tellChanges(BpSet& set) {
-  for (std::size_t i = 0; i < set.size() && i < set.told.size(); ++i) {
-    BreakpointReport now = merged(set, i);
-    if (sameReport(now, set.told[i])) continue;
-    set.told[i] = now;
-    if (set.kind != BpSet::Kind::Exception) host_.breakpointChanged(now);
-  }
-}
-
-std::vector<BreakpointReport> RanksBackend::fromMember(Member& m, BpSet& set, std::vector<BreakpointReport> reports) {
-  for (std::size_t i = 0; i < reports.size() && i < set.size(); ++i) {
-    if (reports[i].id) m.bpFromChild[*reports[i].id] = set.ids[i];
-    set.placed[i][m.index] = reports[i];
-  }
-  return reports;
-}
-
-void RanksBackend::applySet(Member& m, const std::string& key, std::function<void()> done) {
-  auto it = sets_.find(key);
-  if (it == sets_.end() || m.gone) return done();
-  auto set = it->second;
-  std::size_t index = m.index;
-  std::uint64_t generation = set->generation;
-  std::weak_ptr<bool> alive = alive_;
-  auto onReply = [this, alive, index, set, generation, done](Result<std::vector<BreakpointReport>> r) {
-    if (alive.expired()) return;
-    if (r && set->generation == generation) fromMember(*members_[index], *set, std::move(*r));
-    done();
-  };
-  bool on = m.breakpointsOn || set->kind == BpSet::Kind::Exception;
-  switch (set->kind) {
-    case BpSet::Kind::Source:
-      return m.backend->setSourceBreakpoints(set->path, on ? set->sources : std::vector<SourceBreakpointSpec>{}, onReply);
-    case BpSet::Kind::Function:
-      return m.backend->setFunctionBreakpoints(on ? set->functions : std::vector<FunctionBreakpointSpec>{}, onReply);
-    case BpSet::Kind::Exception:
-      return m.backend->setExceptionBreakpoints(set->filters, onReply);
-  }
-}
-
-// A member that just came: every set the client has, then what changed for the client.
-void RanksBackend::applyAll(Member& m, std::function<void()> done) {
-  auto left = std::make_shared<std::size_t>(sets_.size() + 1);
-  std::weak_ptr<bool> alive = alive_;
-  auto one = [this, alive, left, done] {
-    if (--*left || alive.expired()) return;
-    for (auto& [key, set] : sets_) tellChanges(*set);
-    done();
-  };
-  std::vector<std::string> keys;
-  for (auto& [key, set] : sets_) keys.push_back(key);
-  for (auto& key : keys) applySet(m, key, one);
-  one();
-}
-
-void RanksBackend::sendSet(const std::string& key, std::shared_ptr<BpSet> set, Reply<std::vector<BreakpointReport>> reply) {
-  if (auto old = sets_.find(key); old != sets_.end()) {
-    for (auto id : old->second->ids) bpWhere_.erase(id);
-    set->generation = old->second->generation + 1;
-  }
-  set->ids.clear();
-  for (std::size_t i = 0; i < set->size(); ++i) {
-    set->ids.push_back(nextBp_++);
-    bpWhere_[set->ids.back()] = {key, i};
-  }
-  set->placed.assign(set->size(), {});
-  sets_[key] = set;
-  std::vector<std::size_t> targets;
-  for (auto& m : members_)
-    if (m->ready && !m->gone) targets.push_back(m->index);
-  auto left = std::make_shared<std::size_t>(targets.size() + 1);
-  std::weak_ptr<bool> alive = alive_;
-  auto one = [this, alive, left, set, reply] {
-    if (--*left || alive.expired()) return;
-    std::vector<BreakpointReport> out;
-    for (std::size_t i = 0; i < set->size(); ++i) out.push_back(merged(*set, i));
-    set->told = out;
-    if (set->kind == BpSet::Kind::Exception)
-      for (auto& r : out) r.id.reset(), r.path.reset();
-    reply(std::move(out));
-  };
-  for (auto index : targets) applySet(*members_[index], key, one);
-  one();
-}
-
-void RanksBackend::setSourceBreakpoints(const std::string& path, const std::vector<SourceBreakpointSpec>& breakpoints,
-                                        Reply<std::vector<BreakpointReport>> reply) {
-  auto set = std::make_shared<BpSet>();
-  set->kind = BpSet::Kind::Source;
-  set->path = path;
-  set->sources = breakpoints;
-  sendSet("source:" + path, set, std::move(reply));
-}
-
-void RanksBackend::setFunctionBreakpoints(const std::vector<FunctionBreakpointSpec>& breakpoints,
-                                          Reply<std::vector<BreakpointReport>> reply) {
-  auto set = std::make_shared<BpSet>();
-  set->kind = BpSet::Kind::Function;
-  set->functions = breakpoints;
-  sendSet("function", set, std::move(reply));
-}
-
-void RanksBackend::setExceptionBreakpoints(const std::vector<ExceptionFilterSpec>& filters,
-                                           Reply<std::vector<BreakpointReport>> reply) {
-  auto set = std::make_shared<BpSet>();
-  set->kind = BpSet::Kind::Exception;
-  set->filters = filters;
-  sendSet("exception", set, std::move(reply));
-}
-
-void RanksBackend::onBreakpoint(Member& m, const BreakpointReport& report) {
-  if (!report.id) return;
-  auto child = m.bpFromChild.find(*report.id);
-  if (child == m.bpFromChild.end()) return;
-  auto where = bpWhere_.find(child->second);
-  if (where == bpWhere_.end()) return;
-  auto set = sets_[where->second.first];
-  set->placed[where->second.second][m.index] = report;
-  tellChanges(*set);
 }
 
 // ---- execution across members -----------------------------------------------------------------
@@ -864,176 +535,6 @@ void RanksBackend::pause(std::int64_t sessionThread, Reply<void> reply) {
   if (!owner && !members_.empty()) owner = members_.front().get();
   if (!owner) return reply(Error{errors::kBadArguments, "no process of the job has started yet", false});
   owner->backend->pause(threadId, std::move(reply));
-}
-
-// ---- threads and inspection -------------------------------------------------------------------
-
-void RanksBackend::threads(Reply<std::vector<ThreadInfo>> reply) {
-  struct Gather {
-    std::map<std::size_t, std::vector<ThreadInfo>> by;
-    std::size_t left = 1;
-  };
-  auto g = std::make_shared<Gather>();
-  std::weak_ptr<bool> alive = alive_;
-  auto finish = [this, alive, g, reply] {
-    if (--g->left || alive.expired()) return;
-    std::vector<std::size_t> order;
-    for (auto& [index, ts] : g->by) order.push_back(index);
-    std::stable_sort(order.begin(), order.end(), [this](std::size_t a, std::size_t b) {
-      const auto& x = *members_[a];
-      const auto& y = *members_[b];
-      if (x.rank.has_value() != y.rank.has_value()) return y.rank.has_value();  // the launcher first
-      if (x.rank && y.rank && *x.rank != *y.rank) return *x.rank < *y.rank;
-      return x.pid < y.pid;
-    });
-    std::vector<ThreadInfo> out;
-    for (auto index : order)
-      for (auto t : g->by[index]) {
-        if (!members_[index]->viaAdapter) t.name = label(*members_[index]) + " / " + t.name;
-        out.push_back(std::move(t));
-      }
-    reply(std::move(out));
-  };
-  for (auto& m : members_) {
-    if (m->gone || !m->ready) continue;
-    ++g->left;
-    std::size_t index = m->index;
-    auto gather = [this, alive, g, index, finish](Result<std::vector<ThreadInfo>> r) {
-      if (alive.expired()) return;
-      if (r) {
-        Member& mm = *members_[index];
-        for (auto& t : *r) {
-          if (!mm.remote) threadOwner_[t.id] = index;
-          mm.threads.insert(t.id);
-          t.id = sessionTid(mm, t.id);
-        }
-        g->by[index] = std::move(*r);
-      }
-      finish();
-    };
-    // A rank's rank may be set by the program itself after it started (a spawned rank).
-    if (!m->rank && m->live)
-      learnRank(*m, [this, alive, index, gather] {
-        if (!alive.expired()) members_[index]->backend->threads(gather);
-      });
-    else
-      m->backend->threads(gather);
-  }
-  finish();
-}
-
-void RanksBackend::stackTrace(std::int64_t sessionThread, std::int64_t startFrame, std::int64_t levels,
-                              Reply<StackPage> reply) {
-  std::int64_t threadId = 0;
-  Member* m = memberOf(sessionThread, &threadId);
-  if (!m) return reply(Error{errors::kBadArguments, "thread " + std::to_string(sessionThread) + " belongs to no process of this job", false});
-  std::size_t index = m->index;
-  m->backend->stackTrace(threadId, startFrame, levels, [index, reply](Result<StackPage> r) {
-    if (!r) return reply(r.takeError());
-    for (auto& f : r->frames) {
-      f.id = tag(f.id, index);
-      if (f.source) f.source->reference = tag(f.source->reference, index);
-    }
-    reply(std::move(*r));
-  });
-}
-
-void RanksBackend::scopes(std::int64_t frameId, Reply<std::vector<ScopeInfo>> reply) {
-  auto where = untag(frameId, "frame");
-  if (!where) return reply(where.takeError());
-  auto [m, local] = *where;
-  std::size_t index = m->index;
-  m->backend->scopes(local, [index, reply](Result<std::vector<ScopeInfo>> r) {
-    if (!r) return reply(r.takeError());
-    for (auto& s : *r) s.variablesReference = tag(s.variablesReference, index);
-    reply(std::move(*r));
-  });
-}
-
-namespace {
-Reply<ValueInfo> taggedValue(std::size_t index, Reply<ValueInfo> reply) {
-  return [index, reply](Result<ValueInfo> r) {
-    if (!r) return reply(r.takeError());
-    r->variablesReference = RanksBackend::tag(r->variablesReference, index);
-    reply(std::move(*r));
-  };
-}
-}  // namespace
-
-void RanksBackend::variables(const VariablesQuery& query, Reply<std::vector<ValueInfo>> reply) {
-  auto where = untag(query.variablesReference, "variablesReference");
-  if (!where) return reply(where.takeError());
-  auto [m, local] = *where;
-  VariablesQuery q = query;
-  q.variablesReference = local;
-  std::size_t index = m->index;
-  m->backend->variables(q, [index, reply](Result<std::vector<ValueInfo>> r) {
-    if (!r) return reply(r.takeError());
-    for (auto& v : *r) v.variablesReference = tag(v.variablesReference, index);
-    reply(std::move(*r));
-  });
-}
-
-void RanksBackend::evaluate(const EvaluateQuery& query, Reply<ValueInfo> reply) {
-  EvaluateQuery q = query;
-  Member* m = nullptr;
-  if (query.frameId) {
-    auto where = untag(*query.frameId, "frame");
-    if (!where) return reply(where.takeError());
-    m = where->first;
-    q.frameId = where->second;
-  } else if (lastStopped_ && !members_[*lastStopped_]->gone) {
-    m = members_[*lastStopped_].get();
-  }
-  if (!m) return reply(Error{errors::kBadArguments, "evaluate needs a frame: no process of the job has stopped", false});
-  m->backend->evaluate(q, taggedValue(m->index, std::move(reply)));
-}
-
-void RanksBackend::setVariable(std::int64_t variablesReference, const std::string& name, const std::string& value,
-                               Reply<ValueInfo> reply) {
-  auto where = untag(variablesReference, "variablesReference");
-  if (!where) return reply(where.takeError());
-  where->first->backend->setVariable(where->second, name, value, taggedValue(where->first->index, std::move(reply)));
-}
-
-void RanksBackend::setExpression(const std::string& expression, const std::string& value,
-                                 std::optional<std::int64_t> frameId, Reply<ValueInfo> reply) {
-  Member* m = lastStopped_ ? members_[*lastStopped_].get() : nullptr;
-  std::optional<std::int64_t> local;
-  if (frameId) {
-    auto where = untag(*frameId, "frame");
-    if (!where) return reply(where.takeError());
-    m = where->first;
-    local = where->second;
-  }
-  if (!m || m->gone) return reply(Error{errors::kBadArguments, "setExpression needs a frame of a stopped process", false});
-  m->backend->setExpression(expression, value, local, taggedValue(m->index, std::move(reply)));
-}
-
-void RanksBackend::completions(const CompletionsQuery& query, Reply<std::vector<CompletionEntry>> reply) {
-  CompletionsQuery q = query;
-  Member* m = lastStopped_ ? members_[*lastStopped_].get() : nullptr;
-  if (query.frameId) {
-    auto where = untag(*query.frameId, "frame");
-    if (!where) return reply(where.takeError());
-    m = where->first;
-    q.frameId = where->second;
-  }
-  if (!m || m->gone) return reply(std::vector<CompletionEntry>{});
-  m->backend->completions(q, std::move(reply));
-}
-
-void RanksBackend::exceptionInfo(std::int64_t sessionThread, Reply<ExceptionInfo> reply) {
-  std::int64_t threadId = 0;
-  Member* m = memberOf(sessionThread, &threadId);
-  if (!m) return reply(Error{errors::kBadArguments, "thread " + std::to_string(sessionThread) + " belongs to no process of this job", false});
-  m->backend->exceptionInfo(threadId, std::move(reply));
-}
-
-void RanksBackend::source(std::int64_t sourceReference, Reply<SourceContent> reply) {
-  auto where = untag(sourceReference, "sourceReference");
-  if (!where) return reply(where.takeError());
-  where->first->backend->source(where->second, std::move(reply));
 }
 
 // ---- the end -------------------------------------------------------------------------------------

@@ -104,6 +104,7 @@ class RanksBackend final : public Backend {
   };
 
   Member& newMember(std::int64_t pid);
+  BackendHost& hostOf(Member& m);  // the host a member's backend reports through
   // Thread ids: a member on this machine keeps its OS tids; a thread of one on another machine
   // gets an id of its own from 2^30 up (above any Linux tid, within DAP's int32), so the tids of
   // two machines never meet.
