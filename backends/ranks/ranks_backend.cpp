@@ -213,38 +213,8 @@ void RanksBackend::onAccept(tcp::socket socket) {
 
 void RanksBackend::acceptMember(tcp::socket socket) {
   auto pid = loopbackPeerPid(socket);
-  if (!pid) {
-    // From another machine: a member, named once its agent says who it is.
-    Member& m = newMember(0);
-    m.remote = true;
-    auto py = std::make_unique<PythonBackend>(io_, *m.port);
-    m.python = py.get();
-    m.backend = std::move(py);
-    AttachSpec spec;
-    spec.justMyCode = justMyCode_;
-    std::weak_ptr<bool> alive = alive_;
-    std::size_t index = m.index;
-    m.python->adopt(std::move(socket), spec, [this, alive, index](Result<void> r) {
-      if (alive.expired()) return;
-      Member& mm = *members_[index];
-      if (!r) {
-        mm.gone = true;
-        return maybeEnd();
-      }
-      mm.python->agentRequest("strataProcess", json::object{}, [this, alive, index](Result<json::value> info) {
-        if (alive.expired()) return;
-        Member& m2 = *members_[index];
-        if (info && info->is_object()) {
-          const auto& o = info->get_object();
-          if (auto* p = o.if_contains("pid"); p && p->is_int64()) m2.pid = p->as_int64();
-          if (auto* h = o.if_contains("host"); h && h->is_string()) m2.host = std::string(h->get_string());
-        }
-        m2.ready = m2.live = true;
-        memberReady(m2);
-      });
-    });
-    return;
-  }
+  // From another machine: a member, named once its agent says who it is.
+  if (!pid) return adoptMember(std::move(socket), 0);
   std::string cmdline = procinfo::commandLine(*pid);
   if (procinfo::multiprocessingHelper(cmdline)) return;  // the socket closes: the helper runs on undebugged
   if (memberByPid(*pid)) return;
@@ -259,9 +229,14 @@ void RanksBackend::acceptMember(tcp::socket socket) {
       if (!alive.expired()) handOver(std::move(*held), child, label(*members_[index]));
     });
   }
+  adoptMember(std::move(socket), *pid);
+}
 
-  Member& m = newMember(*pid);
-  m.root = *pid == launcherPid_;
+// A process of the launch that dialed in becomes a member (pid 0: on another machine).
+void RanksBackend::adoptMember(tcp::socket socket, std::int64_t pid) {
+  Member& m = newMember(pid);
+  m.remote = pid == 0;
+  m.root = pid != 0 && pid == launcherPid_;
   auto py = std::make_unique<PythonBackend>(io_, *m.port);
   m.python = py.get();
   m.backend = std::move(py);
@@ -273,13 +248,27 @@ void RanksBackend::acceptMember(tcp::socket socket) {
     if (alive.expired()) return;
     Member& mm = *members_[index];
     if (!r) {
-      host_.output(OutputCategory::Important, "Process " + std::to_string(mm.pid) +
-                                                  " of the job could not be debugged: " + r.error().message + "\n");
+      if (!mm.remote)
+        host_.output(OutputCategory::Important, "Process " + std::to_string(mm.pid) +
+                                                    " of the job could not be debugged: " + r.error().message + "\n");
       mm.gone = true;
       return maybeEnd();
     }
-    mm.ready = mm.live = true;
-    memberReady(mm);
+    if (!mm.remote) {
+      mm.ready = mm.live = true;
+      return memberReady(mm);
+    }
+    mm.python->agentRequest("strataProcess", json::object{}, [this, alive, index](Result<json::value> info) {
+      if (alive.expired()) return;
+      Member& m2 = *members_[index];
+      if (info && info->is_object()) {
+        const auto& o = info->get_object();
+        if (auto* p = o.if_contains("pid"); p && p->is_int64()) m2.pid = p->as_int64();
+        if (auto* h = o.if_contains("host"); h && h->is_string()) m2.host = std::string(h->get_string());
+      }
+      m2.ready = m2.live = true;
+      memberReady(m2);
+    });
   });
 }
 

@@ -112,6 +112,7 @@ class RanksBackend final : public Backend {
   std::int64_t sessionTid(const Member& m, std::int64_t tid);
   Member* memberOf(std::int64_t threadId, std::int64_t* local = nullptr);
   void acceptMember(asio::ip::tcp::socket socket);
+  void adoptMember(asio::ip::tcp::socket socket, std::int64_t pid);
   Member* memberByPid(std::int64_t pid);
   Result<std::pair<Member*, std::int64_t>> untag(std::int64_t id, const char* what);
   std::string label(const Member& m) const;
