@@ -11,6 +11,7 @@
 #include <frameobject.h>
 
 #include <cstdint>
+#include <cstring>
 #include <utility>
 #include <vector>
 
@@ -38,6 +39,12 @@ struct State {
   std::vector<unsigned long> internal;
   PyObject *pkg_dir = nullptr;    // the agent's own folder: its lines never need events
   PyObject *on_native_step = nullptr;  // callable(tid): mixed mode's step armed from C/C++
+  // 3.11's patched code (_codepatch.py): the first call in a patched code object asks
+  // on_patched(code) to arm it; codes in patch_stale are no longer in use; on_exec(code) sees a
+  // module body of a file with breakpoints before it runs.
+  PyObject *on_patched = nullptr;
+  PyObject *patch_stale = nullptr;
+  PyObject *on_exec = nullptr;
 };
 
 State g;
@@ -283,6 +290,88 @@ PyMethodDef kHotMethods[] = {
 
 #include "trace_core.hpp"
 
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000
+// The call _codepatch.py writes where a breakpoint line of a patched code object is entered:
+// the line as a LINE event would report it, unless the frame's lines are traced already (a
+// step), where the trace reports it. What the callbacks raise is handled as the trace
+// function handles it: an Exception stays out of the program, anything else is the program's.
+PyObject *cb_patched_line(PyObject *, PyObject *line) {
+  if (!g.codes || !g.on_patched) Py_RETURN_NONE;
+  PyThreadState *ts = PyThreadState_Get();
+  if (internal_ident(ts->thread_id)) Py_RETURN_NONE;
+  PyFrameObject *frame = PyEval_GetFrame();
+  if (!frame) Py_RETURN_NONE;
+  if (ts->c_tracefunc == trace_fn && head(frame)->f_trace && head(frame)->f_trace_lines) Py_RETURN_NONE;
+  PyObject *code = code_of(frame);
+  PyObject *res = nullptr;
+  // As the interpreter does around a trace function: nothing the agent runs from here (its
+  // stop, a condition, a log message) is traced, even where the stop turns tracing on for
+  // the next step; the frame is traced from its next instruction.
+  PyThreadState_EnterTracing(ts);
+  int armed = PyDict_Contains(g.codes, code);
+  if (armed == 0) {
+    int stale = g.patch_stale ? PySet_Contains(g.patch_stale, code) : 0;
+    if (stale == 0) {
+      PyObject *hook = g.on_patched;
+      Py_INCREF(hook);
+      PyObject *got = PyObject_CallOneArg(hook, code);
+      Py_DECREF(hook);
+      armed = got ? PyObject_IsTrue(got) : -1;
+      Py_XDECREF(got);
+    } else {
+      armed = stale < 0 ? -1 : 0;
+    }
+  }
+  if (armed > 0) {
+    res = g.step_mode ? call_on_line(code, line, 0) : handle_line(code, line);
+  } else if (armed == 0) {
+    res = Py_None;
+    Py_INCREF(res);
+  }
+  PyThreadState_LeaveTracing(ts);
+  Py_DECREF(code);
+  if (res) {
+    Py_DECREF(res);
+    Py_RETURN_NONE;
+  }
+  if (PyErr_ExceptionMatches(PyExc_Exception)) {
+    PyErr_Clear();
+    Py_RETURN_NONE;
+  }
+  return nullptr;
+}
+
+PyMethodDef kPatchMethod = {"patched_line", cb_patched_line, METH_O,
+                            "The call written into 3.11 code where a breakpoint line is entered."};
+
+// The `exec` audit event (builtins.exec: importlib's module bodies, runpy, exec()): a module
+// body of a file with breakpoints is shown to the patcher before it runs. Never fails the exec.
+int audit_exec(const char *event, PyObject *args, void *) {
+  if (!g.on_exec || !g.files || event[0] != 'e' || std::strcmp(event, "exec") != 0) return 0;
+  if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) < 1) return 0;
+  PyObject *code = PyTuple_GET_ITEM(args, 0);
+  if (!PyCode_Check(code) || internal_ident(PyThread_get_thread_ident())) return 0;
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  int in = PyDict_Contains(g.files, reinterpret_cast<PyCodeObject *>(code)->co_filename);
+  if (in > 0) {
+    PyThreadState *ts = PyThreadState_Get();
+    PyThreadState_EnterTracing(ts);
+    PyObject *hook = g.on_exec;
+    Py_INCREF(hook);
+    PyObject *res = PyObject_CallOneArg(hook, code);
+    if (!res) PyErr_WriteUnraisable(hook);
+    Py_XDECREF(res);
+    Py_DECREF(hook);
+    PyThreadState_LeaveTracing(ts);
+  }
+  if (PyErr_Occurred()) PyErr_Clear();
+  PyErr_Restore(type, value, tb);
+  return 0;
+}
+bool audit_added = false;
+#endif
+
 void replace(PyObject *&slot, PyObject *value) {
   Py_XINCREF(value);
   PyObject *old = slot;
@@ -348,7 +437,8 @@ PYBIND11_MODULE(_strata_core, m) {
         });
   m.def("reset", []() {
     for (PyObject **slot : {&g.codes, &g.files, &g.funcnames, &g.on_start, &g.on_line,
-                            &g.log_queue, &g.disable, &g.last_log_bp, &g.on_native_step})
+                            &g.log_queue, &g.disable, &g.last_log_bp, &g.on_native_step,
+                            &g.on_patched, &g.patch_stale, &g.on_exec})
       replace(*slot, nullptr);
     g.step_mode = 0;
     g.internal.clear();
@@ -411,6 +501,9 @@ PYBIND11_MODULE(_strata_core, m) {
     settle();
   });
   m.def("trace_installed", []() { return tr.installed; });
+  // Whether frames go through the PEP 523 hook now, and whether every thread is traced.
+  m.def("trace_hooked", []() { return hooked; });
+  m.def("trace_everywhere", []() { return everywhere; });
   m.def("trace_internal_thread", []() {
     unsigned long me = PyThread_get_thread_ident();
     if (!internal_ident(me)) g.internal.push_back(me);
@@ -422,6 +515,34 @@ PYBIND11_MODULE(_strata_core, m) {
       if (ts->thread_id == thread_id) return ts->async_exc != nullptr;
     return false;
   });
+#if PY_VERSION_HEX >= 0x030B0000
+  // 3.11: breakpoints written into code (_codepatch.py).
+  {
+    PyObject *fn = PyCFunction_NewEx(&kPatchMethod, nullptr, m.attr("__name__").ptr());
+    if (!fn) throw py::error_already_set();
+    m.add_object("patched_line", py::reinterpret_steal<py::object>(fn));
+  }
+  m.def("patch_setup", [](py::object on_patched, py::object stale, py::object on_exec) {
+    replace(g.on_patched, on_patched.is_none() ? nullptr : on_patched.ptr());
+    replace(g.patch_stale, PySet_Check(stale.ptr()) ? stale.ptr() : nullptr);
+    replace(g.on_exec, on_exec.is_none() ? nullptr : on_exec.ptr());
+    if (g.on_exec && !audit_added) {
+      if (PySys_AddAuditHook(audit_exec, nullptr) < 0) throw py::error_already_set();
+      audit_added = true;
+    }
+  });
+  // A code object's constant replaced in place: a module body that is about to run (or runs)
+  // then makes its functions from the replacement.
+  m.def("swap_const", [](py::object code, Py_ssize_t index, py::object value) {
+    if (!PyCode_Check(code.ptr())) throw py::type_error("code object expected");
+    PyObject *consts = reinterpret_cast<PyCodeObject *>(code.ptr())->co_consts;
+    if (!PyTuple_Check(consts) || index < 0 || index >= PyTuple_GET_SIZE(consts)) throw py::index_error("no such constant");
+    PyObject *old = PyTuple_GET_ITEM(consts, index);
+    Py_INCREF(value.ptr());
+    PyTuple_SET_ITEM(consts, index, value.ptr());
+    Py_DECREF(old);
+  });
+#endif
 #else
   m.attr("TRACING") = false;
 #endif

@@ -73,6 +73,8 @@ def _run(kind, target, args, entry):
             source = f.read()
     sys.modules["__main__"] = mod
     code = compile(source, filename, "exec", dont_inherit=True)
+    from . import _agent
+    code = _agent.get().monitor.prepare_main(code)
     if entry:
         entry(code)
     exec(code, g)

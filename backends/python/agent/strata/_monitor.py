@@ -5,6 +5,7 @@ import threading
 from time import monotonic as _monotonic
 
 from . import _breakpoints as bpmod
+from . import _codepatch
 from ._events import M
 from . import _exceptions as excmod
 from ._sources import getlines
@@ -25,6 +26,18 @@ def load_core():
             raise
         from . import _pycore as core
     return core
+
+
+def _main_pending():
+    """The main script, where the agent started before the interpreter ran it (a rank's
+    sitecustomize): no exec audit event announces its code."""
+    main = sys.modules.get("__main__")
+    if main is not None and getattr(main, "__file__", None):
+        return None
+    argv0 = sys.argv[0] if sys.argv else ""
+    if not argv0 or argv0.startswith("-") or not os.path.isfile(argv0):
+        return None
+    return bpmod.canon(argv0)
 
 
 def _library_prefixes():
@@ -91,6 +104,7 @@ class Monitor(Stepping):
         self._user_cache = {}
         self._lib = _library_prefixes()
         self._unparked = {}  # ident -> epoch in which it did not park when asked
+        self.patcher = None  # 3.11: line breakpoints written into code (_codepatch.py)
 
     @property
     def core(self):
@@ -123,6 +137,9 @@ class Monitor(Stepping):
         M.register_callback(TOOL, E.PY_YIELD, self._on_return)
         M.register_callback(TOOL, E.INSTRUCTION, self._on_instruction)
         c.set_native_step_hook(self.arm_native_step)
+        if _codepatch.SUPPORTED and hasattr(c, "patch_setup") and not os.environ.get("STRATA_NO_CODEPATCH"):
+            self.patcher = _codepatch.Patcher(self, c)
+            self.patcher.main_pending = _main_pending()
         self.installed = True
         self.active = True
         self._events = 0
@@ -138,6 +155,9 @@ class Monitor(Stepping):
             for ts in self.threads.values():
                 ts.step = None
             self.cond.notify_all()
+        if self.patcher is not None:
+            self.patcher.revert_all()
+            self.patcher = None
         if self.installed:
             try:
                 M.set_events(TOOL, 0)
@@ -167,7 +187,11 @@ class Monitor(Stepping):
         if not self.installed:
             return
         ev = 0
-        if self.files or self.funcnames:
+        # Where breakpoints are written into code (3.11), files with line breakpoints need no
+        # start events: only function breakpoints, files not found yet and a main script the
+        # interpreter is yet to run do.
+        if self.funcnames or (self.files and (self.patcher is None or self.pending_bps
+                                              or self.patcher.needs_start_events())):
             ev |= BASE_EVENTS
         if self.exc_filters:
             ev |= E.RAISE
@@ -231,6 +255,8 @@ class Monitor(Stepping):
                 del self.codes[code]
                 M.set_local_events(TOOL, code, 0)
             self._arm_running(canon)
+            if self.patcher is not None:
+                self.patcher.apply(canon)
             self._update_events()
             M.restart_events()
         return new
@@ -270,10 +296,43 @@ class Monitor(Stepping):
                 if fn not in self.files and bpmod.canon(fn) == canon:
                     self.files[fn] = canon
                 if self.files.get(fn) == canon:
-                    self._arm_code(f.f_code, f.f_globals)
+                    # A running frame keeps the code it runs: only events reach it.
+                    self._arm_code(f.f_code, f.f_globals, traced=True)
                 f = f.f_back
 
-    def _arm_code(self, code, globals_):
+    def rekeyed(self, code, change):
+        """Runs change(), which alters `code`'s hash (its constants), with `code` out of every
+        table it is a key of, and puts it back."""
+        table = self.codes.pop(code, None)
+        traced = table is not None and not (self.patcher and self.patcher.owns(code))
+        if traced:
+            M.set_local_events(TOOL, code, 0)
+        change()
+        if table is not None:
+            self.codes[code] = table
+            if traced:
+                M.set_local_events(TOOL, code, E.LINE | E.JUMP)
+
+    def arm_traced(self, code, globals_):
+        """Armed through events (the traced way): for code the patcher could not write into."""
+        self._arm_code(code, globals_, traced=True)
+
+    def arm_patched(self, code, globals_):
+        self._arm_code(code, globals_, traced=False)
+
+    def prepare_main(self, code):
+        """The main script's code before the agent runs it: with breakpoints written in (3.11)."""
+        if self.patcher is None or not self.installed:
+            return code
+        with self.cond:
+            canon = self.files.get(code.co_filename)
+            if canon is None:
+                return code
+            new = self.patcher.patch_main(code, canon)
+            self._update_events()
+            return new
+
+    def _arm_code(self, code, globals_, traced=None):
         canon = self.files.get(code.co_filename)
         table_bps = self.line_bps.get(canon) if canon else None
         if not table_bps:
@@ -286,7 +345,10 @@ class Monitor(Stepping):
                     bpmod.KIND_SLOW, None, (), bps[0])
         if table:
             self.codes[code] = table
-            M.set_local_events(TOOL, code, E.LINE | E.JUMP)
+            if traced is None:
+                traced = self.patcher is None or not self.patcher.owns(code)
+            if traced:
+                M.set_local_events(TOOL, code, E.LINE | E.JUMP)
 
     def set_function_breakpoints(self, specs):
         new = []
@@ -425,9 +487,16 @@ class Monitor(Stepping):
                     if ids:
                         self.stop(self.thread(ident), frame, "function breakpoint", ids=ids)
         if code.co_filename in self.files and code not in self.codes:
-            if self.pending_bps.get(self.files[code.co_filename]):
-                self._resolve_pending(self.files[code.co_filename])
-            self._arm_code(code, frame.f_globals)
+            canon = self.files[code.co_filename]
+            if self.pending_bps.get(canon):
+                self._resolve_pending(canon)
+            if self.patcher is not None and code.co_name == "<module>" and not self.patcher.owns(code):
+                # A module body the patcher did not see coming (a main script the interpreter
+                # runs itself): the functions it defines get the patched code.
+                self.patcher.module_started(code, canon, frame.f_globals)
+                self._update_events()
+            else:
+                self._arm_code(code, frame.f_globals)
         return result
 
     def _resolve_pending(self, canon):
