@@ -1,6 +1,7 @@
 // Launch resolution.
 #include "adapter/launch_config.hpp"
 
+#include <arpa/inet.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -160,9 +161,15 @@ Result<LaunchSpec> resolveLaunch(const protocol::LaunchRequestArguments& args,
     if (!spec.ranks)
       return launchError(errors::kBadArguments,
                          "invalid 'launch' request: arguments.ranksAddress needs \"ranks\": true (a distributed job)");
-    if (args.ranksAddress->empty() || args.ranksAddress->find_first_of(" \t\r\n:") != std::string::npos)
+    // A host name, an IPv4 address, or an IPv6 address (bare or in brackets).
+    std::string_view addr = *args.ranksAddress;
+    if (addr.size() > 2 && addr.front() == '[' && addr.back() == ']') addr = addr.substr(1, addr.size() - 2);
+    in6_addr v6{};
+    bool isV6 = addr.find(':') != std::string_view::npos && ::inet_pton(AF_INET6, std::string(addr).c_str(), &v6) == 1;
+    if (addr.empty() || addr.find_first_of(" \t\r\n[]") != std::string_view::npos ||
+        (addr.find(':') != std::string_view::npos && !isV6))
       return launchError(errors::kBadArguments, "invalid 'launch' request: arguments.ranksAddress: '" +
-                                                    *args.ranksAddress + "' is not a host name or IPv4 address");
+                                                    *args.ranksAddress + "' is not a host name, IPv4 or IPv6 address");
     spec.ranksAddress = *args.ranksAddress;
   }
   if (spec.ranks && spec.native)

@@ -167,6 +167,8 @@ void RanksBackend::launch(const LaunchSpec& spec, Reply<void> reply) {
   token_ = makeLaunchToken();
   std::weak_ptr<bool> alive = alive_;
   if (!spec.ranksAddress.empty()) ranksHost_ = spec.ranksAddress;
+  if (ranksHost_.size() > 2 && ranksHost_.front() == '[' && ranksHost_.back() == ']')
+    ranksHost_ = ranksHost_.substr(1, ranksHost_.size() - 2);
   auto listener = protocol::Listener::open(io_, protocol::HostPort{ranksHost_, 0}, [this, alive](tcp::socket s) {
     if (!alive.expired()) onAccept(std::move(s));
   });
@@ -194,6 +196,8 @@ void RanksBackend::launch(const LaunchSpec& spec, Reply<void> reply) {
     it = ours ? child.environment.erase(it) : it + 1;
   }
   child.environment.push_back("PYTHONPATH=" + pythonPath);
+  // An IPv6 address goes in brackets ([::1]:PORT), as in a URL.
+  if (advertised.find(':') != std::string::npos && advertised.front() != '[') advertised = "[" + advertised + "]";
   child.environment.push_back("STRATA_RANKS=" + advertised + ":" + std::to_string(listener_->endpoint().port()));
   child.environment.push_back(std::string(kTokenVariable) + "=" + token_);
   launcherPort_ = std::make_unique<Port>(*this, std::nullopt);

@@ -444,6 +444,37 @@ test('ranksAddress: a rank on another network node dials in with the launch toke
   }
 });
 
+test('ranksAddress on IPv6 (::1): the ranks dial [::1]:PORT, are found on this machine through /proc/net/tcp6, and stop', { skip: PYTHONS.length === 0 ? 'no CPython with the agent' : false }, async () => {
+  const c = await startStdio();
+  const py = PYTHONS[0];
+  try {
+    const work = jobLine('work_line');
+    await launchJob(c, {
+      ranksAddress: '::1', stopAll: false, program: '/bin/sh',
+      args: ['-c', `RANK=0 ${py} ${JOB} --rank 0 --steps 20 & RANK=1 ${py} ${JOB} --rank 1 --steps 20 & wait`],
+    }, [work], JOB);
+    await waitUntil(() => stops(c).filter((s) => s.reason === 'breakpoint').length >= 2, 60000, 'both ranks at the breakpoint');
+    const environ = fs.readFileSync(`/proc/${c.eventsNamed('process')[0].body.systemProcessId}/environ`, 'latin1');
+    assert.match(environ, /STRATA_RANKS=\[::1\]:\d+/);
+    const hit = stops(c).filter((s) => s.reason === 'breakpoint');
+    const threads = await threadsByName(c);
+    const name = (s) => threads.find((x) => x.id === s.threadId)?.name;
+    assert.deepEqual(hit.map(name).sort(), ['rank 0 / MainThread', 'rank 1 / MainThread']);
+    // Both are this machine's processes: their thread ids are their Linux tids.
+    for (const s of hit) assert.ok(s.threadId < 2 ** 30, `thread id ${s.threadId}`);
+    await c.setBreakpointsRequest({ source: { path: JOB }, breakpoints: [] });
+    const terminated = c.waitForEvent('terminated', 60000);
+    for (const s of hit) await c.continueRequest({ threadId: s.threadId });
+    await terminated;
+    const out = c.output('stdout') + c.output('stderr');
+    assert.match(out, /rank 0 done after 20 steps/);
+    assert.match(out, /rank 1 done after 20 steps/);
+    assertClean(assert, c);
+  } finally {
+    await c.stop().catch(() => {});
+  }
+});
+
 test('attach {nodes}: the ranks on another node through the strata-dap --listen there (with its token), beside this machine\'s, in one session', { skip: PYTHONS.length === 0 ? 'no CPython with the agent' : false }, async (t) => {
   const why = makeNode();
   if (why) return t.skip(why);

@@ -198,9 +198,12 @@ class Connection:
 
 
 def parse_address(text, default_host="127.0.0.1"):
+    """HOST:PORT, [V6]:PORT or PORT."""
     text = str(text)
     if ":" in text:
         host, _, port = text.rpartition(":")
+        if host.startswith("[") and host.endswith("]"):
+            host = host[1:-1]
         return host or default_host, int(port)
     return default_host, int(text)
 
