@@ -318,7 +318,9 @@ class Monitor(Stepping):
         self._arm_code(code, globals_, traced=True)
 
     def arm_patched(self, code, globals_):
-        self._arm_code(code, globals_, traced=False)
+        # On the program's thread, at the code's first call: the tables are the agent thread's too.
+        with self.cond:
+            self._arm_code(code, globals_, traced=False)
 
     def prepare_main(self, code):
         """The main script's code before the agent runs it: with breakpoints written in (3.11)."""
