@@ -390,6 +390,10 @@ class ThroughTheAgent(AgentCase):
         flag = os.path.join(tempfile.mkdtemp(), "go")
         self.start("patched_code.py", "wait", flag)
         self.go()
+        import time
+        deadline = time.monotonic() + 15
+        while not os.path.exists(flag + ".ready") and time.monotonic() < deadline:
+            time.sleep(0.02)
         helper = target("late_helper.py")
         # Set while the program waits: late_helper is loaded, main() runs (its loop line is
         # armed through events), work() and helper() are patched.

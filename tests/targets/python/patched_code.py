@@ -47,6 +47,7 @@ def main(mode):
     if mode == "wait":
         # Breakpoints are set while this runs: wait for the test's go-ahead.
         flag = sys.argv[2]
+        open(flag + ".ready", "w").close()
         while not os.path.exists(flag):
             time.sleep(0.02)
     print("state", core_state(), flush=True)
