@@ -397,6 +397,18 @@ function dropNode() {
   spawnSync('ip', ['link', 'del', 'strata-n1']);
 }
 
+// Breakpoints cleared, every stopped rank continued: the session ends with ranks 0 and 1 done.
+async function clearAndFinish(c, hit, steps) {
+  await c.setBreakpointsRequest({ source: { path: JOB }, breakpoints: [] });
+  const terminated = c.waitForEvent('terminated', 60000);
+  for (const s of hit) await c.continueRequest({ threadId: s.threadId });
+  await terminated;
+  const out = c.output('stdout') + c.output('stderr');
+  assert.match(out, new RegExp(`rank 0 done after ${steps} steps`));
+  assert.match(out, new RegExp(`rank 1 done after ${steps} steps`));
+  assertClean(assert, c);
+}
+
 test('ranksAddress: a rank on another network node dials in with the launch token (one without it is refused); both ranks stop, with thread ids that cannot meet', { skip: PYTHONS.length === 0 ? 'no CPython with the agent' : false }, async (t) => {
   const why = makeNode();
   if (why) return t.skip(why);
@@ -430,14 +442,7 @@ test('ranksAddress: a rank on another network node dials in with the launch toke
       sock.on('error', () => resolve(data));
     });
     assert.equal(refused, '');
-    await c.setBreakpointsRequest({ source: { path: JOB }, breakpoints: [] });
-    const terminated = c.waitForEvent('terminated', 60000);
-    for (const s of hit) await c.continueRequest({ threadId: s.threadId });
-    await terminated;
-    const out = c.output('stdout') + c.output('stderr');
-    assert.match(out, /rank 0 done after 30 steps/);
-    assert.match(out, /rank 1 done after 30 steps/);
-    assertClean(assert, c);
+    await clearAndFinish(c, hit, 30);
   } finally {
     await c.stop().catch(() => {});
     dropNode();
@@ -462,14 +467,7 @@ test('ranksAddress on IPv6 (::1): the ranks dial [::1]:PORT, are found on this m
     assert.deepEqual(hit.map(name).sort(), ['rank 0 / MainThread', 'rank 1 / MainThread']);
     // Both are this machine's processes: their thread ids are their Linux tids.
     for (const s of hit) assert.ok(s.threadId < 2 ** 30, `thread id ${s.threadId}`);
-    await c.setBreakpointsRequest({ source: { path: JOB }, breakpoints: [] });
-    const terminated = c.waitForEvent('terminated', 60000);
-    for (const s of hit) await c.continueRequest({ threadId: s.threadId });
-    await terminated;
-    const out = c.output('stdout') + c.output('stderr');
-    assert.match(out, /rank 0 done after 20 steps/);
-    assert.match(out, /rank 1 done after 20 steps/);
-    assertClean(assert, c);
+    await clearAndFinish(c, hit, 20);
   } finally {
     await c.stop().catch(() => {});
   }

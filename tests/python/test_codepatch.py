@@ -21,6 +21,15 @@ def lines_of(code):
     return {ln for _, _, ln in code.co_lines() if ln}
 
 
+def code_tree(code):
+    """`code` and every code object nested in it, outermost first."""
+    out = [code]
+    for k in code.co_consts:
+        if isinstance(k, types.CodeType):
+            out += code_tree(k)
+    return out
+
+
 def patch_tree(code, hook, done):
     """`code` and its nested code with a call at every line."""
     if code in done:
@@ -181,15 +190,7 @@ class Rewrite(unittest.TestCase):
 
     def test_calls_come_where_tracing_reports_lines(self):
         samples = [v for k, v in globals().items() if k.startswith("s_") or k == "big"]
-        codes = set()
-
-        def walk(c):
-            codes.add(c)
-            for k in c.co_consts:
-                if isinstance(k, types.CodeType):
-                    walk(k)
-        for f in samples:
-            walk(f.__code__)
+        codes = {c for f in samples for c in code_tree(f.__code__)}
         plain = run_all() + [big(200)]
         want, lines = traced(lambda: run_all() + [big(200)], lambda c: c in codes)
         self.assertEqual(plain, want)
@@ -262,16 +263,10 @@ class Rewrite(unittest.TestCase):
                  "unittest.case pickle decimal statistics configparser subprocess threading shutil tempfile "
                  "traceback dis").split()
         codes = []
-
-        def walk(c):
-            codes.append(c)
-            for k in c.co_consts:
-                if isinstance(k, types.CodeType):
-                    walk(k)
         for name in names:
             path = importlib.import_module(name).__file__
             with open(path, encoding="utf-8") as f:
-                walk(compile(f.read(), path, "exec"))
+                codes += code_tree(compile(f.read(), path, "exec"))
         self.assertGreater(len(codes), 3000)
         for code in codes:
             new = cp.rewrite(code, lines_of(code), print)
