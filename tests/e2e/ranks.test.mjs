@@ -308,6 +308,10 @@ forEachAttachPython((python) => {
       await c.configurationDoneRequest();
       // Each rank's agent comes in, then its breakpoint holds it.
       await waitUntil(() => stops(c).filter((s) => s.reason === 'breakpoint').length >= 3, 60000, 'three breakpoint stops');
+      // The launcher's agent may come in later: its snapshot ending is a resume, which voids
+      // every frame id handed out until then (ids are the session's, not a rank's).
+      await waitUntil(() => (c.output('important').match(/The Strata agent is in process \d+/g) ?? []).length >= 4, 60000,
+        'the agent in the launcher and the three ranks');
       const threads = await threadsByName(c);
       const mains = threads.filter((t) => /^rank \d \/ MainThread$/.test(t.name));
       assert.deepEqual(mains.map((t) => t.name).sort(), ['rank 0 / MainThread', 'rank 1 / MainThread', 'rank 2 / MainThread']);
