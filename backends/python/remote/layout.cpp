@@ -1,5 +1,5 @@
 // Choosing a PyLayout: the process's own _Py_DebugOffsets (3.13, 3.14), or a table built from headers.
-#include "layout.hpp"
+#include "strata/python/remote/layout.hpp"
 
 #include <cstring>
 
@@ -80,6 +80,7 @@ void fillCommon(PyLayout& L, const D& d) {
   L.versionHex = d.version;
   L.source = "the _Py_DebugOffsets of the process (CPython " + versionText(d.version) + ")";
   L.runtimeInterpretersHead = d.runtime.interpretersHead;
+  L.runtimeFinalizing = d.runtime.finalizing;
   // The interpreter's ceval.gil points at the GIL it uses (its own _gil for the main one).
   L.gilPlace = GilPlace::InterpreterPointer;
   L.gilOffset = d.interp.cevalGil;

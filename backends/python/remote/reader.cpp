@@ -13,7 +13,7 @@
 
 #include <gelf.h>
 
-#include "layout.hpp"
+#include "strata/python/remote/layout.hpp"
 #include "strata/hex.hpp"
 #include "strata/native/symbols/object_symbols.hpp"
 #include "strata/python/remote/py_remote.hpp"

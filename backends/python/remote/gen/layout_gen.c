@@ -22,6 +22,7 @@ int main(void) {
   printf("  L.minor = %d;\n", PY_MINOR_VERSION);
   printf("  L.source = \"table from the headers of CPython %s\";\n", PY_VERSION);
   F(runtimeInterpretersHead, offsetof(_PyRuntimeState, interpreters.head));
+  F(runtimeFinalizing, offsetof(_PyRuntimeState, _finalizing));
 #if PY_VERSION_HEX < 0x030C0000
   printf("  L.gilPlace = GilPlace::Runtime;\n");
   F(gilOffset, offsetof(_PyRuntimeState, ceval.gil));

@@ -28,6 +28,7 @@ struct PyLayout {
   std::string source;            // where the offsets came from, for messages
 
   std::uint64_t runtimeInterpretersHead = kAbsent;
+  std::uint64_t runtimeFinalizing = kAbsent;  // the thread state finalizing the runtime (0 until then)
   GilPlace gilPlace = GilPlace::Runtime;
   std::uint64_t gilOffset = kAbsent;      // of the struct (Runtime) or of the pointer (InterpreterPointer)
   std::uint64_t gilLocked = kAbsent;      // in struct _gil_runtime_state

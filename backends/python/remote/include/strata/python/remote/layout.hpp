@@ -1,4 +1,4 @@
-// Internal: picking the layout of a process's CPython.
+// Picking the layout of a CPython: the tables built from headers, or a process's own _Py_DebugOffsets.
 #pragma once
 
 #include <cstddef>
