@@ -58,8 +58,11 @@ fi
 # once, pinned, outside the tree. Not fatal: that test runs the install again and says why not.
 scripts/code-server.sh install || echo "   code-server is not installed (exit $?): tests/vscode/e2e will say why"
 
-# CPython 3.14 (Debian's, from sid) for the tests of what only it has (PEP 768 attach).
+# CPython 3.14 (Debian's, from sid) for the tests of what only it has (PEP 768 attach), and
+# Debian's 3.13: both statically linked, as Debian and Ubuntu build their interpreters (the
+# GPU collector's launch frames are tested in them beside pyenv's shared ones).
 scripts/debian-cpython.sh 3.14
+scripts/debian-cpython.sh 3.13
 
 presets=("$@")
 ((${#presets[@]})) || presets=(release)

@@ -3,11 +3,13 @@
 // call is made while producer_ is held (CUPTI's own locks would order against it).
 #include "collector.hpp"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -33,6 +35,7 @@ std::uint64_t realtimeNs() {
 // the program made).
 struct ThreadState {
   int runtimeDepth = 0;
+  bool inLaunch = false;  // between a launch's entry and exit (stream capture makes graph nodes there)
   int pendingResult = 0;
   bool pending = false;
   std::uint32_t lastCorrelation = 0;
@@ -73,6 +76,53 @@ constexpr CUpti_CallbackId kQuietDriver[] = {
     CUPTI_DRIVER_TRACE_CBID_cuStreamGetCaptureInfo_v2_ptsz, CUPTI_DRIVER_TRACE_CBID_cuStreamGetCaptureInfo_v3,
     CUPTI_DRIVER_TRACE_CBID_cuStreamGetCaptureInfo_v3_ptsz,
 };
+
+// Where programs see a sticky error: synchronizing calls, copies, sets, queries, allocation and
+// the error getters (torch calls cudaGetLastError after every launch). Their exits are watched
+// with STRATA_GPU_ERRORS=1; the launches themselves are not, so a launch costs no callback.
+constexpr CUpti_CallbackId kSyncRuntime[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020,      CUPTI_RUNTIME_TRACE_CBID_cudaThreadSynchronize_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,      CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020,       CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_ptsz_v7000,       CUPTI_RUNTIME_TRACE_CBID_cudaEventQuery_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020,                 CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,            CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2D_v3020,               CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2D_ptds_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2DAsync_v3020,          CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2DAsync_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyToSymbol_v3020,         CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyToSymbol_ptds_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyFromSymbol_v3020,       CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyFromSymbol_ptds_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyPeer_v4000,             CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyPeerAsync_v4000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020,                 CUPTI_RUNTIME_TRACE_CBID_cudaMemset_ptds_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,            CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020,                 CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMallocHost_v3020,             CUPTI_RUNTIME_TRACE_CBID_cudaFreeHost_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020,           CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_ptsz_v11020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_v11020,             CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_ptsz_v11020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020,           CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020,
+};
+constexpr CUpti_CallbackId kSyncDriver[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize,           CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize,        CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize,         CUPTI_DRIVER_TRACE_CBID_cuStreamQuery,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamQuery_ptsz,         CUPTI_DRIVER_TRACE_CBID_cuEventQuery,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpy,                   CUPTI_DRIVER_TRACE_CBID_cuMemcpy_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync,              CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2,            CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2,            CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2,            CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2,       CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2,       CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2,       CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2,              CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2,             CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2,              CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync,            CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync,             CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync_ptsz,
+};
+
+// CUDA's libraries that launch for the program: a launch key is made of their callers' frames.
+const std::vector<std::string> kCudaLibraries = {"libcublas", "libcudnn", "libcufft",   "libcurand",   "libcusparse",
+                                                 "libcusolver", "libnccl", "libnvrtc", "libnvJitLink", "libnvToolsExt"};
 
 constexpr CUpti_CallbackId kRuntimeLaunches[] = {
     CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
@@ -176,7 +226,7 @@ bool isLaunchCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
 
 // ---- life cycle -------------------------------------------------------------------------
 
-Collector::Collector(CuptiOps ops) : ops_(ops), sites_(python_, native_) {}
+Collector::Collector(CuptiOps ops) : ops_(ops), sites_(python_, native_, scopes_) {}
 
 Collector::~Collector() {
   if (forked_) return;
@@ -222,6 +272,7 @@ Result<void> Collector::prepare(const Config& config) {
 #else
     native_.skipModules({"libcupti.so", "libcuda.so", "libcudart.so"}, nullptr);
 #endif
+    native_.keyModules(kCudaLibraries);
   }
   std::lock_guard<std::mutex> lock(producer_);
   if (!publisher_) publisher_ = std::make_unique<Publisher>(ring_, pid_, &join_);
@@ -232,13 +283,17 @@ Result<void> Collector::runWithoutCupti(const Config& config) {
   std::lock_guard<std::mutex> control(control_);
   if (auto prepared = prepare(config); !prepared) return prepared;
   mode_ = config.mode;
-  errorsOn_ = config.errors;
+  errorsOn_ = config.errors != Config::Errors::Off;
   {
     std::lock_guard<std::mutex> lock(producer_);
     publisher_->expectSites(config.mode == ring::Mode::Stacks);
   }
   running_ = config.mode != ring::Mode::Off;
   ring_.setMode(config.mode);
+  pythonHooked_ = false;
+  hookAttempts_ = 0;
+  lastHookNs_ = 0;
+  if (config.mode == ring::Mode::Stacks) maybeHookPython();
   if (!running_) {
     setStatus(ring::State::Off, "mode off: nothing is collected");
     return {};
@@ -299,7 +354,7 @@ Result<void> Collector::start(const Config& config) {
   cuptiFlushPeriod_ = cuptiActivityFlushPeriod(config.flushPeriodMs) == CUPTI_SUCCESS;
   if (auto enabled = enableActivities(notes); !enabled) return undo(enabled.error().message);
 
-  errorsOn_ = config.errors;
+  errorsOn_ = config.errors != Config::Errors::Off;
   enableCallbacks(true);
   {
     std::lock_guard<std::mutex> lock(producer_);
@@ -308,6 +363,13 @@ Result<void> Collector::start(const Config& config) {
   running_ = true;
   if (config.profileCount) requestProfile(config.profileKernel, config.profileCount, 0);
   startFlushThread();
+  // The autograd wrapper goes in before the first backward() when torch is already imported
+  // (a late start, or CUDA initialized by torch); otherwise the first launch without Python
+  // frames asks again.
+  pythonHooked_ = false;
+  hookAttempts_ = 0;
+  lastHookNs_ = 0;
+  if (config.mode == ring::Mode::Stacks) maybeHookPython();
   std::string text = "collecting (" + std::string(ring::modeName(config.mode)) + ") into " + ring_.path();
   if (!std::getenv("NVTX_INJECTION64_PATH")) notes += " NVTX ranges off (NVTX_INJECTION64_PATH not set);";
   if (!notes.empty()) text += ";" + notes;
@@ -327,14 +389,17 @@ Result<void> Collector::enableActivities(std::string& notes) {
       {CUPTI_ACTIVITY_KIND_MEMCPY2, "MEMCPY2", false},
       {CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET", false},
       {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "SYNCHRONIZATION", false},
-      {CUPTI_ACTIVITY_KIND_RUNTIME, "RUNTIME", false},
-      {CUPTI_ACTIVITY_KIND_DRIVER, "DRIVER", false},
       {CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, "EXTERNAL_CORRELATION", false},
       {CUPTI_ACTIVITY_KIND_NAME, "NAME", false},
       {CUPTI_ACTIVITY_KIND_MARKER, "MARKER", false},
   };
   // One record per graph launch, and then none for the graph's nodes: off unless asked.
   if (config_.graphWhole) kinds.push_back({CUPTI_ACTIVITY_KIND_GRAPH_TRACE, "GRAPH_TRACE", false});
+  // A record per API call costs every launch; only when asked (STRATA_GPU_API).
+  if (config_.api != Config::Api::Off) {
+    kinds.push_back({CUPTI_ACTIVITY_KIND_RUNTIME, "RUNTIME", false});
+    kinds.push_back({CUPTI_ACTIVITY_KIND_DRIVER, "DRIVER", false});
+  }
   for (const Kind& k : kinds) {
     const CUptiResult r = cuptiActivityEnable(k.kind);
     if (r == CUPTI_SUCCESS) {
@@ -348,8 +413,20 @@ Result<void> Collector::enableActivities(std::string& notes) {
     }
     notes += " " + std::string(k.name) + " not available (" + resultName(r) + ");";
   }
-  for (auto cbid : kQuietRuntime) cuptiActivityEnableRuntimeApi(cbid, 0);
-  for (auto cbid : kQuietDriver) cuptiActivityEnableDriverApi(cbid, 0);
+  if (config_.api == Config::Api::All) {
+    for (auto cbid : kQuietRuntime) cuptiActivityEnableRuntimeApi(cbid, 0);
+    for (auto cbid : kQuietDriver) cuptiActivityEnableDriverApi(cbid, 0);
+  } else if (config_.api == Config::Api::Launches) {
+    // Every call off but the launches and the calls watched for errors (copies, sets,
+    // synchronization, allocation).
+    auto keep = [](const auto& list, std::uint32_t cbid) {
+      return std::find(std::begin(list), std::end(list), cbid) != std::end(list);
+    };
+    for (std::uint32_t cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; ++cbid)
+      if (!keep(kRuntimeLaunches, cbid) && !keep(kSyncRuntime, cbid)) cuptiActivityEnableRuntimeApi(cbid, 0);
+    for (std::uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid)
+      if (!keep(kDriverLaunches, cbid) && !keep(kSyncDriver, cbid)) cuptiActivityEnableDriverApi(cbid, 0);
+  }
   return {};
 }
 
@@ -361,15 +438,26 @@ void Collector::disableActivities() {
 void Collector::enableCallbacks(bool on) {
   if (!subscriber_) return;
   const std::uint32_t flag = on ? 1 : 0;
-  if (errorsOn_) {
+  if (errorsOn_) enableErrorCallbacks(flag);
+  if (mode() == ring::Mode::Stacks) {
+    if (config_.errors != Config::Errors::All) enableLaunchCallbacks(on);
+    // Graph nodes made (by stream capture or by adding them) and cloned into executable graphs:
+    // a replayed kernel is tied to the line that captured it.
+    cuptiEnableCallback(flag, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED);
+    cuptiEnableCallback(flag, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED);
+  }
+  cuptiEnableDomain(flag, subscriber_, CUPTI_CB_DOMAIN_STATE);
+}
+
+void Collector::enableErrorCallbacks(std::uint32_t flag) {
+  if (config_.errors == Config::Errors::All) {
     // Every call's exit is where a sticky error shows.
     cuptiEnableDomain(flag, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API);
     cuptiEnableDomain(flag, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API);
-  } else if (mode() == ring::Mode::Stacks) {
-    for (auto cbid : kRuntimeLaunches) cuptiEnableCallback(flag, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
-    for (auto cbid : kDriverLaunches) cuptiEnableCallback(flag, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+    return;
   }
-  cuptiEnableDomain(flag, subscriber_, CUPTI_CB_DOMAIN_STATE);
+  for (auto cbid : kSyncRuntime) cuptiEnableCallback(flag, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
+  for (auto cbid : kSyncDriver) cuptiEnableCallback(flag, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
 }
 
 Result<void> Collector::stop() {
@@ -390,6 +478,7 @@ Result<void> Collector::stop() {
   enableCallbacks(false);
   disableActivities();
   const CUptiResult flushed = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  drainSites();
   // cuptiFinalize is only safe at an API's exit: the next call of any thread does it.
   finalizePending_ = true;
   cuptiEnableDomain(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API);
@@ -411,6 +500,7 @@ void Collector::onExit() {
   if (forked_ || !running_.exchange(false)) return;
   stopFlushThread();
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  drainSites();
   setStatus(ring::State::Stopped, "the process is exiting");
 }
 
@@ -462,6 +552,8 @@ void Collector::flushLoop() {
   while (!flushStop_) {
     ring_.heartbeat();
     takeProfileRequest();
+    drainSites();
+    describeDevices();
     // A request done: the launch callbacks it alone needed go off again (no lasting cost).
     if (!profilePending_.load(std::memory_order_relaxed) && profileCallbacks_.exchange(false)) enableLaunchCallbacks(false);
     const std::uint32_t request = ring_.flushRequested();
@@ -506,6 +598,8 @@ void Collector::onBufferRequested(std::uint8_t** buffer, std::size_t* size, std:
 void Collector::onBufferCompleted(CUcontext context, std::uint32_t streamId, std::uint8_t* buffer, std::size_t size,
                                   std::size_t validSize) {
   try {
+    // Sites first: every site a record of this buffer names was made before the buffer completed.
+    if (!forked_) drainSites();
     thread_local std::vector<ParsedActivity> items;
     items.clear();
     // Read without the producer lock: cuptiActivityGetNextRecord is a CUPTI call.
@@ -542,6 +636,10 @@ void Collector::onCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, c
       }
       return;
     }
+    if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+      if (running_.load(std::memory_order_relaxed)) onResource(cbid, data);
+      return;
+    }
     if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
     auto* cb = static_cast<const CUpti_CallbackData*>(data);
     ThreadState& t = t_state;
@@ -563,6 +661,8 @@ void Collector::onCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, c
     }
     if (running_.load(std::memory_order_relaxed)) onApiExit(domain, cbid, cb);
     if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && t.runtimeDepth > 0 && --t.runtimeDepth == 0) t.pending = false;
+    if (t.inLaunch && isLaunchCallback(domain, cbid) && !(domain == CUPTI_CB_DOMAIN_DRIVER_API && t.runtimeDepth > 0))
+      t.inLaunch = false;
   } catch (...) {
   }
 }
@@ -581,17 +681,259 @@ void Collector::onLaunch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
   if (ring_.profileRequestWaiting()) takeProfileRequest();
   if (profilePending_.load(std::memory_order_relaxed) && !isGraphLaunch(domain, cbid)) maybeProfile(domain, cbid, cb);
   if (mode() != ring::Mode::Stacks) return;
-  CapturedSite captured;
+  t.inLaunch = true;
   const char* api = names_.name(domain, cbid);
-  const SiteTable::Lookup found = sites_.lookup(cbid, static_cast<std::uint16_t>(domain), api ? api : "", captured);
-  if (found.fresh) {
-    std::lock_guard<std::mutex> lock(producer_);
-    publisher_->addSite(captured);
-    publisher_->flushPending();
+  SiteTable::Lookup found = sites_.lookup(cbid, static_cast<std::uint16_t>(domain), api);
+  if (found.noSlot) {
+    // Every slot holds a new site no one has named yet: name them here, once, and look again.
+    drainSites();
+    found = sites_.lookup(cbid, static_cast<std::uint16_t>(domain), api);
   }
+  // Without process_vm_readv the names must be read while the frames still run.
+  if (found.fresh && !python_.resolvesLater()) drainSites();
   if (found.site == 0) ring_.addSitesOverflowed(1);
   join_.set(cb->correlationId, found.site);
   t.lastSite = found.site;
+  if (found.attribution == SiteAttribution::None && !pythonHooked_.load(std::memory_order_relaxed)) maybeHookPython();
+}
+
+void Collector::drainSites() {
+  std::lock_guard<std::mutex> drain(drain_);
+  std::vector<RawSite*> raw;
+  sites_.takePending(raw);
+  if (raw.empty()) return;
+  std::vector<CapturedSite> named;
+  named.reserve(raw.size());
+  for (const RawSite* r : raw) {
+    CapturedSite c;
+    c.id = r->id;
+    c.cbid = r->cbid;
+    c.domain = r->domain;
+    c.api = r->api;
+    c.attribution = r->attribution;
+    c.callerTid = r->callerTid;
+    c.waitKind = r->waitKind;
+    python_.resolve(r->python, r->pythonCount, c.python);
+    NativeStack::resolve(r->native, r->nativeCount, c.native);
+    named.push_back(std::move(c));
+  }
+  sites_.release(raw);
+  std::lock_guard<std::mutex> lock(producer_);
+  if (!publisher_) return;
+  for (const CapturedSite& c : named) publisher_->addSite(c);
+  publisher_->flushPending();
+}
+
+int Collector::scopeEnter(int kind, int skip) {
+  if (forked_.load(std::memory_order_relaxed) || !running_.load(std::memory_order_relaxed) ||
+      mode() != ring::Mode::Stacks)
+    return -1;
+  return scopes_.enter(python_, kind, skip);
+}
+
+void Collector::scopeLeave(int slot) { scopes_.leave(slot); }
+
+void Collector::pythonHooked(bool installed) { pythonHooked_.store(installed, std::memory_order_relaxed); }
+
+namespace {
+
+// A Python string literal of `text` (for the hook's source).
+std::string pythonLiteral(std::string_view text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\\' || c == '\'') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + "'";
+}
+
+// Runs on the main thread, with the GIL (a pending call): torch's autograd engine wrapped so
+// that the thread calling backward() says, on its way into the C++ engine, that it waits for
+// the kernels autograd's threads are about to launch. `Variable._execution_engine.run_backward`
+// is the one call torch 1.13 to 2.x make for backward() and autograd.grad().
+constexpr const char* kAutogradHook = R"PY(
+def install(path):
+    import sys
+    variable = sys.modules.get("torch.autograd.variable")
+    engine = getattr(getattr(variable, "Variable", None), "_execution_engine", None)
+    if engine is None:
+        return 0
+    if getattr(engine, "_strata_waits", False):
+        return 1
+    import ctypes
+    lib = ctypes.PyDLL(path)
+    enter, leave = lib.strata_gpu_scope_enter, lib.strata_gpu_scope_leave
+    enter.argtypes, enter.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
+    leave.argtypes, leave.restype = (ctypes.c_int,), None
+
+    class StrataAutogradEngine:
+        """torch's autograd engine, telling Strata's GPU collector which Python line waits for
+        the kernels its threads launch in backward()."""
+        _strata_waits = True
+
+        def run_backward(self, *args, **kwargs):
+            scope = enter(1, 1)
+            try:
+                return engine.run_backward(*args, **kwargs)
+            finally:
+                leave(scope)
+
+        def __getattr__(self, name):
+            return getattr(engine, name)
+
+    variable.Variable._execution_engine = StrataAutogradEngine()
+    return 1
+
+try:
+    import ctypes as _ctypes
+    _ctypes.PyDLL(PATH).strata_gpu_python_hooked(install(PATH))
+except BaseException:
+    pass
+)PY";
+
+int runAutogradHook(void* user) {
+  auto* c = static_cast<Collector*>(user);
+  Dl_info info{};
+  if (!dladdr(reinterpret_cast<void*>(&runAutogradHook), &info) || !info.dli_fname) return 0;
+  std::string source = kAutogradHook;
+  const std::string literal = pythonLiteral(info.dli_fname);
+  for (std::size_t at; (at = source.find("PATH")) != std::string::npos;) source.replace(at, 4, literal);
+  // Run in a namespace of its own: __main__ gets no name.
+  c->python().runSimpleString(("exec(" + pythonLiteral(source) + ", {'__name__': 'strata_gpu_hooks'})").c_str());
+  return 0;  // a pending call that returns nonzero raises SystemError in the program
+}
+
+}  // namespace
+
+void Collector::maybeHookPython() {
+  if (pythonHooked_.load(std::memory_order_relaxed) || mode() != ring::Mode::Stacks) return;
+  if (hookAttempts_.load(std::memory_order_relaxed) >= 20 || !python_.available()) return;
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  const std::int64_t now = std::int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+  std::int64_t last = lastHookNs_.load(std::memory_order_relaxed);
+  if (last && now - last < 1000000000) return;
+  if (!lastHookNs_.compare_exchange_strong(last, now)) return;  // another thread asks now
+  hookAttempts_.fetch_add(1, std::memory_order_relaxed);
+  python_.addPendingCall(&runAutogradHook, this);
+}
+
+void Collector::onResource(CUpti_CallbackId cbid, const void* data) {
+  if (mode() != ring::Mode::Stacks) return;
+  if (cbid != CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED && cbid != CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) return;
+  auto* resource = static_cast<const CUpti_ResourceData*>(data);
+  auto* graph = resource ? static_cast<const CUpti_GraphData*>(resource->resourceDescriptor) : nullptr;
+  if (!graph) return;
+  std::uint64_t node = 0;
+  if (ops_.graphNodeId(graph->node, &node) != CUPTI_SUCCESS) return;
+  std::uint32_t site = 0;
+  ring::GraphNodeOrigin origin = ring::GraphNodeOrigin::Captured;
+  ThreadState& t = t_state;
+  if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) {
+    std::uint64_t original = 0;
+    if (ops_.graphNodeId(graph->originalNode, &original) != CUPTI_SUCCESS) return;
+    std::lock_guard<std::mutex> lock(graphMutex_);
+    auto it = graphNodes_.find(original);
+    if (it == graphNodes_.end()) return;
+    site = it->second;
+    origin = ring::GraphNodeOrigin::Cloned;
+  } else if (t.inLaunch) {
+    site = t.lastSite;  // stream capture: the launch being captured made the node
+  } else {
+    // cudaGraphAddKernelNode and the like: the call that adds the node is its site.
+    origin = ring::GraphNodeOrigin::Added;
+    SiteTable::Lookup found = sites_.lookup(cbid, static_cast<std::uint16_t>(CUPTI_CB_DOMAIN_RESOURCE), "cudaGraphAddNode");
+    if (found.noSlot) {
+      drainSites();
+      found = sites_.lookup(cbid, static_cast<std::uint16_t>(CUPTI_CB_DOMAIN_RESOURCE), "cudaGraphAddNode");
+    }
+    site = found.site;
+  }
+  if (!site) return;
+  {
+    std::lock_guard<std::mutex> lock(graphMutex_);
+    if (graphNodes_.size() < (std::size_t{1} << 20)) graphNodes_[node] = site;
+  }
+  drainSites();  // the site's message goes before the node's
+  std::lock_guard<std::mutex> lock(producer_);
+  if (!publisher_) return;
+  publisher_->addGraphNode(node, site, origin);
+  publisher_->flushPending();
+}
+
+namespace {
+
+// The driver's device attributes, looked up in the libcuda the process loaded.
+struct DriverApi {
+  using GetAttribute = int (*)(int*, int, int);
+  using GetName = int (*)(char*, int, int);
+  using TotalMem = int (*)(std::size_t*, int);
+  GetAttribute getAttribute = nullptr;
+  GetName getName = nullptr;
+  TotalMem totalMem = nullptr;
+  bool ok = false;
+  DriverApi() {
+    void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (!h) return;
+    getAttribute = reinterpret_cast<GetAttribute>(dlsym(h, "cuDeviceGetAttribute"));
+    getName = reinterpret_cast<GetName>(dlsym(h, "cuDeviceGetName"));
+    totalMem = reinterpret_cast<TotalMem>(dlsym(h, "cuDeviceTotalMem_v2"));
+    ok = getAttribute && getName;
+  }
+};
+
+}  // namespace
+
+void Collector::describeDevices() {
+  std::uint64_t seen = 0;
+  {
+    std::lock_guard<std::mutex> lock(producer_);
+    if (publisher_) seen = publisher_->devicesSeen();
+  }
+  const std::uint64_t fresh = seen & ~devicesDescribed_;
+  if (!fresh) return;
+  static DriverApi driver;  // the first kernel record came after cuInit: libcuda is loaded by now
+  if (!driver.ok) {
+    devicesDescribed_ |= fresh;  // nothing to ask: said once, not retried
+    return;
+  }
+  for (int d = 0; d < 64; ++d) {
+    if (!(fresh >> d & 1)) continue;
+    devicesDescribed_ |= std::uint64_t{1} << d;
+    ring::DeviceMessage m{};
+    m.device = static_cast<std::uint32_t>(d);
+    auto attribute = [&](int which) {
+      int v = 0;
+      return driver.getAttribute(&v, which, d) == CUDA_SUCCESS ? v : 0;
+    };
+    m.computeMajor = attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+    m.computeMinor = attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+    m.smCount = attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    m.maxThreadsPerBlock = attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+    m.maxThreadsPerMultiprocessor = attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
+    m.maxBlocksPerMultiprocessor = attribute(CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR);
+    m.regsPerBlock = attribute(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK);
+    m.regsPerMultiprocessor = attribute(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR);
+    m.warpSize = attribute(CU_DEVICE_ATTRIBUTE_WARP_SIZE);
+    m.sharedMemPerBlock = static_cast<std::uint64_t>(attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK));
+    m.sharedMemPerMultiprocessor =
+        static_cast<std::uint64_t>(attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR));
+    m.sharedMemPerBlockOptin = static_cast<std::uint64_t>(attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN));
+    m.reservedSharedMemPerBlock = static_cast<std::uint64_t>(attribute(CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK));
+    std::size_t total = 0;
+    if (driver.totalMem && driver.totalMem(&total, d) == CUDA_SUCCESS) m.totalGlobalMem = total;
+    char name[256] = {};
+    if (driver.getName(name, sizeof name - 1, d) != CUDA_SUCCESS) name[0] = 0;
+    if (!m.smCount) continue;  // the driver did not answer: no properties rather than zeros
+    std::lock_guard<std::mutex> lock(producer_);
+    if (!publisher_) return;
+    publisher_->addDevice(m, name);
+    publisher_->flushPending();
+  }
 }
 
 void Collector::onApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
@@ -627,9 +969,8 @@ void Collector::enableLaunchCallbacks(bool on) {
   for (auto cbid : kDriverLaunches) cuptiEnableCallback(flag, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
 }
 
-__attribute__((noinline)) std::uint64_t Collector::firstProgramPc() {
-  std::uint64_t pc = 0;
-  return native_.capture(&pc, 1, 1) == 1 ? pc : 0;
+__attribute__((noinline)) int Collector::programPcs(std::uint64_t* pcs, int max) {
+  return native_.capture(pcs, max, 1);
 }
 
 void Collector::reportCudaError(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, int result, const char* errorName,
@@ -651,14 +992,16 @@ void Collector::reportCudaError(CUpti_CallbackDomain domain, CUpti_CallbackId cb
   info.lastCorrelation = t.lastCorrelation;
   info.lastSite = t.lastSite;
   info.time = realtimeNs();
-  info.callerPc = firstProgramPc();
-  if (info.callerPc) {
-    std::vector<NativeFrameText> caller;
-    NativeStack::resolve(&info.callerPc, 1, caller);
-    info.callerModule = caller[0].module;
-    info.callerElfAddress = caller[0].elfAddress;
+  std::uint64_t pcs[8];
+  const int n = programPcs(pcs, 8);
+  NativeStack::resolve(pcs, n, info.callers);
+  if (n > 0) {
+    info.callerPc = pcs[0];
+    info.callerModule = info.callers[0].module;
+    info.callerElfAddress = info.callers[0].elfAddress;
   }
   const std::string message = describeCudaError(info.api, info.error, result, info.lastKernel);
+  drainSites();  // the last launch's site goes before the error that names it
   {
     std::lock_guard<std::mutex> lock(producer_);
     if (publisher_) {

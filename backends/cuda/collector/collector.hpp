@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "activity_parser.hpp"
@@ -31,6 +32,8 @@ struct CuptiOps {
   CUptiResult (*subscribe)(CUpti_SubscriberHandle*, CUpti_CallbackFunc, void*, CUpti_SubscriberParams*) =
       &cuptiSubscribe_v2;
   CUptiResult (*unsubscribe)(CUpti_SubscriberHandle) = &cuptiUnsubscribe;  // pairs with `subscribe`
+  // A graph node's id: CUPTI reads it from the driver's node, which tests cannot make.
+  CUptiResult (*graphNodeId)(CUgraphNode, std::uint64_t*) = &cuptiGetGraphNodeId;
 };
 
 // cuptiGetResultString, or "CUPTI result N".
@@ -73,6 +76,16 @@ class Collector {
   // Replaces a request still under way. Each launch's metrics, or why there are none, go into
   // the ring as a KernelMetrics message.
   void requestProfile(const std::string& kernel, unsigned count, std::uint32_t request);
+  // A Python thread about to wait in a C call for work other threads launch (backward()): its
+  // frames, `skip` innermost left out, tie those threads' launches to it until leave. The slot,
+  // or -1 (no Python frames, not collecting stacks).
+  int scopeEnter(int kind, int skip);
+  void scopeLeave(int slot);
+  // The Python side of that (the wrapper around torch's autograd engine) is in place.
+  void pythonHooked(bool installed);
+  bool pythonHooked() const { return pythonHooked_.load(std::memory_order_relaxed); }
+  // New launch sites named and written to the ring (their names are read off the launch path).
+  void drainSites();
   bool profilePending() const { return profilePending_.load(std::memory_order_relaxed); }
 
   // CUPTI's callbacks (public so tests can drive them with records and callback data they make).
@@ -92,6 +105,11 @@ class Collector {
   bool running() const { return running_.load(std::memory_order_relaxed); }
   const Config& config() const { return config_; }
   SiteTable& sites() { return sites_; }
+  PythonFrames& python() { return python_; }
+  Scopes& scopes() { return scopes_; }
+  // The graph node ids CUPTI would read from the driver's nodes, for tests that make the graph
+  // callbacks themselves (before start; no GPU makes a graph node here).
+  void setGraphNodeIds(CUptiResult (*graphNodeId)(CUgraphNode, std::uint64_t*)) { ops_.graphNodeId = graphNodeId; }
   // Everything start() does except talking to CUPTI: ring, names, publisher, then running as
   // if subscribed, so callbacks and buffers take the same paths. For tests, which have no GPU.
   Result<void> runWithoutCupti(const Config& config);
@@ -105,6 +123,14 @@ class Collector {
   void enableCallbacks(bool on);
   void onLaunch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* cb);
   void onApiExit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* cb);
+  void onResource(CUpti_CallbackId cbid, const void* data);
+  void enableErrorCallbacks(std::uint32_t flag);
+  // Asks the main thread (a pending call) to put the autograd engine wrapper in place, at most
+  // once a second and 20 times in all, until it says it is.
+  void maybeHookPython();
+  // Properties of the devices kernels ran on that the ring has not described yet (the driver's
+  // attributes; from the flush thread, never from a CUPTI callback).
+  void describeDevices();
   void reportCudaError(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, int result, const char* errorName,
                        const CUpti_CallbackData* cb);
   void maybeProfile(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* cb);
@@ -118,7 +144,8 @@ class Collector {
   void startFlushThread();
   void stopFlushThread();
   void flushLoop();
-  std::uint64_t firstProgramPc();
+  // The first return addresses outside CUDA's modules and the collector: the program's call.
+  int programPcs(std::uint64_t* pcs, int max);
 
   CuptiOps ops_;
   Config config_;
@@ -138,8 +165,19 @@ class Collector {
   bool namesLoaded_ = false;
   PythonFrames python_;
   NativeStack native_;
+  Scopes scopes_;
   SiteTable sites_;
   LaunchJoin join_;
+  std::mutex drain_;  // drainSites; taken before producer_, never under it
+
+  std::atomic<bool> pythonHooked_{false};
+  std::atomic<int> hookAttempts_{0};
+  std::atomic<std::int64_t> lastHookNs_{0};
+
+  std::mutex graphMutex_;  // graphNodes_
+  std::unordered_map<std::uint64_t, std::uint32_t> graphNodes_;  // graph node id -> the site that made it
+
+  std::uint64_t devicesDescribed_ = 0;  // flush thread only
 
   std::mutex control_;  // start/stop/flush against each other
   // Cleared by the callback that finalizes CUPTI, on whichever thread that is.

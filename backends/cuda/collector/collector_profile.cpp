@@ -40,8 +40,10 @@ void Collector::requestProfile(const std::string& kernel, unsigned count, std::u
     profileRequest_ = request;
     profilePending_.store(true, std::memory_order_relaxed);
   }
-  // Launches are seen at their entry only where errors or stacks already enabled the callbacks.
-  if (!errorsOn_ && mode() != ring::Mode::Stacks && !profileCallbacks_.exchange(true)) enableLaunchCallbacks(true);
+  // Launches are seen at their entry only where stacks (or every call's errors) already
+  // enabled their callbacks; otherwise for this request's life.
+  const bool launchesSeen = mode() == ring::Mode::Stacks || (errorsOn_ && config_.errors == Config::Errors::All);
+  if (!launchesSeen && !profileCallbacks_.exchange(true)) enableLaunchCallbacks(true);
 }
 
 void Collector::takeProfileRequest() {

@@ -67,9 +67,15 @@ Result<void> apply(Config& c, std::string_view key, std::string_view value, std:
     if (!n) return n.takeError();
     c.flushPeriodMs = *n;
   } else if (key == "errors") {
-    if (value == "1") c.errors = true;
-    else if (value == "0") c.errors = false;
-    else return bad(shown, value, "1 or 0");
+    if (value == "1" || value == "sync") c.errors = Config::Errors::Sync;
+    else if (value == "all") c.errors = Config::Errors::All;
+    else if (value == "0") c.errors = Config::Errors::Off;
+    else return bad(shown, value, "1 (or sync), all or 0");
+  } else if (key == "api") {
+    if (value == "off") c.api = Config::Api::Off;
+    else if (value == "launches") c.api = Config::Api::Launches;
+    else if (value == "all") c.api = Config::Api::All;
+    else return bad(shown, value, "off, launches or all");
   } else if (key == "graphs") {
     if (value == "nodes") c.graphWhole = false;
     else if (value == "whole") c.graphWhole = true;
@@ -78,12 +84,13 @@ Result<void> apply(Config& c, std::string_view key, std::string_view value, std:
     if (auto r = parseProfileRequest(value, shown, c.profileKernel, c.profileCount); !r) return r;
   } else {
     return Error{errors::kGpuSetting, "unknown setting '" + std::string(shown) +
-                        "' (known: mode, dir, session, ring_mb, buffer_mb, flush_ms, errors, graphs, profile)", true};
+                        "' (known: mode, dir, session, ring_mb, buffer_mb, flush_ms, errors, api, graphs, profile)", true};
   }
   return {};
 }
 
-constexpr const char* kKeys[] = {"mode", "dir", "session", "ring_mb", "buffer_mb", "flush_ms", "errors", "graphs", "profile"};
+constexpr const char* kKeys[] = {"mode",   "dir", "session", "ring_mb", "buffer_mb", "flush_ms",
+                                 "errors", "api", "graphs",  "profile"};
 
 }  // namespace
 

@@ -20,7 +20,15 @@ struct Config {
   std::size_t bufferBytes = 4u << 20;      // one CUPTI activity buffer
   std::size_t bufferTotalBytes = 128u << 20;  // all buffers CUPTI may hold at once
   unsigned flushPeriodMs = 100;
-  bool errors = true;        // watch every API's return for sticky CUDA errors
+  // Sticky CUDA errors: watched at the exit of the calls where programs see them (synchronizing
+  // calls, copies, queries, cudaGetLastError: `Sync`, the default), of every call (`All`: a launch
+  // that fails on an earlier error stops there too, at a callback on every CUDA call), or not.
+  enum class Errors { Off, Sync, All } errors = Errors::Sync;
+  // CPU-side API records (the timeline's thread rows, gpuKernel's `launch`): none (the
+  // default: what a launch costs stays near what CUPTI's kernel tracing alone costs), the
+  // launch, copy, set, synchronize and allocation calls (`Launches`), or every call but the
+  // chatty queries (`All`).
+  enum class Api { Off, Launches, All } api = Api::Off;
   bool graphWhole = false;   // GRAPH_TRACE: one record per graph launch instead of per node
   // Measure hardware metrics of the next profileCount launches of kernels whose names contain
   // profileKernel (0: no request at start; a reader can still ask through the ring).
@@ -39,7 +47,8 @@ Result<void> parseProfileRequest(std::string_view text, std::string_view shown, 
 //   STRATA_GPU_RING_MB  ring size in MiB, 1..1024     (32)
 //   STRATA_GPU_BUFFER_MB  CUPTI buffer memory in MiB, 8..4096 (128, in 4 MiB buffers)
 //   STRATA_GPU_FLUSH_MS   flush period, 10..10000     (100)
-//   STRATA_GPU_ERRORS   1 | 0: stop on sticky CUDA errors (1)
+//   STRATA_GPU_ERRORS   1 (or sync) | all | 0: stop on sticky CUDA errors (1)
+//   STRATA_GPU_API      off | launches | all: CPU-side API records (off)
 //   STRATA_GPU_GRAPHS   nodes | whole                 (nodes)
 //   STRATA_GPU_PROFILE  NAME[:N]: hardware metrics of the next N (1..64) launches of kernels
 //                       whose names contain NAME      (none)

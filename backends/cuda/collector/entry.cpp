@@ -109,3 +109,15 @@ STRATA_EXPORT int strata_gpu_set_error_hook(StrataGpuErrorHook hook, void* user)
   collector().setErrorHook(hook, user);
   return 0;
 }
+
+STRATA_EXPORT int strata_gpu_scope_enter(int kind, int skip) {
+  try {
+    return collector().scopeEnter(kind, skip);
+  } catch (...) {
+    return -1;
+  }
+}
+
+STRATA_EXPORT void strata_gpu_scope_leave(int slot) { collector().scopeLeave(slot); }
+
+STRATA_EXPORT void strata_gpu_python_hooked(int installed) { collector().pythonHooked(installed != 0); }

@@ -1,10 +1,12 @@
-// Launch-site capture: CPython frames through its C API found with dlsym, native frames through
-// libunwind found with dlopen, deduplicated by a launch key (see launch_sites.hpp).
+// Launch sites: keys from the launching thread's Python frames (or the scope it runs for) and
+// its first native return addresses; new keys copied raw into slots taken in advance (see
+// launch_sites.hpp).
 #include "launch_sites.hpp"
 
 #include <dlfcn.h>
 #include <execinfo.h>
 #include <link.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,130 +14,6 @@
 #include <cstring>
 
 namespace strata::cuda::collector {
-
-// ---- Python -----------------------------------------------------------------------------
-
-struct PythonFrames::Api {
-  int (*gilCheck)() = nullptr;
-  void* (*currentThread)() = nullptr;  // the attached thread state or NULL, never fatal
-  void* (*threadFrame)(void*) = nullptr;
-  void* (*frameCode)(void*) = nullptr;
-  int (*frameLasti)(void*) = nullptr;
-  void* (*frameBack)(void*) = nullptr;
-  int (*frameLine)(void*) = nullptr;
-  void (*decRef)(void*) = nullptr;
-  void* (*getAttr)(void*, const char*) = nullptr;
-  const char* (*utf8)(void*, long*) = nullptr;
-  void* (*errOccurred)() = nullptr;
-  void (*errClear)() = nullptr;
-  int (*isInitialized)() = nullptr;
-  int (*isFinalizing)() = nullptr;  // optional
-};
-
-PythonFrames::PythonFrames() : api_(std::make_unique<Api>()) {}
-PythonFrames::~PythonFrames() = default;
-
-namespace {
-
-template <class F>
-bool find(F& out, const char* name) {
-  out = reinterpret_cast<F>(dlsym(RTLD_DEFAULT, name));
-  return out != nullptr;
-}
-
-std::string pyText(PythonFrames::Api& a, void* obj, const char* attr);
-
-}  // namespace
-
-bool PythonFrames::available() {
-  std::call_once(once_, [this] {
-    Api& a = *api_;
-    // From 3.12 on, making a frame object cannot run the garbage collector on the spot (it
-    // is scheduled for the eval loop), so walking frames inside a callback runs no Python
-    // code; older interpreters are left alone.
-    auto* version = static_cast<const unsigned long*>(dlsym(RTLD_DEFAULT, "Py_Version"));
-    if (!version || *version < 0x030C0000) return;
-    bool all = find(a.gilCheck, "PyGILState_Check") && find(a.threadFrame, "PyThreadState_GetFrame") &&
-               find(a.frameCode, "PyFrame_GetCode") && find(a.frameLasti, "PyFrame_GetLasti") &&
-               find(a.frameBack, "PyFrame_GetBack") && find(a.frameLine, "PyFrame_GetLineNumber") &&
-               find(a.decRef, "Py_DecRef") && find(a.getAttr, "PyObject_GetAttrString") &&
-               find(a.utf8, "PyUnicode_AsUTF8AndSize") && find(a.errOccurred, "PyErr_Occurred") &&
-               find(a.errClear, "PyErr_Clear") && find(a.isInitialized, "Py_IsInitialized");
-    // PyThreadState_Get is fatal without a thread state; these return NULL instead.
-    all = all && (find(a.currentThread, "PyThreadState_GetUnchecked") ||
-                  find(a.currentThread, "_PyThreadState_UncheckedGet") ||
-                  find(a.currentThread, "PyGILState_GetThisThreadState"));
-    if (!find(a.isFinalizing, "Py_IsFinalizing")) find(a.isFinalizing, "_Py_IsFinalizing");
-    ok_ = all;
-  });
-  return ok_;
-}
-
-int PythonFrames::top(PythonKeyFrame* out, int n) {
-  if (!available()) return 0;
-  Api& a = *api_;
-  if (!a.isInitialized() || (a.isFinalizing && a.isFinalizing())) return 0;
-  // Only a thread that holds the GIL may touch frames; the GIL is never taken here (the
-  // callback may run where taking it deadlocks).
-  if (!a.gilCheck()) return 0;
-  void* ts = a.currentThread();
-  if (!ts || a.errOccurred()) return 0;
-  void* frame = a.threadFrame(ts);
-  int k = 0;
-  while (frame && k < n) {
-    void* code = a.frameCode(frame);
-    out[k].code = code;
-    out[k].lasti = a.frameLasti(frame);
-    a.decRef(code);
-    ++k;
-    void* back = a.frameBack(frame);
-    a.decRef(frame);
-    frame = back;
-  }
-  if (frame) a.decRef(frame);
-  if (a.errOccurred()) a.errClear();  // a frame object that could not be made: no exception leaks
-  return k;
-}
-
-namespace {
-
-std::string pyText(PythonFrames::Api& a, void* obj, const char* attr) {
-  void* s = a.getAttr(obj, attr);
-  if (!s) {
-    a.errClear();
-    return "?";
-  }
-  long size = 0;
-  const char* text = a.utf8(s, &size);
-  std::string result = text ? std::string(text, static_cast<std::size_t>(size)) : "?";
-  if (!text) a.errClear();
-  a.decRef(s);
-  return result;
-}
-
-}  // namespace
-
-void PythonFrames::full(std::vector<PythonFrameText>& out, std::size_t max) {
-  if (!available()) return;
-  Api& a = *api_;
-  void* ts = a.currentThread();
-  if (!ts) return;
-  void* frame = a.threadFrame(ts);
-  while (frame && out.size() < max) {
-    void* code = a.frameCode(frame);
-    PythonFrameText f;
-    f.function = pyText(a, code, "co_qualname");
-    f.file = pyText(a, code, "co_filename");
-    f.line = a.frameLine(frame);
-    a.decRef(code);
-    out.push_back(std::move(f));
-    void* back = a.frameBack(frame);
-    a.decRef(frame);
-    frame = back;
-  }
-  if (frame) a.decRef(frame);
-  if (a.errOccurred()) a.errClear();
-}
 
 // ---- native -----------------------------------------------------------------------------
 
@@ -170,7 +48,7 @@ int scanModule(dl_phdr_info* info, size_t, void* data) {
     if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
     const std::uint64_t lo = info->dlpi_addr + ph.p_vaddr, hi = lo + ph.p_memsz;
     loads.emplace_back(lo, hi);
-    if (own >= lo && own < hi) skip = true;
+    if (own && own >= lo && own < hi) skip = true;
   }
   if (skip) scan->ranges->insert(scan->ranges->end(), loads.begin(), loads.end());
   return 0;
@@ -183,6 +61,12 @@ std::string& mainProgramPath() {
     return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
   }();
   return path;
+}
+
+bool within(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& ranges, std::uint64_t pc) {
+  for (const auto& [lo, hi] : ranges)
+    if (pc >= lo && pc < hi) return true;
+  return false;
 }
 
 }  // namespace
@@ -211,17 +95,29 @@ void NativeStack::skipModules(const std::vector<std::string>& prefixes, const vo
   dl_iterate_phdr(&scanModule, &scan);
 }
 
-bool NativeStack::skipped(std::uint64_t pc) const {
-  for (const auto& [lo, hi] : skip_)
-    if (pc >= lo && pc < hi) return true;
-  return false;
+void NativeStack::keyModules(const std::vector<std::string>& prefixes) {
+  SkipScan scan{&prefixes, nullptr, &keySkip_};
+  dl_iterate_phdr(&scanModule, &scan);
 }
+
+bool NativeStack::skipped(std::uint64_t pc) const { return within(skip_, pc); }
+bool NativeStack::keySkipped(std::uint64_t pc) const { return within(skip_, pc) || within(keySkip_, pc); }
 
 __attribute__((noinline)) int NativeStack::capture(std::uint64_t* pcs, int max, int internal) {
   void* raw[160];
   const int got = backtrace_(raw, 160);
   int i = std::min(internal, got);
   while (i < got && skipped(reinterpret_cast<std::uint64_t>(raw[i]))) ++i;
+  int n = 0;
+  for (; i < got && n < max; ++i) pcs[n++] = reinterpret_cast<std::uint64_t>(raw[i]);
+  return n;
+}
+
+__attribute__((noinline)) int NativeStack::captureKey(std::uint64_t* pcs, int max, int internal) {
+  void* raw[kKeyDepth];
+  const int got = backtrace_(raw, kKeyDepth);
+  int i = std::min(internal, got);
+  while (i < got && keySkipped(reinterpret_cast<std::uint64_t>(raw[i]))) ++i;
   int n = 0;
   for (; i < got && n < max; ++i) pcs[n++] = reinterpret_cast<std::uint64_t>(raw[i]);
   return n;
@@ -245,7 +141,7 @@ void NativeStack::resolve(const std::uint64_t* pcs, int n, std::vector<NativeFra
   }
 }
 
-// ---- sites ------------------------------------------------------------------------------
+// ---- keys -------------------------------------------------------------------------------
 
 namespace {
 
@@ -255,12 +151,109 @@ inline std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
   return h ^ (h >> 33);
 }
 
+std::uint64_t pythonKey(std::uint64_t h, const RawPythonFrame* frames, int n) {
+  for (int i = 0; i < n; ++i) h = mix(mix(h, frames[i].code), static_cast<std::uint64_t>(frames[i].lasti));
+  return h;
+}
+
 constexpr int kProbe = 32;
+constexpr int kKeyFrames = 4;
 
 }  // namespace
 
-SiteTable::SiteTable(PythonFrames& python, NativeStack& native, std::size_t slots)
-    : python_(python), native_(native), slots_(new Slot[slots]), mask_(slots - 1) {}
+// ---- scopes -----------------------------------------------------------------------------
+
+int Scopes::enter(PythonFrames& python, int kind, int skip) {
+  RawPythonFrame frames[kFrames];
+  const int n = python.top(frames, kFrames, skip);
+  if (n <= 0) return -1;
+  const auto tid = static_cast<std::uint32_t>(syscall(SYS_gettid));
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (int i = 0; i < kSlots; ++i) {
+    Slot& s = slots_[i];
+    if (s.tid.load(std::memory_order_relaxed) != 0) continue;
+    s.seq.fetch_add(1, std::memory_order_acq_rel);  // odd: being written
+    std::atomic_thread_fence(std::memory_order_release);
+    s.kind = static_cast<std::uint8_t>(kind);
+    s.count = n;
+    std::memcpy(s.frames, frames, sizeof(RawPythonFrame) * static_cast<std::size_t>(n));
+    s.key.store(pythonKey(mix(0x53434f5045ull, static_cast<std::uint64_t>(kind)), frames, std::min(n, kKeyFrames)),
+                std::memory_order_relaxed);
+    s.tid.store(tid, std::memory_order_relaxed);
+    s.order.store(++entered_, std::memory_order_relaxed);
+    s.seq.fetch_add(1, std::memory_order_release);  // even again
+    current_.store(i, std::memory_order_release);
+    return i;
+  }
+  return -1;
+}
+
+void Scopes::leave(int slot) {
+  if (slot < 0 || slot >= kSlots) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  Slot& s = slots_[slot];
+  s.seq.fetch_add(1, std::memory_order_acq_rel);
+  s.tid.store(0, std::memory_order_relaxed);
+  s.order.store(0, std::memory_order_relaxed);
+  s.seq.fetch_add(1, std::memory_order_release);
+  pickCurrent();
+}
+
+void Scopes::pickCurrent() {
+  int best = -1;
+  std::uint64_t newest = 0;
+  for (int i = 0; i < kSlots; ++i) {
+    const std::uint64_t o = slots_[i].order.load(std::memory_order_relaxed);
+    if (slots_[i].tid.load(std::memory_order_relaxed) && o > newest) newest = o, best = i;
+  }
+  current_.store(best, std::memory_order_release);
+}
+
+bool Scopes::current(View& view) const {
+  const int i = current_.load(std::memory_order_acquire);
+  if (i < 0) return false;
+  const Slot& s = slots_[i];
+  const std::uint32_t before = s.seq.load(std::memory_order_acquire);
+  if (before & 1) return false;
+  view.slot = i;
+  view.key = s.key.load(std::memory_order_relaxed);
+  view.tid = s.tid.load(std::memory_order_relaxed);
+  view.kind = s.kind;
+  std::atomic_thread_fence(std::memory_order_acquire);
+  view.seq = s.seq.load(std::memory_order_relaxed);
+  return view.seq == before && view.tid != 0;
+}
+
+int Scopes::frames(const View& view, RawPythonFrame* out, int max) const {
+  if (view.slot < 0) return 0;
+  const Slot& s = slots_[view.slot];
+  if (s.seq.load(std::memory_order_acquire) != view.seq) return 0;
+  const int n = std::min(s.count, max);
+  // Copied word by word: the slot may be rewritten meanwhile, which the sequence check sees.
+  for (int i = 0; i < n; ++i) {
+    auto* word = reinterpret_cast<const std::uint64_t*>(&s.frames[i]);
+    std::uint64_t copy[2] = {std::atomic_ref<const std::uint64_t>(word[0]).load(std::memory_order_relaxed),
+                             std::atomic_ref<const std::uint64_t>(word[1]).load(std::memory_order_relaxed)};
+    std::memcpy(&out[i], copy, sizeof copy);
+  }
+  std::atomic_thread_fence(std::memory_order_acquire);
+  return s.seq.load(std::memory_order_relaxed) == view.seq ? n : 0;
+}
+
+int Scopes::active() const {
+  int n = 0;
+  for (const Slot& s : slots_) n += s.tid.load(std::memory_order_relaxed) != 0;
+  return n;
+}
+
+// ---- sites ------------------------------------------------------------------------------
+
+static_assert(sizeof(RawPythonFrame) == 16, "Scopes::frames copies a frame as two words");
+
+SiteTable::SiteTable(PythonFrames& python, NativeStack& native, Scopes& scopes, std::size_t slots, std::size_t pending)
+    : python_(python), native_(native), scopes_(scopes), slots_(new Slot[slots]), mask_(slots - 1), pool_(pending) {
+  for (RawSite& s : pool_) free_.push_back(&s);
+}
 
 SiteTable::~SiteTable() = default;
 
@@ -274,44 +267,92 @@ std::uint32_t SiteTable::find(std::uint64_t key) const {
   return 0;
 }
 
-__attribute__((noinline)) SiteTable::Lookup SiteTable::lookup(std::uint32_t cbid, std::uint16_t domain,
-                                                              std::string_view api, CapturedSite& captured) {
-  PythonKeyFrame py[4];
-  const int np = python_.top(py, 4);
-  std::uint64_t pcs[64];
-  int nn = 0;
+__attribute__((noinline)) SiteTable::Lookup SiteTable::lookup(std::uint32_t cbid, std::uint16_t domain, const char* api) {
+  Lookup out;
+  RawPythonFrame py[kKeyFrames];
+  const int np = python_.top(py, kKeyFrames);
+  Scopes::View scope;
   std::uint64_t key = mix(0x5354524154414755ull, (std::uint64_t{domain} << 32) | cbid);
   if (np > 0) {
-    for (int i = 0; i < np; ++i) key = mix(mix(key, reinterpret_cast<std::uintptr_t>(py[i].code)), static_cast<std::uint64_t>(py[i].lasti));
-  } else {
-    nn = native_.capture(pcs, 64, 2);
-    for (int i = 0; i < std::min(nn, 16); ++i) key = mix(key, pcs[i]);
+    out.attribution = SiteAttribution::Own;
+    key = pythonKey(key, py, np);
+  } else if (scopes_.current(scope)) {
+    out.attribution = SiteAttribution::Caller;
+    key = mix(mix(key, scope.key), scope.tid);
   }
+  std::uint64_t pcs[kKeyFrames];
+  const int nn = native_.captureKey(pcs, kKeyFrames, 2);
+  for (int i = 0; i < nn; ++i) key = mix(key, pcs[i]);
   if (key == 0) key = 1;
-  if (std::uint32_t s = find(key)) return {s, false};
-
-  captured = CapturedSite{};
-  captured.cbid = cbid;
-  captured.domain = domain;
-  captured.api = std::string(api);
-  if (np > 0) {
-    python_.full(captured.python, 128);
-    nn = native_.capture(pcs, 64, 2);
+  if (std::uint32_t s = find(key)) {
+    out.site = s;
+    return out;
   }
-  NativeStack::resolve(pcs, nn, captured.native);
 
   std::lock_guard<std::mutex> lock(insert_);
-  if (std::uint32_t s = find(key)) return {s, false};  // another thread got there first
-  for (int i = 0; i < kProbe; ++i) {
-    Slot& s = slots_[(key + i) & mask_];
-    if (s.key.load(std::memory_order_relaxed) != 0) continue;
-    captured.id = ++next_;
-    s.site.store(captured.id, std::memory_order_relaxed);
-    s.key.store(key, std::memory_order_release);
-    return {captured.id, true};
+  if (std::uint32_t s = find(key)) {  // another thread got there first
+    out.site = s;
+    return out;
   }
-  overflowed_.fetch_add(1, std::memory_order_relaxed);
-  return {0, false};
+  if (free_.empty()) {
+    out.noSlot = true;
+    return out;
+  }
+  int probe = 0;
+  Slot* slot = nullptr;
+  for (; probe < kProbe; ++probe) {
+    Slot& s = slots_[(key + probe) & mask_];
+    if (s.key.load(std::memory_order_relaxed) == 0) {
+      slot = &s;
+      break;
+    }
+  }
+  if (!slot) {
+    overflowed_.fetch_add(1, std::memory_order_relaxed);
+    return out;
+  }
+  RawSite* raw = free_.back();
+  free_.pop_back();
+  raw->id = ++next_;
+  raw->cbid = cbid;
+  raw->domain = domain;
+  raw->api = api ? api : "";
+  raw->attribution = out.attribution;
+  raw->callerTid = 0;
+  raw->waitKind = 0;
+  raw->pythonCount = 0;
+  if (out.attribution == SiteAttribution::Own) {
+    raw->pythonCount = static_cast<std::uint16_t>(python_.top(raw->python, kSitePythonFrames));
+  } else if (out.attribution == SiteAttribution::Caller) {
+    raw->pythonCount = static_cast<std::uint16_t>(scopes_.frames(scope, raw->python, kSitePythonFrames));
+    raw->callerTid = scope.tid;
+    raw->waitKind = scope.kind;
+    if (!raw->pythonCount) raw->attribution = SiteAttribution::None;  // the scope closed meanwhile
+  }
+  raw->nativeCount = static_cast<std::uint16_t>(native_.capture(raw->native, kSiteNativeFrames, 2));
+  pending_.push_back(raw);
+  slot->site.store(raw->id, std::memory_order_relaxed);
+  slot->key.store(key, std::memory_order_release);
+  out.site = raw->id;
+  out.fresh = true;
+  out.attribution = raw->attribution;
+  return out;
+}
+
+void SiteTable::takePending(std::vector<RawSite*>& out) {
+  std::lock_guard<std::mutex> lock(insert_);
+  out.insert(out.end(), pending_.begin(), pending_.end());
+  pending_.clear();
+}
+
+void SiteTable::release(const std::vector<RawSite*>& taken) {
+  std::lock_guard<std::mutex> lock(insert_);
+  free_.insert(free_.end(), taken.begin(), taken.end());
+}
+
+std::size_t SiteTable::pendingCount() {
+  std::lock_guard<std::mutex> lock(insert_);
+  return pending_.size();
 }
 
 }  // namespace strata::cuda::collector

@@ -75,7 +75,7 @@ void Publisher::addSite(const CapturedSite& site) {
   std::vector<ring::PythonFrameWire> py(npy);
   std::vector<ring::NativeFrameWire> nat(nnat);
   for (std::size_t i = 0; i < npy; ++i)
-    py[i] = {intern(site.python[i].function), intern(site.python[i].file), site.python[i].line, 0};
+    py[i] = {intern(site.python[i].function), intern(site.python[i].file), site.python[i].line, site.python[i].evalCall};
   for (std::size_t i = 0; i < nnat; ++i)
     nat[i] = {site.native[i].pc, site.native[i].elfAddress, intern(site.native[i].module), intern(site.native[i].symbol)};
   ring::SiteMessage m{};
@@ -85,6 +85,9 @@ void Publisher::addSite(const CapturedSite& site) {
   m.domain = site.domain;
   m.pythonCount = static_cast<std::uint16_t>(npy);
   m.nativeCount = static_cast<std::uint16_t>(nnat);
+  m.attribution = static_cast<std::uint8_t>(site.attribution);
+  m.waitKind = site.waitKind;
+  m.callerTid = site.callerTid;
   std::vector<std::uint8_t> frames(npy * sizeof(ring::PythonFrameWire) + nnat * sizeof(ring::NativeFrameWire));
   if (npy) std::memcpy(frames.data(), py.data(), npy * sizeof py[0]);
   if (nnat) std::memcpy(frames.data() + npy * sizeof py[0], nat.data(), nnat * sizeof nat[0]);
@@ -106,7 +109,25 @@ void Publisher::addCudaError(const CudaErrorInfo& e) {
   m.callerPc = e.callerPc;
   m.callerModule = intern(e.callerModule);
   m.callerElfAddress = e.callerElfAddress;
-  queue(MessageType::CudaError, &m, sizeof m);
+  const auto n = static_cast<std::uint32_t>(std::min<std::size_t>(e.callers.size(), 16));
+  std::vector<std::uint8_t> tail(8 + n * sizeof(ring::CallerWire));
+  std::memcpy(tail.data(), &n, sizeof n);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    ring::CallerWire w{e.callers[i].pc, e.callers[i].elfAddress, intern(e.callers[i].module), 0};
+    std::memcpy(tail.data() + 8 + i * sizeof w, &w, sizeof w);
+  }
+  queue(MessageType::CudaError, &m, sizeof m, tail.data(), tail.size());
+}
+
+void Publisher::addGraphNode(std::uint64_t node, std::uint32_t site, ring::GraphNodeOrigin origin) {
+  ring::GraphNodeMessage m{node, site, static_cast<std::uint32_t>(origin)};
+  queue(MessageType::GraphNode, &m, sizeof m);
+}
+
+void Publisher::addDevice(const ring::DeviceMessage& device, std::string_view name) {
+  ring::DeviceMessage m = device;
+  m.name = intern(name);
+  queue(MessageType::Device, &m, sizeof m);
 }
 
 void Publisher::addKernelMetrics(const KernelMetricsInfo& k) {
@@ -147,6 +168,7 @@ void Publisher::finishRecord(GpuRecord& r, const ParsedActivity& item) {
   switch (r.kind) {
     case RecordKind::Kernel:
       if (expectSites_ && r.site == 0) ring_.addUnjoinedLaunches(1);
+      if (r.device < 64) devicesSeen_ |= std::uint64_t{1} << r.device;
       [[fallthrough]];
     case RecordKind::Memcpy:
     case RecordKind::Memset:

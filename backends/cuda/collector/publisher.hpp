@@ -66,6 +66,7 @@ struct CudaErrorInfo {
   std::uint64_t time = 0, callerPc = 0;
   std::string callerModule;
   std::uint64_t callerElfAddress = 0;
+  std::vector<NativeFrameText> callers;  // callerPc and the frames outside it, innermost first
 };
 
 // One launch's hardware metrics (or why none were measured) as the collector hands them over.
@@ -89,6 +90,11 @@ class Publisher {
   void addSite(const CapturedSite& site);
   void addCudaError(const CudaErrorInfo& error);
   void addKernelMetrics(const KernelMetricsInfo& metrics);  // never dropped, like errors
+  // A CUDA graph node and the site of the call that made it (after that site's own message).
+  void addGraphNode(std::uint64_t node, std::uint32_t site, ring::GraphNodeOrigin origin);
+  void addDevice(const ring::DeviceMessage& device, std::string_view name);
+  // Devices (ordinals below 64) kernels were seen on, as a bit set.
+  std::uint64_t devicesSeen() const { return devicesSeen_; }
   // Records that find the ring full (or their strings still queued) are dropped and counted.
   void publish(const ParsedActivity* items, std::size_t n);
   // Writes queued strings, sites, errors and names in order; true when none is left.
@@ -117,6 +123,7 @@ class Publisher {
   std::vector<External> external_;                         // direct-mapped by correlation id
   std::unordered_map<std::uint32_t, std::uint32_t> contextDevice_;  // for records without a device
   std::vector<GpuRecord> out_;
+  std::uint64_t devicesSeen_ = 0;
 };
 
 }  // namespace strata::cuda::collector

@@ -54,10 +54,13 @@ void Batch::clear() {
   errors.clear();
   names.clear();
   metrics.clear();
+  graphNodes.clear();
+  devices.clear();
 }
 
 bool Batch::empty() const {
-  return records.empty() && strings.empty() && sites.empty() && errors.empty() && names.empty() && metrics.empty();
+  return records.empty() && strings.empty() && sites.empty() && errors.empty() && names.empty() && metrics.empty() &&
+         graphNodes.empty() && devices.empty();
 }
 
 // ---- RingReader -------------------------------------------------------------------------
@@ -186,7 +189,29 @@ Result<std::size_t> RingReader::drain(RingSink& sink, std::size_t maxRecords) {
         CudaErrorMessage m;
         if (size < sizeof m) return corrupt(read, "short CUDA error message");
         std::memcpy(&m, body, sizeof m);
-        sink.onCudaError(m);
+        std::vector<CallerWire> callers;
+        if (size >= sizeof m + 8) {
+          std::uint32_t n = 0;
+          std::memcpy(&n, body + sizeof m, sizeof n);
+          if (n > 64 || sizeof m + 8 + n * sizeof(CallerWire) > size) return corrupt(read, "CUDA error message with a bad caller count");
+          callers.resize(n);
+          if (n) std::memcpy(callers.data(), body + sizeof m + 8, n * sizeof(CallerWire));
+        }
+        sink.onCudaError(m, callers);
+        break;
+      }
+      case MessageType::GraphNode: {
+        GraphNodeMessage m;
+        if (size < sizeof m) return corrupt(read, "short graph node message");
+        std::memcpy(&m, body, sizeof m);
+        sink.onGraphNode(m);
+        break;
+      }
+      case MessageType::Device: {
+        DeviceMessage m;
+        if (size < sizeof m) return corrupt(read, "short device message");
+        std::memcpy(&m, body, sizeof m);
+        sink.onDevice(m);
         break;
       }
       case MessageType::ObjectName: {
@@ -358,7 +383,15 @@ class SessionSink final : public RingSink {
     site.id = static_cast<std::uint32_t>(s_.sites_.size());
     site.pid = r_.reader->pid();
     site.api = text(m.api);
-    for (const auto& f : python) site.python.push_back({std::string(text(f.function)), std::string(text(f.file)), f.line});
+    if (m.attribution <= static_cast<std::uint8_t>(SiteAttribution::None))
+      site.attribution = static_cast<SiteAttribution>(m.attribution);
+    if (site.attribution == SiteAttribution::Caller) {
+      site.callerTid = m.callerTid;
+      site.waitedIn = m.waitKind == 1 ? "backward" : "a call";
+    }
+    for (const auto& f : python)
+      site.python.push_back({std::string(text(f.function)), std::string(text(f.file)), f.line,
+                             static_cast<int>(std::min<std::uint32_t>(f.evalCall, 1u << 20))});
     for (const auto& f : native) {
       site.native.push_back(f.pc);
       site.nativeFrames.push_back({f.pc, f.elfAddress, std::string(text(f.module)), std::string(text(f.symbol))});
@@ -368,7 +401,7 @@ class SessionSink final : public RingSink {
     s_.sites_.push_back(site);
     out_.sites.push_back(std::move(site));
   }
-  void onCudaError(const ring::CudaErrorMessage& m) override {
+  void onCudaError(const ring::CudaErrorMessage& m, std::span<const ring::CallerWire> callers) override {
     CudaErrorEvent e;
     e.pid = r_.reader->pid();
     e.tid = m.tid;
@@ -384,6 +417,13 @@ class SessionSink final : public RingSink {
     e.callerPc = m.callerPc;
     e.callerModule = text(m.callerModule);
     e.callerElfAddress = m.callerElfAddress;
+    for (const ring::CallerWire& c : callers) {
+      NativeFrame f;
+      f.pc = c.pc;
+      f.elfAddress = c.elfAddress;
+      f.module = text(c.module);
+      e.callers.push_back(std::move(f));
+    }
     out_.errors.push_back(std::move(e));
   }
   void onKernelMetrics(const ring::KernelMetricsMessage& m) override {
@@ -403,6 +443,40 @@ class SessionSink final : public RingSink {
     e.achievedOccupancyPct = m.achievedOccupancyPct;
     e.durationNs = m.durationNs;
     out_.metrics.push_back(std::move(e));
+  }
+  void onGraphNode(const ring::GraphNodeMessage& m) override {
+    GraphNodeSite g;
+    g.pid = r_.reader->pid();
+    g.node = m.node;
+    g.site = m.site < r_.sites.size() ? r_.sites[m.site] : 0;
+    switch (static_cast<ring::GraphNodeOrigin>(m.origin)) {
+      case ring::GraphNodeOrigin::Captured: g.origin = "captured"; break;
+      case ring::GraphNodeOrigin::Added: g.origin = "added"; break;
+      case ring::GraphNodeOrigin::Cloned: g.origin = "cloned"; break;
+      default: g.origin = "unknown"; break;
+    }
+    if (g.site) out_.graphNodes.push_back(std::move(g));
+  }
+  void onDevice(const ring::DeviceMessage& m) override {
+    DeviceProperties d;
+    d.device = m.device;
+    d.name = text(m.name);
+    d.computeMajor = m.computeMajor;
+    d.computeMinor = m.computeMinor;
+    d.smCount = m.smCount;
+    d.maxThreadsPerBlock = m.maxThreadsPerBlock;
+    d.maxThreadsPerMultiprocessor = m.maxThreadsPerMultiprocessor;
+    d.maxBlocksPerMultiprocessor = m.maxBlocksPerMultiprocessor;
+    d.regsPerBlock = m.regsPerBlock;
+    d.regsPerMultiprocessor = m.regsPerMultiprocessor;
+    d.warpSize = m.warpSize;
+    d.sharedMemPerBlock = m.sharedMemPerBlock;
+    d.sharedMemPerMultiprocessor = m.sharedMemPerMultiprocessor;
+    d.sharedMemPerBlockOptin = m.sharedMemPerBlockOptin;
+    d.reservedSharedMemPerBlock = m.reservedSharedMemPerBlock;
+    d.totalGlobalMem = m.totalGlobalMem;
+    d.source = "collector (process " + std::to_string(r_.reader->pid()) + ")";
+    out_.devices.push_back(std::move(d));
   }
   void onObjectName(const ring::ObjectNameMessage& m) override {
     ObjectName n;

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -103,6 +104,96 @@ extern "C" __attribute__((visibility("default"))) int strata_gpu_test_launches(c
   std::memcpy(buffer, bytes.data(), bytes.size());
   c.onBufferCompleted(nullptr, 0, buffer, size, bytes.size());
   return count;
+}
+
+// The same from a thread started here (a C++ thread with no Python frame, as autograd's engine
+// threads launch the kernels of backward()), joined before it returns.
+extern "C" __attribute__((visibility("default"))) int strata_gpu_test_launches_from_thread(const char* config,
+                                                                                         const char* kernel, int count) {
+  int made = -1;
+  std::thread t([&] { made = strata_gpu_test_launches(config, kernel, count); });
+  t.join();
+  return made;
+}
+
+namespace {
+
+// Graph nodes as the test makes them: a CUgraphNode is the address of its id.
+CUptiResult fakeGraphNodeId(CUgraphNode node, std::uint64_t* id) {
+  if (!node || !id) return CUPTI_ERROR_INVALID_PARAMETER;
+  *id = *reinterpret_cast<const std::uint64_t*>(node);
+  return CUPTI_SUCCESS;
+}
+
+void graphCallback(Collector& c, CUpti_CallbackId cbid, std::uint64_t* node, std::uint64_t* original) {
+  CUpti_GraphData graph{};
+  graph.node = reinterpret_cast<CUgraphNode>(node);
+  graph.originalNode = reinterpret_cast<CUgraphNode>(original);
+  graph.nodeType = CU_GRAPH_NODE_TYPE_KERNEL;
+  CUpti_ResourceData resource{};
+  resource.resourceDescriptor = &graph;
+  c.onCallback(CUPTI_CB_DOMAIN_RESOURCE, cbid, &resource);
+}
+
+}  // namespace
+
+// A CUDA graph as torch.cuda.graph makes one, from the calling thread: `kernel` launched into a
+// stream capture (its launch callbacks with the node made inside), the graph instantiated (the
+// node cloned), then `replays` launches of the graph (cudaGraphLaunch callbacks), each running
+// the kernel with the clone's node id. Returns the replays made, -1 when the collector could not
+// run. The capture and the replays come from different calling lines: the ones that call
+// strata_gpu_test_graph_capture and strata_gpu_test_graph_replay.
+extern "C" __attribute__((visibility("default"))) int strata_gpu_test_graph_capture(const char* config, const char* kernel) {
+  Collector& c = processCollector();
+  static bool ids = false;
+  if (!ids) c.setGraphNodeIds(&fakeGraphNodeId), ids = true;
+  if (!ensureRunning(c, config)) return -1;
+  if (!c.running()) return 0;
+  static std::uint64_t captured = 0x1000, cloned = 0x2000;
+  int ok = 0;
+  callback(c, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_API_ENTER, 900, kernel, &ok);
+  graphCallback(c, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, &captured, nullptr);
+  callback(c, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_API_EXIT, 900, kernel, &ok);
+  graphCallback(c, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, &cloned, &captured);
+  return 1;
+}
+
+extern "C" __attribute__((visibility("default"))) int strata_gpu_test_graph_replay(const char* config, const char* kernel,
+                                                                                 int replays) {
+  Collector& c = processCollector();
+  if (!ensureRunning(c, config)) return -1;
+  if (!c.running()) return 0;
+  static std::uint32_t nextCorrelation = 500000;
+  std::vector<std::uint8_t> bytes;
+  const std::uint64_t base = nowNs();
+  for (int i = 0; i < replays; ++i) {
+    const std::uint32_t corr = nextCorrelation++;
+    int ok = 0;
+    callback(c, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, CUPTI_API_ENTER, corr, nullptr, &ok);
+    callback(c, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, CUPTI_API_EXIT, corr, nullptr, &ok);
+    CUpti_ActivityKernel10 k{};
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.correlationId = corr;
+    k.start = base + 2000u * std::uint64_t(i);
+    k.end = k.start + 1000;
+    k.streamId = 9;
+    k.gridX = k.gridY = k.gridZ = 1;
+    k.blockX = 64;
+    k.blockY = k.blockZ = 1;
+    k.graphId = 1;
+    k.graphNodeId = 0x2000;
+    k.name = kernel;
+    const std::size_t at = bytes.size();
+    bytes.resize(at + sizeof k);
+    std::memcpy(bytes.data() + at, &k, sizeof k);
+  }
+  std::uint8_t* buffer = nullptr;
+  std::size_t size = 0, maxRecords = 0;
+  c.onBufferRequested(&buffer, &size, &maxRecords);
+  if (!buffer || size < bytes.size()) return -1;
+  std::memcpy(buffer, bytes.data(), bytes.size());
+  c.onBufferCompleted(nullptr, 0, buffer, size, bytes.size());
+  return replays;
 }
 
 // `config` as for strata_gpu_start; the collector runs as if CUPTI had subscribed it. Returns

@@ -396,7 +396,7 @@ TEST_CASE("with error stops off, failing calls pass untouched") {
   ScratchDir dir;
   Collector c;
   Config config = configIn(dir, ring::Mode::Trace);
-  config.errors = false;
+  config.errors = Config::Errors::Off;
   REQUIRE(c.runWithoutCupti(config).ok());
   HookCalls calls;
   c.setErrorHook(&recordHook, &calls);
@@ -423,7 +423,8 @@ TEST_CASE("libstrata_cupti.so exports its entry points and reports through its r
   REQUIRE_MESSAGE(lib, dlerror());
   for (const char* name : {"InitializeInjection", "strata_gpu_start", "strata_gpu_stop", "strata_gpu_flush",
                            "strata_gpu_status", "strata_gpu_push_external_id", "strata_gpu_pop_external_id",
-                           "strata_gpu_set_error_hook", "strata_gpu_error_stop"})
+                           "strata_gpu_set_error_hook", "strata_gpu_error_stop", "strata_gpu_scope_enter",
+                           "strata_gpu_scope_leave", "strata_gpu_python_hooked"})
     CHECK_MESSAGE(dlsym(lib, name) != nullptr, name);
   // Nothing else leaks out of it (its static parts and the C++ runtime's inline code are hidden).
   CHECK(dlsym(lib, "_ZN6strata4cuda9collector9Collector5startERKNS1_6ConfigE") == nullptr);

@@ -28,7 +28,8 @@ TEST_CASE("with no variables the collector traces into /tmp") {
   CHECK(c->bufferBytes == 4u << 20);
   CHECK(c->bufferTotalBytes == 128u << 20);
   CHECK(c->flushPeriodMs == 100);
-  CHECK(c->errors);
+  CHECK(c->errors == Config::Errors::Sync);
+  CHECK(c->api == Config::Api::Off);
   CHECK_FALSE(c->graphWhole);
 }
 
@@ -36,7 +37,8 @@ TEST_CASE("every variable the adapter sets is read") {
   auto c = configFromEnvironment(envOf({{"STRATA_GPU_MODE", "stacks"}, {"STRATA_GPU_DIR", "/run/strata/s1"},
                                         {"STRATA_GPU_SESSION", "s1"}, {"STRATA_GPU_RING_MB", "8"},
                                         {"STRATA_GPU_BUFFER_MB", "64"}, {"STRATA_GPU_FLUSH_MS", "50"},
-                                        {"STRATA_GPU_ERRORS", "0"}, {"STRATA_GPU_GRAPHS", "whole"}}));
+                                        {"STRATA_GPU_ERRORS", "0"}, {"STRATA_GPU_GRAPHS", "whole"},
+                                        {"STRATA_GPU_API", "launches"}}));
   REQUIRE(c.ok());
   CHECK(c->mode == ring::Mode::Stacks);
   CHECK(c->dir == "/run/strata/s1");
@@ -44,8 +46,26 @@ TEST_CASE("every variable the adapter sets is read") {
   CHECK(c->ringBytes == 8u << 20);
   CHECK(c->bufferTotalBytes == 64u << 20);
   CHECK(c->flushPeriodMs == 50);
-  CHECK_FALSE(c->errors);
+  CHECK(c->errors == Config::Errors::Off);
+  CHECK(c->api == Config::Api::Launches);
   CHECK(c->graphWhole);
+}
+
+TEST_CASE("errors and api take their levels, 1 still meaning the synchronizing calls") {
+  auto all = parseConfig("errors=all api=all", Config{});
+  REQUIRE(all.ok());
+  CHECK(all->errors == Config::Errors::All);
+  CHECK(all->api == Config::Api::All);
+  auto one = parseConfig("errors=1 api=off", *all);
+  REQUIRE(one.ok());
+  CHECK(one->errors == Config::Errors::Sync);
+  CHECK(one->api == Config::Api::Off);
+  auto bad = parseConfig("api=some", Config{});
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().message == "api='some': expected off, launches or all");
+  auto worse = configFromEnvironment(envOf({{"STRATA_GPU_ERRORS", "yes"}}));
+  REQUIRE_FALSE(worse.ok());
+  CHECK(worse.error().message == "STRATA_GPU_ERRORS='yes': expected 1 (or sync), all or 0");
 }
 
 TEST_CASE("a bad value is refused with the variable, the value and what was expected") {

@@ -181,7 +181,7 @@ TEST_CASE("a producer thread and a consumer thread lose nothing they do not coun
     void onString(std::uint32_t, std::string_view) override {}
     void onSite(const ring::SiteMessage&, std::span<const ring::PythonFrameWire>,
                 std::span<const ring::NativeFrameWire>) override {}
-    void onCudaError(const ring::CudaErrorMessage&) override {}
+    void onCudaError(const ring::CudaErrorMessage&, std::span<const ring::CallerWire>) override {}
     void onObjectName(const ring::ObjectNameMessage&) override {}
   } sink;
   sink.received = &received;

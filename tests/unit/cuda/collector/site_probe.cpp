@@ -1,35 +1,96 @@
-// A module the Python test loads with ctypes: runs the collector's launch-site capture from
-// inside CPython, as the CUPTI launch callback would, and describes what it got.
+// A module the Python test loads with ctypes: runs the collector's launch-site capture (the
+// key read from the calling thread's own frames, then the names read later) from inside
+// CPython, as the CUPTI launch callback would, from the calling thread (with or without the
+// GIL, as ctypes' PyDLL or CDLL leave it) or from a thread of its own that has no Python frame,
+// and describes what it got.
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <string>
 
 #include "launch_sites.hpp"
 
 using namespace strata::cuda::collector;
+using strata::cuda::SiteAttribution;
 
 namespace {
-SiteTable& table() {
-  static PythonFrames* python = new PythonFrames();
-  static NativeStack* native = [] {
-    auto* n = new NativeStack();
-    // Like the collector skips itself: the probe's own frames are not the program's.
-    n->skipModules({}, reinterpret_cast<const void*>(&table));
-    return n;
-  }();
-  static SiteTable* t = new SiteTable(*python, *native);
-  return *t;
+
+struct Probe {
+  PythonFrames python;
+  NativeStack native;
+  Scopes scopes;
+  SiteTable table{python, native, scopes};
+  Probe() { native.skipModules({}, reinterpret_cast<const void*>(&strata_probe_marker)); }
+  static void strata_probe_marker() {}
+};
+
+Probe& probe() {
+  static Probe* p = new Probe();
+  return *p;
 }
+
+const char* attributionName(SiteAttribution a) {
+  switch (a) {
+    case SiteAttribution::Own: return "own";
+    case SiteAttribution::Caller: return "caller";
+    case SiteAttribution::None: return "none";
+  }
+  return "?";
+}
+
+// "site=N fresh=0|1 attribution=A caller=TID python=func@file:line:evalcall|... native=COUNT";
+// the frames only for a new site (named here, as the collector's drain names them).
+std::string launchHere() {
+  Probe& p = probe();
+  SiteTable::Lookup r = p.table.lookup(211, 2, "cudaLaunchKernel");
+  std::string text = "site=" + std::to_string(r.site) + " fresh=" + (r.fresh ? "1" : "0") +
+                     " attribution=" + attributionName(r.attribution);
+  std::vector<RawSite*> raw;
+  p.table.takePending(raw);
+  for (const RawSite* s : raw) {
+    if (s->id != r.site) continue;
+    std::vector<PythonFrameText> frames;
+    p.python.resolve(s->python, s->pythonCount, frames);
+    text += " caller=" + std::to_string(s->callerTid) + " python=";
+    for (const auto& f : frames)
+      text += f.function + "@" + f.file + ":" + std::to_string(f.line) + ":" + std::to_string(f.evalCall) + "|";
+    text += " native=" + std::to_string(s->nativeCount);
+  }
+  p.table.release(raw);
+  return text;
+}
+
 }  // namespace
 
-// "site=N fresh=0|1 python=func@file:line|... native=COUNT", or "site=N fresh=0" for a known key.
 extern "C" __attribute__((visibility("default"))) int strata_probe_launch(char* out, int size) {
-  CapturedSite captured;
-  auto r = table().lookup(211, 2, "cudaLaunchKernel", captured);
-  std::string text = "site=" + std::to_string(r.site) + " fresh=" + (r.fresh ? "1" : "0");
-  if (r.fresh) {
-    text += " python=";
-    for (const auto& f : captured.python) text += f.function + "@" + f.file + ":" + std::to_string(f.line) + "|";
-    text += " native=" + std::to_string(captured.native.size());
-  }
+  return std::snprintf(out, static_cast<size_t>(size), "%s", launchHere().c_str());
+}
+
+// The same from a thread of its own, started and joined here: no Python frame, no thread state.
+extern "C" __attribute__((visibility("default"))) int strata_probe_launch_from_thread(char* out, int size) {
+  std::string text;
+  pthread_t t;
+  pthread_create(
+      &t, nullptr,
+      [](void* arg) -> void* {
+        *static_cast<std::string*>(arg) = launchHere();
+        return nullptr;
+      },
+      &text);
+  pthread_join(t, nullptr);
   return std::snprintf(out, static_cast<size_t>(size), "%s", text.c_str());
 }
+
+extern "C" __attribute__((visibility("default"))) int strata_probe_scope_enter(int kind, int skip) {
+  return probe().scopes.enter(probe().python, kind, skip);
+}
+
+extern "C" __attribute__((visibility("default"))) void strata_probe_scope_leave(int slot) { probe().scopes.leave(slot); }
+
+extern "C" __attribute__((visibility("default"))) int strata_probe_describe(char* out, int size) {
+  return std::snprintf(out, static_cast<size_t>(size), "%s", probe().python.describe().c_str());
+}
+
+extern "C" __attribute__((visibility("default"))) int strata_probe_tid() { return static_cast<int>(syscall(SYS_gettid)); }

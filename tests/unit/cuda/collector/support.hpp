@@ -52,6 +52,7 @@ struct KeepAll : RingSink {
   std::vector<std::vector<ring::PythonFrameWire>> sitePython;
   std::vector<std::vector<ring::NativeFrameWire>> siteNative;
   std::vector<ring::CudaErrorMessage> errors;
+  std::vector<std::vector<ring::CallerWire>> errorCallers;
   std::vector<ring::ObjectNameMessage> names;
   std::vector<char> order;  // 'r', 's', 'S', 'e', 'n' in arrival order
 
@@ -70,8 +71,9 @@ struct KeepAll : RingSink {
     siteNative.emplace_back(nat.begin(), nat.end());
     order.push_back('S');
   }
-  void onCudaError(const ring::CudaErrorMessage& e) override {
+  void onCudaError(const ring::CudaErrorMessage& e, std::span<const ring::CallerWire> c) override {
     errors.push_back(e);
+    errorCallers.emplace_back(c.begin(), c.end());
     order.push_back('e');
   }
   void onObjectName(const ring::ObjectNameMessage& n) override {

@@ -61,6 +61,9 @@ struct PythonFrame {
   std::string function;  // co_qualname
   std::string file;      // co_filename
   int line = 0;
+  // 1 + which _PyEval_EvalFrameDefault call (innermost first) runs the frame, so the frames can
+  // stand in for that call's native frame; 0 when unknown (a trace, an older collector).
+  int evalCall = 0;
 };
 // A native frame as the collector resolved it in the target (dladdr): the module holding the
 // return address, that address in the module's own terms (pc minus load bias: what its DWARF
@@ -76,6 +79,14 @@ struct NativeFrame {
   std::string file;
   int line = 0;
 };
+// How a site's Python frames relate to its launches.
+enum class SiteAttribution : std::uint8_t {
+  Unknown = 0,  // not said (a trace, an older collector)
+  Own = 1,      // the launching thread's own Python frames
+  Caller = 2,   // the launching thread had none (autograd's engine threads): the frames of the
+                // Python thread that waited for it, in `callerTid`
+  None = 3,     // no Python frames to tie the launch to
+};
 struct LaunchSite {
   std::uint32_t id = 0;
   std::uint32_t pid = 0;
@@ -83,6 +94,17 @@ struct LaunchSite {
   std::vector<std::uint64_t> native;  // return addresses, innermost first
   std::vector<NativeFrame> nativeFrames;  // the same frames resolved, when the source knew them
   std::string api;                        // the launch call: "cudaLaunchKernel", "cuLaunchKernel"
+  SiteAttribution attribution = SiteAttribution::Unknown;
+  std::uint32_t callerTid = 0;  // Caller: the waiting thread
+  std::string waitedIn;         // Caller: what it waited in ("backward")
+};
+// A node of a CUDA graph and the site of the call that made it (capture or add); the kernels
+// a replay runs carry its id in graphNodeId.
+struct GraphNodeSite {
+  std::uint32_t pid = 0;
+  std::uint64_t node = 0;
+  std::uint32_t site = 0;
+  std::string origin;  // "captured", "added", "cloned"
 };
 
 }  // namespace strata::cuda

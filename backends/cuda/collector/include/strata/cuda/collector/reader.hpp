@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "strata/cuda/collector/ring_format.hpp"
+#include "strata/cuda/device.hpp"
 #include "strata/cuda/record.hpp"
 #include "strata/result.hpp"
 
@@ -42,6 +43,9 @@ struct CudaErrorEvent {
   std::uint64_t callerPc = 0;    // first return address outside CUDA and the collector:
   std::string callerModule;      // the program's call, as module and ELF address (look up
   std::uint64_t callerElfAddress = 0;  // callerElfAddress - 1 for the line)
+  // callerPc and the frames outside it (module and ELF address), innermost first: with a CUDA
+  // runtime linked into the program, the first with a line of its source is the program's call.
+  std::vector<NativeFrame> callers;
 };
 
 // An NVTX name given to a thread, device, context or stream.
@@ -71,6 +75,8 @@ struct Batch {
   std::vector<CudaErrorEvent> errors;
   std::vector<ObjectName> names;
   std::vector<KernelMetricsEvent> metrics;
+  std::vector<GraphNodeSite> graphNodes;  // after the sites they name
+  std::vector<DeviceProperties> devices;
   void clear();
   bool empty() const;
 };
@@ -104,9 +110,11 @@ class RingSink {
   virtual void onString(std::uint32_t id, std::string_view text) = 0;
   virtual void onSite(const ring::SiteMessage& site, std::span<const ring::PythonFrameWire> python,
                       std::span<const ring::NativeFrameWire> native) = 0;
-  virtual void onCudaError(const ring::CudaErrorMessage& error) = 0;
+  virtual void onCudaError(const ring::CudaErrorMessage& error, std::span<const ring::CallerWire> callers) = 0;
   virtual void onObjectName(const ring::ObjectNameMessage& name) = 0;
   virtual void onKernelMetrics(const ring::KernelMetricsMessage& metrics) { (void)metrics; }
+  virtual void onGraphNode(const ring::GraphNodeMessage& node) { (void)node; }
+  virtual void onDevice(const ring::DeviceMessage& device) { (void)device; }
 };
 
 // One ring file, mapped read-write (the reader owns readPos and the flush request word).

@@ -47,6 +47,8 @@ enum class MessageType : std::uint16_t {
   CudaError = 4,   // CudaErrorMessage
   ObjectName = 5,  // ObjectNameMessage (NVTX names of threads, devices, streams)
   KernelMetrics = 6,  // KernelMetricsMessage (a launch measured by the range profiler, or why not)
+  GraphNode = 7,      // GraphNodeMessage (the site that put a node into a CUDA graph)
+  Device = 8,         // DeviceMessage (a device's properties, for occupancy)
 };
 
 // Every message starts with this; `length` counts the header and is a multiple of 8.
@@ -68,7 +70,7 @@ struct PythonFrameWire {
   std::uint32_t function;  // string id: co_qualname
   std::uint32_t file;      // string id: co_filename
   std::int32_t line;
-  std::uint32_t reserved;
+  std::uint32_t evalCall;  // 1 + the _PyEval_EvalFrameDefault call running it, innermost first (0: unknown)
 };
 struct NativeFrameWire {
   std::uint64_t pc;          // return address (the innermost frame: the call's own pc)
@@ -83,8 +85,9 @@ struct SiteMessage {
   std::uint16_t domain;   // CUPTI callback domain (1 driver, 2 runtime)
   std::uint16_t pythonCount;
   std::uint16_t nativeCount;
-  std::uint16_t reserved0;
-  std::uint32_t reserved1;
+  std::uint8_t attribution;  // strata::cuda::SiteAttribution (0 in rings of collectors before it)
+  std::uint8_t waitKind;     // Caller: what the waiting thread waits in (1 backward())
+  std::uint32_t callerTid;   // Caller: the waiting thread
   // then pythonCount PythonFrameWire, nativeCount NativeFrameWire (innermost first)
 };
 static_assert(sizeof(SiteMessage) == 24 && sizeof(PythonFrameWire) == 16 && sizeof(NativeFrameWire) == 24);
@@ -105,6 +108,17 @@ struct CudaErrorMessage {
   std::uint64_t callerElfAddress; // callerPc minus its module's load bias
 };
 static_assert(sizeof(CudaErrorMessage) == 64);
+// After a CudaErrorMessage, optionally: a u32 count, a u32 0, then `count` of these: the first
+// return addresses outside CUDA's modules and the collector, innermost first. A CUDA runtime
+// linked into the program is in the program's module, so callerPc may be its own function; the
+// reader picks the first frame with a line of the program's source.
+struct CallerWire {
+  std::uint64_t pc;
+  std::uint64_t elfAddress;
+  std::uint32_t module;  // string id
+  std::uint32_t reserved;
+};
+static_assert(sizeof(CallerWire) == 24);
 
 struct ObjectNameMessage {
   std::uint32_t objectKind;  // CUPTI_ACTIVITY_OBJECT_*: 1 process, 2 thread, 3 device, 4 context, 5 stream
@@ -112,6 +126,28 @@ struct ObjectNameMessage {
   std::uint32_t name;        // string id
   std::uint32_t reserved;
 };
+
+// A node put into a CUDA graph (by stream capture or by adding it), or cloned from such a node
+// when the graph was instantiated: its kernel records carry graphNodeId, their replay's site the
+// cudaGraphLaunch call.
+enum class GraphNodeOrigin : std::uint32_t { Captured = 1, Added = 2, Cloned = 3 };
+struct GraphNodeMessage {
+  std::uint64_t node;    // CUPTI's graph node id (CUpti_ActivityKernel10::graphNodeId)
+  std::uint32_t site;    // the site of the call that made the node (0: unknown)
+  std::uint32_t origin;  // GraphNodeOrigin
+};
+static_assert(sizeof(GraphNodeMessage) == 16);
+
+// What the occupancy estimate needs of one device (the CUDA driver's attributes).
+struct DeviceMessage {
+  std::uint32_t device;  // the ordinal records carry in deviceId
+  std::uint32_t name;    // string id
+  std::int32_t computeMajor, computeMinor, smCount, maxThreadsPerBlock, maxThreadsPerMultiprocessor,
+      maxBlocksPerMultiprocessor, regsPerBlock, regsPerMultiprocessor, warpSize, reserved;
+  std::uint64_t sharedMemPerBlock, sharedMemPerMultiprocessor, sharedMemPerBlockOptin, reservedSharedMemPerBlock,
+      totalGlobalMem;
+};
+static_assert(sizeof(DeviceMessage) == 88);
 
 // Hardware metrics of one launch, measured with CUPTI's range profiler at a profile request,
 // or (error != 0) why a request measured nothing. Values are NaN when not measured.

@@ -40,6 +40,19 @@ int strata_gpu_status(char* buffer, size_t size);
 int strata_gpu_push_external_id(uint64_t id);
 int strata_gpu_pop_external_id(void);
 
+/* A Python thread about to wait in a C call for kernels other threads launch (the thread that
+   calls backward() while autograd's engine threads launch its kernels): its frames (the `skip`
+   innermost left out) are read now, and launches from threads with no Python frame are tied to
+   them until strata_gpu_scope_leave(slot). `kind` 1: backward. Returns the slot, -1 when not
+   collecting stacks or the thread runs no Python. Collector-installed wrappers call these; the
+   calls cost a few microseconds, once per backward(). */
+int strata_gpu_scope_enter(int kind, int skip);
+void strata_gpu_scope_leave(int slot);
+
+/* Called by the wrapper the collector asks the main thread to install (a pending call) around
+   torch's autograd engine: 1 when it is in place, 0 when torch is not imported yet. */
+void strata_gpu_python_hooked(int installed);
+
 /* A sticky CUDA error seen at a CUDA API call's exit, in the thread that made the call. */
 typedef struct StrataGpuError {
   uint32_t size;             /* sizeof(StrataGpuError) of the collector that made it */
