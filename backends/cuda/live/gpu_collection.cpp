@@ -1,5 +1,6 @@
 // GpuCollection: rings drained into the store on the session's executor, and what the user is
 // told about them (see gpu_collection.hpp and this folder's README).
+#include "strata/cuda_frames.hpp"
 #include "strata/cuda/live/gpu_collection.hpp"
 
 #include <sys/stat.h>
@@ -162,9 +163,16 @@ struct GpuCollection::Impl : std::enable_shared_from_this<Impl> {
     g.caller.pc = e.callerPc;
     g.caller.elfAddress = e.callerElfAddress;
     g.caller.module = e.callerModule;
-    std::vector<NativeFrame> one{g.caller};
-    resolve(one);
-    g.caller = one[0];
+    std::vector<NativeFrame> callers = e.callers.empty() ? std::vector<NativeFrame>{g.caller} : e.callers;
+    resolve(callers);
+    g.caller = callers[0];
+    // A CUDA runtime linked into the program is the program's module too: its call is the first
+    // frame with a line of the program's own source.
+    for (const NativeFrame& f : callers)
+      if (!f.file.empty() && !cuda_frames::isCudaHeader(f.file) && !cuda_frames::isRuntimeFunction(f.function)) {
+        g.caller = f;
+        break;
+      }
     g.timeNs = e.time;
     g.message = g.error + " (" + std::to_string(g.result) + ") returned by " + g.api;
     if (const std::string at = where(g.caller); !at.empty()) g.message += " called from " + at;
@@ -280,6 +288,11 @@ struct GpuCollection::Impl : std::enable_shared_from_this<Impl> {
       resolve(site.nativeFrames);
       if (auto r = store.addLaunchSite(site); !r) storeFailed(r.error());
     }
+    for (const GraphNodeSite& node : batch.graphNodes)
+      if (auto r = store.addGraphNode(node); !r) storeFailed(r.error());
+    // A device's properties make occupancy estimates possible in this session's views.
+    for (const DeviceProperties& device : batch.devices)
+      if (auto r = store.setDeviceProperties(device); !r) storeFailed(r.error());
     if (!batch.records.empty()) {
       records.assign(batch.records.begin(), batch.records.end());
       for (GpuRecord& rec : records) rec.name = storeName(rec.name);

@@ -38,6 +38,80 @@ std::optional<PythonFrame> pythonFunction(std::string_view name) {
 
 }  // namespace
 
+SiteFrames Store::Impl::siteFrames(std::uint32_t pid, std::uint32_t site) {
+  SiteFrames out;
+  out.site = site;
+  auto q = sql::Stmt::prepare(db, siteColumns ? "SELECT attribution,caller_tid,waited_in FROM launch_sites WHERE pid=? AND id=?"
+                                              : "SELECT NULL,NULL,NULL FROM launch_sites WHERE pid=? AND id=?",
+                              kIo, false);
+  if (q) {
+    q->bind(1, pid).bind(2, site);
+    if (q->step() == SQLITE_ROW) {
+      out.known = true;
+      const std::string_view a = q->isNull(0) ? std::string_view() : q->text(0);
+      out.attribution = a == "own" ? SiteAttribution::Own
+                        : a == "caller" ? SiteAttribution::Caller
+                        : a == "none" ? SiteAttribution::None
+                                      : SiteAttribution::Unknown;
+      if (!q->isNull(1)) out.callerTid = static_cast<std::uint32_t>(q->i64(1));
+      if (!q->isNull(2)) out.waitedIn = std::string(q->text(2));
+    }
+  }
+  const char* frames =
+      siteColumns ? "SELECT kind,function,file,line,address,module,eval_call FROM site_frames WHERE pid=? AND site=? ORDER BY kind,depth"
+                  : "SELECT kind,function,file,line,address,module,NULL FROM site_frames WHERE pid=? AND site=? ORDER BY kind,depth";
+  auto f = sql::Stmt::prepare(db, frames, kIo, false);
+  if (!f)  // a store of format 1 (no module column)
+    f = sql::Stmt::prepare(db, "SELECT kind,function,file,line,address,NULL,NULL FROM site_frames WHERE pid=? AND site=? ORDER BY kind,depth", kIo, false);
+  if (f) {
+    f->bind(1, pid).bind(2, site);
+    while (f->step() == SQLITE_ROW) {
+      if (f->text(0) == "python") {
+        out.python.push_back(PythonFrame{std::string(f->text(1)), std::string(f->text(2)), static_cast<int>(f->i64(3)),
+                                         f->isNull(6) ? 0 : static_cast<int>(f->i64(6))});
+      } else {
+        out.native.push_back(f->u64(4));
+        NativeFrame n;
+        n.pc = f->u64(4);
+        n.function = std::string(f->text(1));
+        n.file = std::string(f->text(2));
+        n.line = static_cast<int>(f->i64(3));
+        n.module = std::string(f->text(5));
+        out.nativeFrames.push_back(std::move(n));
+      }
+    }
+  }
+  // Frames with nothing resolved (no function, file or module) are only addresses: no list.
+  if (std::none_of(out.nativeFrames.begin(), out.nativeFrames.end(), [](const NativeFrame& n) {
+        return !n.function.empty() || !n.file.empty() || !n.module.empty();
+      }))
+    out.nativeFrames.clear();
+  // A store opened read-only from before native_frames existed has none: nothing to add.
+  auto n = sql::Stmt::prepare(db, "SELECT depth,module,module_address,symbol FROM native_frames WHERE pid=? AND site=? ORDER BY depth", kIo, false);
+  if (n) {
+    n->bind(1, pid).bind(2, site);
+    std::vector<NativeFrame> resolved;
+    while (n->step() == SQLITE_ROW) {
+      auto depth = static_cast<std::size_t>(n->i64(0));
+      if (depth != resolved.size() || depth >= out.native.size()) break;
+      resolved.push_back(NativeFrame{out.native[depth], n->u64(2), std::string(n->text(1)), std::string(n->text(3))});
+    }
+    // Both tables describe the same frames: site_frames the function, file and line, this one
+    // the module address and symbol the collector named.
+    if (resolved.size() == out.native.size() && out.nativeFrames.size() == out.native.size()) {
+      for (std::size_t i = 0; i < resolved.size(); ++i) {
+        NativeFrame& o = out.nativeFrames[i];
+        o.elfAddress = resolved[i].elfAddress;
+        o.symbol = resolved[i].symbol;
+        if (o.module.empty()) o.module = resolved[i].module;
+      }
+    } else if (resolved.size() == out.native.size()) {
+      out.nativeFrames = std::move(resolved);
+    }
+  }
+  return out;
+}
+
 Result<RecordDetail> Store::kernel(std::uint64_t id) {
   if (auto r = flush(); !r) return r.takeError();
   Impl& m = *impl_;
@@ -79,57 +153,25 @@ Result<RecordDetail> Store::kernel(std::uint64_t id) {
   }
 
   if (r.site) {
-    auto q = sql::Stmt::prepare(m.db, "SELECT 1 FROM launch_sites WHERE pid=? AND id=?", kIo, false);
+    SiteFrames own = m.siteFrames(r.pid, r.site);
+    d.siteKnown = own.known;
+    d.attribution = own.attribution;
+    d.callerTid = own.callerTid;
+    d.waitedIn = std::move(own.waitedIn);
+    d.python = std::move(own.python);
+    d.native = std::move(own.native);
+    d.nativeFrames = std::move(own.nativeFrames);
+  }
+  if (r.graphNodeId && m.graphNodes) {
+    auto q = sql::Stmt::prepare(m.db, "SELECT site,origin FROM graph_nodes WHERE pid=? AND node=?", kIo, false);
     if (q) {
-      q->bind(1, r.pid).bind(2, r.site);
-      d.siteKnown = q->step() == SQLITE_ROW;
-    }
-    auto f = sql::Stmt::prepare(m.db, "SELECT kind,function,file,line,address,module FROM site_frames WHERE pid=? AND site=? ORDER BY kind,depth", kIo, false);
-    if (!f)  // a store of format 1 (no module column)
-      f = sql::Stmt::prepare(m.db, "SELECT kind,function,file,line,address,NULL FROM site_frames WHERE pid=? AND site=? ORDER BY kind,depth", kIo, false);
-    if (f) {
-      f->bind(1, r.pid).bind(2, r.site);
-      while (f->step() == SQLITE_ROW) {
-        if (f->text(0) == "python") {
-          d.python.push_back(PythonFrame{std::string(f->text(1)), std::string(f->text(2)), static_cast<int>(f->i64(3))});
-        } else {
-          d.native.push_back(f->u64(4));
-          NativeFrame n;
-          n.pc = f->u64(4);
-          n.function = std::string(f->text(1));
-          n.file = std::string(f->text(2));
-          n.line = static_cast<int>(f->i64(3));
-          n.module = std::string(f->text(5));
-          d.nativeFrames.push_back(std::move(n));
-        }
-      }
-    }
-    // Frames with nothing resolved (no function, file or module) are only addresses: no list.
-    if (std::none_of(d.nativeFrames.begin(), d.nativeFrames.end(), [](const NativeFrame& f) {
-          return !f.function.empty() || !f.file.empty() || !f.module.empty();
-        }))
-      d.nativeFrames.clear();
-    // A store opened read-only from before native_frames existed has none: nothing to add.
-    auto n = sql::Stmt::prepare(m.db, "SELECT depth,module,module_address,symbol FROM native_frames WHERE pid=? AND site=? ORDER BY depth", kIo, false);
-    if (n) {
-      n->bind(1, r.pid).bind(2, r.site);
-      std::vector<NativeFrame> resolved;
-      while (n->step() == SQLITE_ROW) {
-        auto depth = static_cast<std::size_t>(n->i64(0));
-        if (depth != resolved.size() || depth >= d.native.size()) break;
-        resolved.push_back(NativeFrame{d.native[depth], n->u64(2), std::string(n->text(1)), std::string(n->text(3))});
-      }
-      // Both tables describe the same frames: site_frames the function, file and line, this one
-      // the module address and symbol the collector named.
-      if (resolved.size() == d.native.size() && d.nativeFrames.size() == d.native.size()) {
-        for (std::size_t i = 0; i < resolved.size(); ++i) {
-          NativeFrame& out = d.nativeFrames[i];
-          out.elfAddress = resolved[i].elfAddress;
-          out.symbol = resolved[i].symbol;
-          if (out.module.empty()) out.module = resolved[i].module;
-        }
-      } else if (resolved.size() == d.native.size()) {
-        d.nativeFrames = std::move(resolved);
+      q->bind(1, r.pid).bindU(2, r.graphNodeId);
+      if (q->step() == SQLITE_ROW) {
+        GraphCapture c;
+        c.node = r.graphNodeId;
+        c.origin = std::string(q->text(1));
+        c.site = m.siteFrames(r.pid, static_cast<std::uint32_t>(q->i64(0)));
+        if (c.site.known) d.capture = std::move(c);
       }
     }
   }

@@ -47,10 +47,11 @@ CREATE TABLE devices(device INTEGER PRIMARY KEY, name TEXT, compute_major INTEGE
   shared_mem_per_sm INTEGER, shared_mem_per_block_optin INTEGER,
   reserved_shared_mem_per_block INTEGER, total_global_mem INTEGER, source TEXT);
 CREATE TABLE launch_sites(pid INTEGER NOT NULL, id INTEGER NOT NULL, python_frames INTEGER NOT NULL,
-  native_frames INTEGER NOT NULL, PRIMARY KEY(pid, id)) WITHOUT ROWID;
+  native_frames INTEGER NOT NULL, attribution TEXT, caller_tid INTEGER, waited_in TEXT,
+  PRIMARY KEY(pid, id)) WITHOUT ROWID;
 CREATE TABLE site_frames(pid INTEGER NOT NULL, site INTEGER NOT NULL, kind TEXT NOT NULL,
   depth INTEGER NOT NULL, function TEXT, file TEXT, line INTEGER, address INTEGER, module TEXT,
-  PRIMARY KEY(pid, site, kind, depth)) WITHOUT ROWID;
+  eval_call INTEGER, PRIMARY KEY(pid, site, kind, depth)) WITHOUT ROWID;
 CREATE TABLE dropped(pid INTEGER PRIMARY KEY, count INTEGER NOT NULL);
 )sql";
 // A launch site's native frames as the collector resolved them: the module, the address in
@@ -58,6 +59,12 @@ CREATE TABLE dropped(pid INTEGER PRIMARY KEY, count INTEGER NOT NULL);
 constexpr const char* kNativeFramesTable =
     "CREATE TABLE IF NOT EXISTS native_frames(pid INTEGER NOT NULL, site INTEGER NOT NULL, depth INTEGER NOT NULL, "
     "module TEXT, module_address INTEGER, symbol TEXT, PRIMARY KEY(pid, site, depth)) WITHOUT ROWID;";
+
+// The nodes of CUDA graphs and the sites that made them (stream capture, or adding the node): a
+// replayed kernel carries its node's id.
+constexpr const char* kGraphNodesTable =
+    "CREATE TABLE IF NOT EXISTS graph_nodes(pid INTEGER NOT NULL, node INTEGER NOT NULL, site INTEGER NOT NULL, "
+    "origin TEXT, PRIMARY KEY(pid, node)) WITHOUT ROWID;";
 
 // Hardware metrics measured at profile requests (metrics.cpp), or why a request measured none.
 constexpr const char* kKernelMetricsTable =
@@ -70,6 +77,30 @@ constexpr const char* kKernelMetricsTable =
 bool fileExists(const std::string& path) {
   struct stat sb;
   return ::stat(path.c_str(), &sb) == 0;
+}
+
+bool hasColumn(sql::Db& db, const char* table, std::string_view column) {
+  auto st = sql::Stmt::prepare(db, std::string("PRAGMA table_info(") + table + ")", kIo, false);
+  if (!st) return false;
+  while (st->step() == SQLITE_ROW)
+    if (st->text(1) == column) return true;
+  return false;
+}
+
+// Columns later Strata versions added to tables of the first format, for stores written before.
+Result<void> addSiteColumns(sql::Db& db) {
+  if (!hasColumn(db, "launch_sites", "attribution")) {
+    if (auto r = db.exec("ALTER TABLE launch_sites ADD COLUMN attribution TEXT; "
+                         "ALTER TABLE launch_sites ADD COLUMN caller_tid INTEGER; "
+                         "ALTER TABLE launch_sites ADD COLUMN waited_in TEXT;",
+                         kIo);
+        !r)
+      return r;
+  }
+  if (!hasColumn(db, "site_frames", "eval_call")) {
+    if (auto r = db.exec("ALTER TABLE site_frames ADD COLUMN eval_call INTEGER;", kIo); !r) return r;
+  }
+  return {};
 }
 
 }  // namespace
@@ -130,6 +161,7 @@ Result<std::unique_ptr<Store>> Store::create(const std::string& path, StoreOptio
   if (auto r = db->exec(kSchema, kIo); !r) return Error{kIo, path + ": " + r.error().message, true};
   if (auto r = db->exec(kNativeFramesTable, kIo); !r) return Error{kIo, path + ": " + r.error().message, true};
   if (auto r = db->exec(kKernelMetricsTable, kIo); !r) return Error{kIo, path + ": " + r.error().message, true};
+  if (auto r = db->exec(kGraphNodesTable, kIo); !r) return Error{kIo, path + ": " + r.error().message, true};
   std::string meta = std::string("INSERT INTO meta VALUES('format','") + kStoreFormatName +
                      "'),('version','" + std::to_string(kStoreFormatVersion) + "'); COMMIT";
   if (auto r = db->exec(meta.c_str(), kIo); !r) return r.takeError();
@@ -169,7 +201,11 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& path, StoreOptions
   if (!options.readOnly) {
     if (auto r = db->exec(kNativeFramesTable, kIo); !r) return Error{kIo, path + ": " + r.error().message, true};
     if (auto r = db->exec(kKernelMetricsTable, kIo); !r) return Error{kIo, path + ": " + r.error().message, true};
+    if (auto r = db->exec(kGraphNodesTable, kIo); !r) return Error{kIo, path + ": " + r.error().message, true};
+    if (auto r = addSiteColumns(*db); !r) return Error{kIo, path + ": " + r.error().message, true};
   }
+  impl->siteColumns = hasColumn(*db, "launch_sites", "attribution") && hasColumn(*db, "site_frames", "eval_call");
+  impl->graphNodes = hasColumn(*db, "graph_nodes", "node");
   impl->db = std::move(*db);
   if (auto r = impl->prepareStatements(); !r) return r.takeError();
   if (auto r = impl->loadState(); !r) return r.takeError();
@@ -210,9 +246,15 @@ Result<void> Store::Impl::prepareStatements() {
       {&st.upCopyStat, "INSERT OR REPLACE INTO copy_stats(kind,copy_kind,count,bytes,total_ns) VALUES(?,?,?,?,?)"},
       {&st.upSyncStat, "INSERT OR REPLACE INTO sync_stats(sync_kind,count,total_ns) VALUES(?,?,?)"},
       {&st.upDevice, "INSERT OR REPLACE INTO devices VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
-      {&st.insSite, "INSERT OR REPLACE INTO launch_sites(pid,id,python_frames,native_frames) VALUES(?,?,?,?)"},
+      // A read-only store from before these columns never writes: its statements are the older ones.
+      {&st.insSite, siteColumns ? "INSERT OR REPLACE INTO launch_sites(pid,id,python_frames,native_frames,attribution,"
+                                  "caller_tid,waited_in) VALUES(?,?,?,?,?,?,?)"
+                                : "INSERT OR REPLACE INTO launch_sites(pid,id,python_frames,native_frames) VALUES(?,?,?,?)"},
       {&st.delFrames, "DELETE FROM site_frames WHERE pid=? AND site=?"},
-      {&st.insFrame, "INSERT INTO site_frames(pid,site,kind,depth,function,file,line,address,module) VALUES(?,?,?,?,?,?,?,?,?)"},
+      {&st.insFrame, siteColumns ? "INSERT INTO site_frames(pid,site,kind,depth,function,file,line,address,module,eval_call) "
+                                   "VALUES(?,?,?,?,?,?,?,?,?,?)"
+                                 : "INSERT INTO site_frames(pid,site,kind,depth,function,file,line,address,module) "
+                                   "VALUES(?,?,?,?,?,?,?,?,?)"},
       {&st.addDropped, "INSERT INTO dropped(pid,count) VALUES(?,?) ON CONFLICT(pid) DO UPDATE SET count=count+excluded.count"},
       {&st.setMeta, "INSERT OR REPLACE INTO meta(key,value) VALUES(?,?)"},
       {&st.selChunk, "SELECT track,data FROM chunks WHERE id=?"},
@@ -425,11 +467,22 @@ Result<void> Store::addLaunchSite(const LaunchSite& site) {
   if (auto r = sql::run(m.db, m.st.delFrames, kIo, "site_frames"); !r) return r;
   m.st.insSite.bind(1, site.pid).bind(2, site.id).bind(3, static_cast<std::int64_t>(site.python.size()))
       .bind(4, static_cast<std::int64_t>(site.native.size()));
+  if (m.siteColumns) {
+    const std::string_view attribution = siteAttributionName(site.attribution);
+    if (attribution.empty()) m.st.insSite.bindNull(5);
+    else m.st.insSite.bindStaticText(5, attribution);
+    if (site.callerTid) m.st.insSite.bind(6, site.callerTid).bindText(7, site.waitedIn);
+    else m.st.insSite.bindNull(6).bindNull(7);
+  }
   if (auto r = sql::run(m.db, m.st.insSite, kIo, "launch_sites"); !r) return r;
   for (std::size_t i = 0; i < site.python.size(); ++i) {
     const PythonFrame& f = site.python[i];
     m.st.insFrame.bind(1, site.pid).bind(2, site.id).bindStaticText(3, "python").bind(4, static_cast<std::int64_t>(i))
         .bindText(5, f.function).bindText(6, f.file).bind(7, f.line).bindNull(8).bindNull(9);
+    if (m.siteColumns) {
+      if (f.evalCall) m.st.insFrame.bind(10, f.evalCall);
+      else m.st.insFrame.bindNull(10);
+    }
     if (auto r = sql::run(m.db, m.st.insFrame, kIo, "site_frames"); !r) return r;
   }
   for (std::size_t i = 0; i < site.native.size(); ++i) {
@@ -464,6 +517,25 @@ Result<void> Store::addLaunchSite(const LaunchSite& site) {
     }
   }
   return {};
+}
+
+Result<void> Store::addGraphNode(const GraphNodeSite& node) {
+  Impl& m = *impl_;
+  if (auto r = m.beginWrite(); !r) return r;
+  auto ins = sql::Stmt::prepare(m.db, "INSERT OR REPLACE INTO graph_nodes(pid,node,site,origin) VALUES(?,?,?,?)", kIo, false);
+  if (!ins) return ins.takeError();
+  ins->bind(1, node.pid).bindU(2, node.node).bind(3, node.site).bindText(4, node.origin);
+  return sql::run(m.db, *ins, kIo, "graph_nodes");
+}
+
+std::string_view siteAttributionName(SiteAttribution a) {
+  switch (a) {
+    case SiteAttribution::Own: return "own";
+    case SiteAttribution::Caller: return "caller";
+    case SiteAttribution::None: return "none";
+    case SiteAttribution::Unknown: break;
+  }
+  return "";
 }
 
 Result<void> Store::setDeviceProperties(const DeviceProperties& p) {

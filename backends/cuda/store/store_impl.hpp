@@ -95,6 +95,8 @@ struct Store::Impl {
   } st;
   bool inTxn = false;
   int atomicDepth = 0;
+  bool siteColumns = true;  // launch_sites.attribution and site_frames.eval_call exist
+  bool graphNodes = true;   // graph_nodes exists
   std::uint64_t chunksSinceCommit = 0;
 
   std::unordered_map<std::string, std::uint32_t, NameHash, std::equal_to<>> nameIds;  // a cache, cleared when large
@@ -119,6 +121,9 @@ struct Store::Impl {
   // The read-only connection `sql()` runs on (opened on first use).
   sql::Db reader;
   std::string sqlRefused;  // what its authorizer refused last
+
+  // --- kernel.cpp ---
+  SiteFrames siteFrames(std::uint32_t pid, std::uint32_t site);
 
   // --- store.cpp ---
   Result<void> prepareStatements();

@@ -94,6 +94,30 @@ json::value toJson(const Occupancy& o) {
                       {"blockLimitSharedMemory", o.blockLimitSharedMemory}, {"blockLimitBlocks", o.blockLimitBlocks}};
 }
 
+namespace {
+
+json::array pythonFrames(const std::vector<PythonFrame>& frames) {
+  json::array py;
+  for (const PythonFrame& f : frames) py.push_back(json::object{{"function", f.function}, {"file", f.file}, {"line", f.line}});
+  return py;
+}
+
+json::array nativeStack(const std::vector<NativeFrame>& frames) {
+  json::array out;
+  for (const NativeFrame& f : frames) {
+    json::object n{{"address", f.pc}, {"function", f.function}};
+    if (!f.file.empty()) {
+      n["file"] = f.file;
+      n["line"] = f.line;
+    }
+    if (!f.module.empty()) n["module"] = f.module;
+    out.push_back(std::move(n));
+  }
+  return out;
+}
+
+}  // namespace
+
 json::value toJson(const RecordDetail& d) {
   const GpuRecord& r = d.record;
   json::object o{{"id", d.id}, {"kind", recordKindName(r.kind)}, {"name", d.name}, {"pid", r.pid},
@@ -140,26 +164,31 @@ json::value toJson(const RecordDetail& d) {
   if (r.kind == RecordKind::Synchronization) o["syncKind"] = syncKindName(r.copyKind);
   if (r.kind == RecordKind::RuntimeApi || r.kind == RecordKind::DriverApi) o["result"] = r.result;
   if (d.device) o["deviceProperties"] = toJson(*d.device);
-  json::array py, native;
-  for (const PythonFrame& f : d.python) {
-    py.push_back(json::object{{"function", f.function}, {"file", f.file}, {"line", f.line}});
-  }
-  for (std::uint64_t a : d.native) native.push_back(a);
-  json::array nativeStack;
-  for (const NativeFrame& f : d.nativeFrames) {
-    json::object n{{"address", f.pc}, {"function", f.function}};
-    if (!f.file.empty()) {
-      n["file"] = f.file;
-      n["line"] = f.line;
-    }
-    if (!f.module.empty()) n["module"] = f.module;
-    nativeStack.push_back(std::move(n));
-  }
   o["site"] = r.site;
   o["siteKnown"] = d.siteKnown;
-  o["pythonFrames"] = std::move(py);
+  o["pythonFrames"] = pythonFrames(d.python);
+  json::array native;
+  for (std::uint64_t a : d.native) native.push_back(a);
   o["nativeFrames"] = std::move(native);
-  o["nativeStack"] = std::move(nativeStack);
+  o["nativeStack"] = nativeStack(d.nativeFrames);
+  // How the Python frames relate to the record: the launching thread's own, the thread that
+  // waited for a thread with none (backward's kernels), or where a graph replay's node was captured.
+  if (d.capture) o["attribution"] = "capture";
+  else if (auto a = siteAttributionName(d.attribution); !a.empty()) o["attribution"] = a;
+  if (d.callerTid) {
+    o["waitingThread"] = d.callerTid;
+    o["waitedIn"] = d.waitedIn;
+  }
+  if (d.capture) {
+    const GraphCapture& c = *d.capture;
+    json::object capture{{"node", c.node},
+                         {"origin", c.origin},
+                         {"site", c.site.site},
+                         {"pythonFrames", pythonFrames(c.site.python)},
+                         {"nativeStack", nativeStack(c.site.nativeFrames)}};
+    if (auto a = siteAttributionName(c.site.attribution); !a.empty()) capture["attribution"] = a;
+    o["capture"] = std::move(capture);
+  }
   auto related = [](const RelatedRecord& x) {
     return json::object{{"id", x.id}, {"kind", recordKindName(x.kind)}, {"name", x.name}, {"pid", x.pid},
                         {"tid", x.tid}, {"startNs", x.startNs}, {"endNs", x.endNs}};

@@ -1,4 +1,5 @@
 // strata_gpu_dump's tallies and their text and JSON forms.
+#include "strata/cuda_frames.hpp"
 #include "dump_report.hpp"
 
 #include <cxxabi.h>
@@ -124,6 +125,7 @@ std::uint64_t Report::copiesOverlappingKernels() const {
 
 void Report::add(const Batch& batch, const SessionReader& reader) {
   for (const auto& site : batch.sites) sites_[site.id] = site;
+  graphNodes_.insert(graphNodes_.end(), batch.graphNodes.begin(), batch.graphNodes.end());
   for (const auto& e : batch.errors) errors_.push_back(e);
   for (const GpuRecord& r : batch.records) {
     ++counts_[r.kind];
@@ -163,6 +165,20 @@ void Report::add(const Batch& batch, const SessionReader& reader) {
   }
 }
 
+namespace {
+
+// The program's call that got the error: the first caller with a line of the program's own
+// source (a CUDA runtime linked into the program has none), else callerPc's.
+LineResolver::Where caller(const CudaErrorEvent& e, LineResolver& lines) {
+  for (const NativeFrame& f : e.callers) {
+    auto w = lines.resolve(f.module, f.elfAddress);
+    if (!w.file.empty() && !cuda_frames::isCudaHeader(w.file) && !cuda_frames::isRuntimeFunction(w.function)) return w;
+  }
+  return lines.resolve(e.callerModule, e.callerElfAddress);
+}
+
+}  // namespace
+
 void Report::printText(std::FILE* out, const std::vector<CollectorStatus>& processes, LineResolver& lines) const {
   std::fprintf(out, "== strata_gpu_dump: %zu process(es) with a ring\n", processes.size());
   for (const auto& p : processes) {
@@ -191,7 +207,10 @@ void Report::printText(std::FILE* out, const std::vector<CollectorStatus>& proce
   if (!apis_.empty()) std::fprintf(out, "\n");
   for (const auto& [name, n] : markers_) std::fprintf(out, "NVTX %s: %llu\n", name.c_str(), static_cast<unsigned long long>(n));
   for (const auto& [id, site] : sites_) {
-    std::fprintf(out, "site %u (process %u, %s):\n", id, site.pid, site.api.c_str());
+    std::fprintf(out, "site %u (process %u, %s%s):\n", id, site.pid, site.api.c_str(),
+                 site.attribution == SiteAttribution::Caller
+                     ? (", Python frames of thread " + std::to_string(site.callerTid) + ", which waited for it").c_str()
+                     : "");
     for (const auto& f : site.python) std::fprintf(out, "  py  %s (%s:%d)\n", f.function.c_str(), f.file.c_str(), f.line);
     for (const auto& f : site.nativeFrames) {
       auto w = lines.resolve(f.module, f.elfAddress);
@@ -200,7 +219,7 @@ void Report::printText(std::FILE* out, const std::vector<CollectorStatus>& proce
     }
   }
   for (const auto& e : errors_) {
-    auto w = lines.resolve(e.callerModule, e.callerElfAddress);
+    auto w = caller(e, lines);
     std::fprintf(out, "CUDA error in process %u thread %u: %s returned %s (%d); last kernel %s; called from %s\n",
                  e.pid, e.tid, e.api.c_str(), e.error.c_str(), e.result,
                  e.lastKernel.empty() ? "(none)" : demangle(e.lastKernel).c_str(), where(w).c_str());
@@ -264,8 +283,12 @@ std::string Report::json(const std::vector<CollectorStatus>& processes, int exit
   for (const auto& [id, site] : sites_) {
     j += first ? "" : ",";
     first = false;
+    const char* attribution = site.attribution == SiteAttribution::Own      ? "own"
+                              : site.attribution == SiteAttribution::Caller ? "caller"
+                              : site.attribution == SiteAttribution::None   ? "none"
+                                                                            : "";
     j += "{\"id\":" + std::to_string(id) + ",\"pid\":" + std::to_string(site.pid) + ",\"api\":" + quote(site.api) +
-         ",\"python\":[";
+         ",\"attribution\":" + quote(attribution) + ",\"callerTid\":" + std::to_string(site.callerTid) + ",\"python\":[";
     bool f2 = true;
     for (const auto& f : site.python) {
       j += (f2 ? "" : ",") + std::string("{\"function\":") + quote(f.function) + ",\"file\":" + quote(f.file) +
@@ -283,10 +306,17 @@ std::string Report::json(const std::vector<CollectorStatus>& processes, int exit
     }
     j += "]}";
   }
+  j += "],\"graphNodes\":[";
+  first = true;
+  for (const auto& g : graphNodes_) {
+    j += (first ? "" : ",") + std::string("{\"node\":") + std::to_string(g.node) + ",\"site\":" +
+         std::to_string(g.site) + ",\"origin\":" + quote(g.origin) + "}";
+    first = false;
+  }
   j += "],\"errors\":[";
   first = true;
   for (const auto& e : errors_) {
-    auto w = lines.resolve(e.callerModule, e.callerElfAddress);
+    auto w = caller(e, lines);
     j += first ? "" : ",";
     first = false;
     j += "{\"pid\":" + std::to_string(e.pid) + ",\"tid\":" + std::to_string(e.tid) + ",\"api\":" + quote(e.api) +

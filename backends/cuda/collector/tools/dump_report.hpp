@@ -53,6 +53,7 @@ class Report {
   std::map<std::string, std::uint64_t> markers_;
   std::map<std::uint32_t, LaunchSite> sites_;
   std::vector<CudaErrorEvent> errors_;
+  std::vector<GraphNodeSite> graphNodes_;
   std::uint64_t copyBytes_ = 0;
   std::uint64_t startNs_ = 0, endNs_ = 0;
   std::uint64_t zeroTimes_ = 0, outOfOrder_ = 0, lastStart_ = 0;

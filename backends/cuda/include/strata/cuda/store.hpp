@@ -129,6 +129,27 @@ struct RelatedRecord {
   std::uint32_t pid = 0, tid = 0;
   std::uint64_t startNs = 0, endNs = 0;
 };
+// One launch site's frames, as stored.
+struct SiteFrames {
+  std::uint32_t site = 0;
+  bool known = false;  // the store has the site
+  SiteAttribution attribution = SiteAttribution::Unknown;
+  std::uint32_t callerTid = 0;  // Caller: the Python thread that waited for the launch
+  std::string waitedIn;         // Caller: in what ("backward")
+  std::vector<PythonFrame> python;     // innermost first
+  std::vector<std::uint64_t> native;   // return addresses, innermost first (unresolved)
+  // The same frames with what was resolved when they were stored: function, file and line
+  // (DWARF, by the live reader), module, address in it and symbol (the collector); as many as
+  // `native`, in the same order, or empty.
+  std::vector<NativeFrame> nativeFrames;
+};
+// A kernel a CUDA graph replay ran: the node and the site that put it into the graph.
+struct GraphCapture {
+  std::uint64_t node = 0;
+  std::string origin;  // "captured" (stream capture), "added" (cudaGraphAdd*Node), "cloned"
+  SiteFrames site;
+};
+
 struct RecordDetail {
   std::uint64_t id = 0;
   GpuRecord record;         // as stored; `name` is the interned id
@@ -149,6 +170,13 @@ struct RecordDetail {
   std::optional<RelatedRecord> op;      // the framework op (CpuOp) with the same external id
   // Kernels: the launch's measured metrics, or the profiling failure of that launch.
   std::optional<KernelMetrics> metrics;
+  // How the record's Python frames relate to it, and who waited for it (see SiteFrames).
+  SiteAttribution attribution = SiteAttribution::Unknown;
+  std::uint32_t callerTid = 0;
+  std::string waitedIn;
+  // A kernel of a graph replay: where its node was captured (`python`/`native` are then the
+  // frames of the replay's cudaGraphLaunch).
+  std::optional<GraphCapture> capture;
 };
 
 // --- gpuExport --------------------------------------------------------------------------------
@@ -209,6 +237,7 @@ class Store {
   // as records are written (kept stable after).
   Result<void> ingest(std::span<const GpuRecord> records);
   Result<void> addLaunchSite(const LaunchSite& site);
+  Result<void> addGraphNode(const GraphNodeSite& node);
   Result<void> setDeviceProperties(const DeviceProperties& properties);
   Result<void> addDropped(std::uint32_t pid, std::uint64_t count);
   Result<void> setMeta(std::string_view key, std::string_view value);
@@ -251,5 +280,6 @@ std::string_view recordKindName(RecordKind kind);  // "kernel", "memcpy", "runti
 std::string_view copyKindName(std::uint8_t copyKind);  // "HtoD", ...
 std::string_view syncKindName(std::uint8_t syncKind);  // "stream", "event", ...
 std::string demangle(std::string_view name);  // the name itself when it is not mangled
+std::string_view siteAttributionName(SiteAttribution a);  // "own", "caller", "none"; "" unknown
 
 }  // namespace strata::cuda
