@@ -299,57 +299,95 @@ void GpuBackend::kernel(std::uint64_t id, Reply<GpuRecordDetail> reply) {
   out.body.erase("pythonFrames");
   out.body.erase("nativeFrames");
   out.body.erase("nativeStack");  // the same frames, given below as stackFrames
-  // The Python frames first (the lines a user clicks), then the native ones; each innermost first.
-  for (const auto& f : d->python) {
-    FrameInfo frame;
-    frame.id = static_cast<std::int64_t>(++frames_);
-    frame.name = f.function.empty() ? "<unknown>" : f.function;
-    SourceInfo src;
-    src.name = basename(f.file);
-    if (!f.file.empty() && f.file[0] == '/') {
-      src.path = f.file;
-      std::error_code ec;
-      if (!fs::exists(f.file, ec)) src.presentationHint = "deemphasize";  // recorded on another machine
-    } else {
-      src.presentationHint = "deemphasize";  // "<string>", a frozen module: no file to open
-    }
-    frame.source = std::move(src);
-    frame.line = f.line;
-    frame.column = 1;
-    out.frames.push_back(std::move(frame));
+  if (auto* capture = out.body.if_contains("capture")) {
+    capture->as_object().erase("pythonFrames");
+    capture->as_object().erase("nativeStack");
   }
-  for (std::size_t i = 0; i < d->native.size(); ++i)
-    out.frames.push_back(nativeFrame(d->native[i], d->nativeFrames.empty() ? nullptr : &d->nativeFrames[i]));
+  // Innermost first, merged and folded so the first frame that is neither subtle nor a label is
+  // the user's own line: a graph replay's kernel shows where its node was captured, then the
+  // replay; a kernel launched by a thread with no Python frame (autograd's engine threads) shows
+  // that thread's native frames, then the Python lines of the thread that waited for it.
+  const std::string& kernelName = d->name;
+  std::vector<gpu::LaunchFrame> frames;
+  auto append = [&](const std::vector<cuda::PythonFrame>& python, const std::vector<std::uint64_t>& native,
+                    const std::vector<cuda::NativeFrame>& resolved) {
+    std::vector<gpu::NativeLaunchFrame> n;
+    for (std::size_t i = 0; i < native.size(); ++i) n.push_back(resolveNative(native[i], resolved.empty() ? nullptr : &resolved[i]));
+    auto arranged = gpu::arrangeLaunchFrames(python, n, kernelName);
+    frames.insert(frames.end(), arranged.begin(), arranged.end());
+  };
+  auto label = [&](std::string text) {
+    gpu::LaunchFrame l;
+    l.kind = gpu::LaunchFrame::Kind::Label;
+    l.name = std::move(text);
+    frames.push_back(std::move(l));
+  };
+  if (d->capture) {
+    append(d->capture->site.python, d->capture->site.native, d->capture->site.nativeFrames);
+    label("CUDA graph replayed by " + std::string(d->launch ? d->launch->name : "cudaGraphLaunch") + " here");
+    append(d->python, d->native, d->nativeFrames);
+  } else if (d->attribution == cuda::SiteAttribution::Caller) {
+    append({}, d->native, d->nativeFrames);
+    label("launched for thread " + std::to_string(d->callerTid) + ", which waited in " +
+          (d->waitedIn == "backward" ? "backward()" : d->waitedIn.empty() ? "a call" : d->waitedIn));
+    append(d->python, {}, {});
+  } else {
+    append(d->python, d->native, d->nativeFrames);
+  }
+  for (const gpu::LaunchFrame& f : frames) out.frames.push_back(launchFrame(f));
   reply(std::move(out));
 }
 
 // A native launch frame: its function and line from the module's DWARF when the module is
-// readable here, else the collector's symbol, else the bare address.
-FrameInfo GpuBackend::nativeFrame(std::uint64_t pc, const cuda::NativeFrame* resolved) {
-  FrameInfo frame;
-  frame.id = static_cast<std::int64_t>(++frames_);
-  frame.name = hex(pc);
-  frame.instructionPointerReference = hex(pc);
-  frame.presentationHint = "subtle";
-  if (!resolved || resolved->module.empty()) return frame;
-  if (!resolved->symbol.empty()) frame.name = resolved->symbol;
+// readable here, else the collector's symbol (its module and offset when it has none).
+gpu::NativeLaunchFrame GpuBackend::resolveNative(std::uint64_t pc, const cuda::NativeFrame* resolved) {
+  gpu::NativeLaunchFrame f;
+  f.pc = pc;
+  if (!resolved) return f;
+  f.module = resolved->module;
+  f.moduleOffset = resolved->elfAddress;
+  f.function = resolved->function.empty() ? resolved->symbol : resolved->function;
+  if (!resolved->file.empty()) {
+    f.file = resolved->file;
+    f.line = resolved->line;
+  }
+  if (resolved->module.empty()) return f;
   auto it = modules_.find(resolved->module);
   if (it == modules_.end()) {
     auto opened = native::symbols::ObjectSymbols::open(resolved->module);
     it = modules_.emplace(resolved->module, opened ? *opened : nullptr).first;
   }
-  if (!it->second || resolved->elfAddress == 0) return frame;
+  if (!it->second || resolved->elfAddress == 0) return f;
   // A return address: the call that made it is the byte before.
-  std::uint64_t at = resolved->elfAddress - 1;
-  if (auto f = it->second->functionAt(at)) frame.name = f->name.empty() ? f->displayName : f->name;
+  const std::uint64_t at = resolved->elfAddress - 1;
+  if (auto fn = it->second->functionAt(at)) f.function = fn->name.empty() ? fn->displayName : fn->name;
   if (auto where = it->second->locationForAddress(at); where && !where->file.empty() && where->file[0] == '/') {
-    frame.source = SourceInfo{basename(where->file), where->file, 0, ""};
-    frame.line = where->line;
-    frame.column = std::max(where->column, 1);
-    frame.presentationHint = "normal";
-    std::error_code ec;
-    if (!fs::exists(where->file, ec)) frame.source->presentationHint = "deemphasize";
+    f.file = where->file;
+    f.line = where->line;
   }
+  return f;
+}
+
+FrameInfo GpuBackend::launchFrame(const gpu::LaunchFrame& f) {
+  FrameInfo frame;
+  frame.id = static_cast<std::int64_t>(++frames_);
+  frame.name = f.name;
+  frame.presentationHint = f.kind == gpu::LaunchFrame::Kind::Label ? "label" : f.subtle ? "subtle" : "normal";
+  if (f.pc) frame.instructionPointerReference = hex(f.pc);
+  if (f.kind == gpu::LaunchFrame::Kind::Label || f.kind == gpu::LaunchFrame::Kind::Folded) return frame;
+  if (f.kind == gpu::LaunchFrame::Kind::Native && f.file.empty()) return frame;
+  SourceInfo src;
+  src.name = basename(f.file);
+  std::error_code ec;
+  if (!f.file.empty() && f.file[0] == '/') {
+    src.path = f.file;
+    if (!fs::exists(f.file, ec)) src.presentationHint = "deemphasize";  // recorded on another machine
+  } else {
+    src.presentationHint = "deemphasize";  // "<string>", a frozen module: no file to open
+  }
+  frame.source = std::move(src);
+  frame.line = f.line;
+  frame.column = 1;
   return frame;
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backends/backend.hpp"
+#include "backends/cuda/service/launch_frames.hpp"
 #include "backends/gpu.hpp"
 #include "strata/cuda/store.hpp"
 
@@ -114,7 +115,8 @@ class GpuBackend final : public Backend, public GpuService {
   // Runs `work` now, or once the drain at the current stop is done (GPU requests made while
   // stopped see everything the program's collectors held).
   void afterFlush(std::function<void()> work);
-  FrameInfo nativeFrame(std::uint64_t pc, const cuda::NativeFrame* resolved);
+  gpu::NativeLaunchFrame resolveNative(std::uint64_t pc, const cuda::NativeFrame* resolved);
+  FrameInfo launchFrame(const gpu::LaunchFrame& f);
   // Symbols of the modules native launch frames name, opened once (null: not readable here).
   std::map<std::string, std::shared_ptr<native::symbols::ObjectSymbols>> modules_;
 

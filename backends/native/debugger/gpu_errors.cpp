@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "strata/cuda_frames.hpp"
 #include "internal.hpp"
 #include "strata/cuda/collector/strata_gpu.h"
 
@@ -145,7 +146,23 @@ std::vector<sym::RawFrame> State::fromProgramCall(pid_t tid, std::vector<sym::Ra
       raw.erase(raw.begin(), raw.begin() + static_cast<std::ptrdiff_t>(i));
       break;
     }
+  // A runtime linked into the program (nvcc's default) is the program's module, so callerPc may
+  // still be CUDA's own cudaDeviceSynchronize: its frames, named by the module's symbols, go too,
+  // so the program's own line is on top. Never the last frame.
+  std::size_t cuda = 0;
+  while (cuda + 1 < raw.size() && isCudaRuntimeFrame(raw[cuda])) ++cuda;
+  raw.erase(raw.begin(), raw.begin() + static_cast<std::ptrdiff_t>(cuda));
   return raw;
+}
+
+bool State::isCudaRuntimeFrame(const sym::RawFrame& frame) const {
+  const sym::Module* m = modules.moduleFor(frame.pc);
+  if (!m || !m->symbols) return false;
+  const std::uint64_t at = frame.lookupPc() - m->object.loadBias;
+  if (auto f = m->symbols->functionAt(at); f && cuda_frames::isRuntimeFunction(f->name.empty() ? f->displayName : f->name))
+    return true;
+  auto where = m->symbols->locationForAddress(at);
+  return where && cuda_frames::isCudaHeader(where->file);
 }
 
 std::future<Result<void>> NativeDebugger::setGpuErrorStops(bool on, Done<void> done) {

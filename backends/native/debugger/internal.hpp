@@ -165,6 +165,7 @@ struct NativeDebugger::State : engine::EventSink {
   bool isGpuErrorSite(const engine::EngineStop& event) const;
   void describeGpuError(const engine::EngineStop& event, DebuggerStop& info);
   std::vector<sym::RawFrame> fromProgramCall(pid_t tid, std::vector<sym::RawFrame> raw) const;
+  bool isCudaRuntimeFrame(const sym::RawFrame& frame) const;  // a CUDA runtime function or header line
 
   Callbacks callbacks;
   sym::SymbolCache cache;
