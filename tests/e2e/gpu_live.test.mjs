@@ -140,6 +140,91 @@ forEachPython((py) => {
   });
 });
 
+// PyTorch's shape, on Debian's torch 1.13 (CPU): a launch from a Python op with the GIL released,
+// launches from a C++ thread with no Python frame while the thread that called backward() waits in
+// autograd's engine, and a CUDA graph captured on one line and replayed on another.
+const TORCH_PYTHON = '/usr/bin/python3';
+const AUTOGRAD = pyTarget('gpu_autograd.py');
+const NO_TORCH = NO_CUDA || (spawnSync(TORCH_PYTHON, ['-c', 'import torch'], { encoding: 'utf8' }).status === 0 ? false
+  : `PyTorch is not installed for ${TORCH_PYTHON} (Debian: apt-get install python3-torch)`);
+// The first launch frame a user would click: neither subtle nor a label.
+const firstUserFrame = (frames) => frames.find((f) => f.presentationHint !== 'subtle' && f.presentationHint !== 'label');
+
+test('strata gpu run --stacks: a PyTorch-shaped program\'s kernels are tied to their Python lines without the GIL, backward\'s to the backward() line, a graph replay\'s to its capture', { skip: NO_TORCH }, () => {
+  const dir = tempDir();
+  const store = path.join(dir, 'autograd.strata');
+  const env = { ...process.env, STRATA_GPU_COLLECTOR: DOUBLE };
+  const r = spawnSync(CLI, ['gpu', 'run', '--stacks', '--store', store, '--', TORCH_PYTHON, AUTOGRAD], { encoding: 'utf8', env, timeout: 120000 });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /autograd done, grad \[6\.0, 6\.0, 6\.0, 6\.0\], 5 replays\n/);
+  const kernel = (name) => JSON.parse(spawnSync(CLI, ['gpu', 'kernel', '--json', name, store], { encoding: 'utf8', env }).stdout);
+  const sql = (q) => JSON.parse(spawnSync(CLI, ['gpu', 'sql', q, '--json', store], { encoding: 'utf8', env }).stdout).rows;
+
+  // A launch from a Python op, the GIL released around it: the launching thread's own lines.
+  const fwd = kernel('scale_fwd');
+  assert.equal(fwd.attribution, 'own', JSON.stringify(fwd));
+  assert.deepEqual([fwd.pythonFrames[0].function, fwd.pythonFrames[0].line], ['Scale.forward', lineOf(AUTOGRAD, 'in_forward')]);
+  const fwdMain = fwd.pythonFrames.find((f) => f.function === 'main');
+  assert.equal(fwdMain.line, lineOf(AUTOGRAD, 'forward'));
+
+  // From a thread with no Python frame while main waits in backward(): that thread's lines, the
+  // innermost of the program's own being the backward() call.
+  const bwd = kernel('scale_bwd');
+  assert.equal(bwd.attribution, 'caller', JSON.stringify(bwd));
+  assert.equal(bwd.waitedIn, 'backward');
+  assert.ok(bwd.waitingThread > 0);
+  const own = bwd.pythonFrames.find((f) => f.file === AUTOGRAD);
+  assert.deepEqual([own.function, own.line], ['main', lineOf(AUTOGRAD, 'backward')], JSON.stringify(bwd.pythonFrames));
+  assert.ok(bwd.pythonFrames.some((f) => f.file.endsWith('torch/autograd/__init__.py')), 'torch\'s backward frames are kept');
+  // Every backward kernel (2 launches x 3 steps) has that one site.
+  assert.deepEqual(sql("SELECT s.attribution, count(*) FROM kernels k JOIN launch_sites s ON s.pid = k.pid AND s.id = k.site WHERE k.name LIKE 'scale_bwd%' GROUP BY 1"), [['caller', 6]]);
+
+  // A graph replay's kernels: the capture's line, and the replay's as the kernel's own site.
+  const g = kernel('graph');
+  assert.equal(g.attribution, 'capture', JSON.stringify(g));
+  assert.equal(g.capture.origin, 'cloned');
+  assert.equal(g.capture.pythonFrames.find((f) => f.file === AUTOGRAD).line, lineOf(AUTOGRAD, 'capture'));
+  assert.equal(g.pythonFrames.find((f) => f.file === AUTOGRAD).line, lineOf(AUTOGRAD, 'replay'));
+  assert.deepEqual(sql("SELECT count(*) FROM kernels WHERE graph_node_id != 0"), [[5]]);
+});
+
+test('gpuKernel in a debug session: a backward kernel\'s first frame to click is the backward() line, a graph replay\'s the capture line', { skip: NO_TORCH }, async () => {
+  const c = await client();
+  const stopped = await launch(c, { program: AUTOGRAD, python: TORCH_PYTHON, gpu: 'stacks' }, { [AUTOGRAD]: [lineOf(AUTOGRAD, 'after')] });
+  const kernels = (await c.send('gpuTimeline', { maxItems: 1000 })).body.items.filter((i) => i.kind === 'kernel');
+  const detail = async (name) => (await c.send('gpuKernel', { id: kernels.find((i) => i.name.startsWith(name)).id })).body;
+
+  const bwd = await detail('scale_bwd');
+  assert.equal(bwd.attribution, 'caller');
+  const top = firstUserFrame(bwd.stackFrames);
+  assert.deepEqual([top.name, top.source?.path, top.line], ['main', AUTOGRAD, lineOf(AUTOGRAD, 'backward')], JSON.stringify(bwd.stackFrames));
+  const label = bwd.stackFrames.find((f) => f.presentationHint === 'label');
+  assert.match(label.name, /^launched for thread \d+, which waited in backward\(\)$/);
+  // The C++ thread's own frames come first, all subtle; torch's Python frames are subtle too.
+  const before = bwd.stackFrames.slice(0, bwd.stackFrames.indexOf(label));
+  assert.ok(before.length > 0 && before.every((f) => f.presentationHint === 'subtle'), JSON.stringify(before));
+  assert.ok(bwd.stackFrames.some((f) => f.presentationHint === 'subtle' && f.source?.path?.endsWith('torch/autograd/__init__.py')));
+
+  const fwd = await detail('scale_fwd');
+  assert.equal(fwd.attribution, 'own');
+  const fwdTop = firstUserFrame(fwd.stackFrames);
+  assert.deepEqual([fwdTop.name, fwdTop.line], ['Scale.forward', lineOf(AUTOGRAD, 'in_forward')]);
+
+  const g = await detail('graph');
+  assert.equal(g.attribution, 'capture');
+  const gTop = firstUserFrame(g.stackFrames);
+  assert.deepEqual([gTop.name, gTop.line], ['main', lineOf(AUTOGRAD, 'capture')], JSON.stringify(g.stackFrames));
+  const replayed = g.stackFrames.findIndex((f) => f.presentationHint === 'label' && /^CUDA graph replayed by /.test(f.name));
+  assert.ok(replayed > 0, JSON.stringify(g.stackFrames));
+  const replayTop = firstUserFrame(g.stackFrames.slice(replayed + 1));
+  assert.deepEqual([replayTop.name, replayTop.line], ['main', lineOf(AUTOGRAD, 'replay')]);
+
+  await runToEnd(c, stopped.body.threadId);
+  assert.equal(c.eventsNamed('exited')[0].body.exitCode, 0);
+  await c.disconnectRequest();
+  assertClean(assert, c);
+});
+
 test('native: launched with gpu "stacks", the kernels and the C line that launched them at a breakpoint', { skip: NO_CUDA }, async () => {
   const c = await client();
   const stopped = await launch(c, { program: PROGRAM, args: ['launches'], gpu: 'stacks' }, { [C_SRC]: [cLineOf(C_SRC, 'native_after')] });

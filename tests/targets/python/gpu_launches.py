@@ -6,9 +6,9 @@ kernels' records as CUPTI would. No GPU is needed."""
 import ctypes
 import os
 
-# PyDLL keeps the GIL across the call, as torch does when it launches a kernel: the collector
-# reads the launching Python frames only from a thread that holds it.
-lib = ctypes.PyDLL(os.environ["CUDA_INJECTION64_PATH"])
+# CDLL releases the GIL around the call, as PyTorch does around every op it dispatches: the
+# collector reads the launching thread's Python frames without it.
+lib = ctypes.CDLL(os.environ["CUDA_INJECTION64_PATH"])
 lib.strata_gpu_test_launches.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int]
 lib.strata_gpu_test_launches.restype = ctypes.c_int
 
