@@ -5,8 +5,10 @@
 #                                        they load, the CUDA examples, the torch loop, the scripts
 #   scripts/gpu-check.sh run [BUNDLE]    on a machine with a GPU, CUDA 13 and PyTorch: the
 #                                        collector checks, the CUDA error stops through
-#                                        strata-dap, the torch loop through `strata gpu run
-#                                        --stacks`, the overhead table; PASS/FAIL/SKIP lines
+#                                        strata-dap, the torch loop and a CUDA graph through
+#                                        `strata gpu run --stacks`, the overhead table; it
+#                                        ends with one table (every item PASS/FAIL/SKIP, the
+#                                        overhead rows) and takes under 4 minutes
 #   scripts/gpu-check.sh [BUNDLE]        both
 # `run` needs nothing from the build machine but the bundle (BUNDLE/gpu-check.sh run works too).
 # Without a GPU it stops with "no GPU: ..." and exit status 3. See README.md, "GPU check".
@@ -19,7 +21,12 @@ pack() {
   local out="$1"
   [ -n "$repo" ] || { echo "gpu-check: pack runs from a clone of the repository"; exit 2; }
   cd "$repo"
-  export CMAKE_C_COMPILER_LAUNCHER="${CMAKE_C_COMPILER_LAUNCHER:-ccache}" CMAKE_CXX_COMPILER_LAUNCHER="${CMAKE_CXX_COMPILER_LAUNCHER:-ccache}"
+  # ccache where the machine has it (scripts/setup.sh does not install it): a fresh machine
+  # builds without, and no launcher is left in build/release's cache.
+  if command -v ccache >/dev/null 2>&1; then
+    export CMAKE_C_COMPILER_LAUNCHER="${CMAKE_C_COMPILER_LAUNCHER:-ccache}" CMAKE_CXX_COMPILER_LAUNCHER="${CMAKE_CXX_COMPILER_LAUNCHER:-ccache}"
+  fi
+  command -v patchelf >/dev/null || { echo "gpu-check: patchelf is missing (scripts/setup.sh installs it)"; exit 1; }
   echo "== configure and build (release)"
   cmake --preset release >/dev/null || exit 1
   local targets=(strata strata-dap strata_cupti strata_gpu_dump example_cuda_vector_add example_cuda_streams
@@ -58,10 +65,17 @@ pack() {
     lib="$(ldconfig -p | awk -v n="$name" '$1 == n && /x86-64/ {print $NF; exit}')"
     [ -n "$lib" ] && cp -L "$lib" "$out/bin/$name"
   done
+  # The binaries find the bundle's libraries themselves (RUNPATH), with no LD_LIBRARY_PATH: the
+  # tools in lib/ beside bin/, the libraries there each other; the collector keeps its own
+  # ($ORIGIN first: its libcupti and libunwind beside it).
+  for f in "$out"/bin/strata "$out"/bin/strata-dap "$out"/bin/strata_gpu_dump; do
+    patchelf --set-rpath '$ORIGIN/../lib:$ORIGIN' "$f" || exit 1
+  done
+  for f in "$out"/lib/*.so*; do patchelf --set-rpath '$ORIGIN' "$f" || exit 1; done
   cp backends/cuda/collector/tools/gpu_check_collector.py backends/cuda/collector/tools/late_start.py \
      backends/cuda/collector/tools/check_report.py backends/cuda/collector/tools/gpu_check_metrics.py \
      backends/cuda/collector/tools/gpu_check_error_stop.py backends/cuda/collector/tools/gpu_check_session.py \
-     backends/cuda/collector/tools/gpu_check_ranks.py "$out/tools/"
+     backends/cuda/collector/tools/gpu_check_ranks.py backends/cuda/collector/tools/gpu_check_torch.py "$out/tools/"
   cp bench/gpu/collection_overhead.py "$out/bench/"
   cp examples/python/train_torch.py examples/distributed/train_ddp.py "$out/"
   cp "$repo/scripts/gpu-check.sh" "$out/gpu-check.sh"
@@ -71,23 +85,30 @@ pack() {
 }
 
 pass=0 fail=0 skip=0
+summary=()  # one "VERDICT|NAME|DETAIL" per item, for the table at the end
 verdict() {  # verdict PASS|FAIL|SKIP NAME DETAIL
   case "$1" in PASS) pass=$((pass + 1));; FAIL) fail=$((fail + 1));; SKIP) skip=$((skip + 1));; esac
   echo "$1 $2${3:+: $3}"
+  summary+=("$1|$2|${3:-}")
 }
 
 # tool_step NAME SECONDS OUTFILE COMMAND...: one check tool run; its PASS/FAIL/SKIP lines shown
 # and counted, running past SECONDS a FAIL of its own.
 tool_step() {
-  local name="$1" seconds="$2" out="$3" rc
+  local name="$1" seconds="$2" out="$3" rc line v rest
   shift 3
   timeout "$seconds" "$@" > "$out" 2>&1
   rc=$?
   cat "$out"
-  pass=$((pass + $(grep -c '^PASS' "$out")))
-  fail=$((fail + $(grep -c '^FAIL' "$out")))
-  skip=$((skip + $(grep -c '^SKIP' "$out")))
+  while IFS= read -r line; do
+    case "$line" in PASS\ *|FAIL\ *|SKIP\ *) ;; *) continue ;; esac
+    v="${line%% *}"
+    rest="${line#* }"
+    case "$v" in PASS) pass=$((pass + 1));; FAIL) fail=$((fail + 1));; SKIP) skip=$((skip + 1));; esac
+    if [[ "$rest" == *": "* ]]; then summary+=("$v|${rest%%: *}|${rest#*: }"); else summary+=("$v|$rest|"); fi
+  done < "$out"
   [ $rc -eq 124 ] && verdict FAIL "$name" "timed out after $seconds s"
+  [ $rc -ne 0 ] && [ $rc -ne 124 ] && ! grep -q '^FAIL' "$out" && verdict FAIL "$name" "exit $rc without a FAIL line (see above)"
   return 0
 }
 
@@ -96,10 +117,10 @@ run_checks() {
   dir="$(cd "$1" && pwd)" || { echo "gpu-check: no bundle at $1 (run: scripts/gpu-check.sh pack)"; exit 2; }
   [ -x "$dir/bin/strata" ] || { echo "gpu-check: $dir is not a bundle (no bin/strata): run scripts/gpu-check.sh pack first"; exit 2; }
   local started=$SECONDS
-  export LD_LIBRARY_PATH="$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  # The bundle's binaries find its libraries through their RUNPATH; LD_LIBRARY_PATH only for an
+  # older C++ runtime than the build machine's.
   if ! "$dir/bin/strata" --version >/dev/null 2>&1; then
-    # An older C++ runtime than the build machine's: the bundle's own, for everything run here.
-    export LD_LIBRARY_PATH="$dir/lib-cxx:$LD_LIBRARY_PATH"
+    export LD_LIBRARY_PATH="$dir/lib-cxx${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     "$dir/bin/strata" --version >/dev/null 2>&1 || { echo "gpu-check: the bundle's strata does not run here: $("$dir/bin/strata" --version 2>&1 | head -3)"; exit 2; }
     echo "note: this machine's C++ runtime is older than the build machine's: using the bundle's (lib-cxx)"
   fi
@@ -119,28 +140,33 @@ run_checks() {
     echo "no GPU: a CUDA program cannot launch a kernel here: $probe"
     exit 3
   fi
-  local python="${PYTHON:-python3}" work rc
+  local python="${PYTHON:-python3}" work
   work="$(mktemp -d /tmp/strata-gpu-check-XXXXXX)"
+  mkdir -p "$work"/{collector,errors,session,ranks,metrics,torch}
   echo "work files in $work"
   echo "python: $($python --version 2>&1); torch: $($python -c 'import torch; print(torch.__version__, "cuda", torch.cuda.is_available())' 2>&1 | tail -1)"
 
-  echo "== the collector (strata_gpu_dump: counts, launch lines, the error stop, late start, overhead)"
-  tool_step "collector checks" 240 "$work/collector.out" "$python" "$dir/tools/gpu_check_collector.py" \
+  echo "== the collector (strata_gpu_dump: counts, launch lines, the error stop, late start)"
+  tool_step "collector checks" 60 "$work/collector.out" "$python" "$dir/tools/gpu_check_collector.py" \
       --dump "$dir/bin/strata_gpu_dump" --examples "$dir/examples" --sources "$dir/examples-src" --python "$python" \
       --work "$work/collector"
 
   echo "== CUDA errors as exception stops through strata-dap (oob_write, a torch out-of-bounds index)"
-  tool_step "CUDA error stops" 120 "$work/errors.out" env STRATA_AGENT_PYTHONPATH="$dir/agent" "$python" \
+  tool_step "CUDA error stops" 45 "$work/errors.out" env STRATA_AGENT_PYTHONPATH="$dir/agent" "$python" \
       "$dir/tools/gpu_check_error_stop.py" --dap "$dir/bin/strata-dap" --collector "$dir/bin/libstrata_cupti.so" \
       --examples "$dir/examples" --sources "$dir/examples-src" --python "$python" --work "$work/errors"
 
   echo "== collection in debug sessions through strata-dap (launch with \"gpu\", a breakpoint, late start)"
-  tool_step "session checks" 150 "$work/session.out" env STRATA_AGENT_PYTHONPATH="$dir/agent" "$python" \
+  tool_step "session checks" 60 "$work/session.out" env STRATA_AGENT_PYTHONPATH="$dir/agent" "$python" \
       "$dir/tools/gpu_check_session.py" --dap "$dir/bin/strata-dap" --examples "$dir/examples" \
       --sources "$dir/examples-src" --train "$dir/train_torch.py" --python "$python"
 
+  echo "== PyTorch through strata gpu run --stacks (the loop's launch lines, backward, a CUDA graph)"
+  tool_step "torch checks" 45 "$work/torch.out" "$python" "$dir/tools/gpu_check_torch.py" --strata "$dir/bin/strata" \
+      --train "$dir/train_torch.py" --python "$python" --work "$work/torch"
+
   echo "== a job's ranks under torchrun in one debug session (launch with \"ranks\")"
-  tool_step "torchrun ranks" 300 "$work/ranks.out" env STRATA_AGENT_PYTHONPATH="$dir/agent" "$python" \
+  tool_step "torchrun ranks" 40 "$work/ranks.out" env STRATA_AGENT_PYTHONPATH="$dir/agent" "$python" \
       "$dir/tools/gpu_check_ranks.py" --dap "$dir/bin/strata-dap" --train "$dir/train_ddp.py" --python "$python"
 
   echo "== hardware metrics: strata gpu run --profile vector_add:2 (measured, or the reason they cannot be)"
@@ -151,44 +177,38 @@ run_checks() {
       $("$python" -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null) \
       -maxdepth 4 -name libnvperf_host.so -print -quit 2>/dev/null)"
   echo "libnvperf_host.so: ${nvperf:-none found (the answer below then names the CUPTI call that failed)}"
-  tool_step "hardware metrics" 90 "$work/metrics.out" env LD_LIBRARY_PATH="${nvperf:+$(dirname "$nvperf"):}${LD_LIBRARY_PATH:-}" \
+  tool_step "hardware metrics" 25 "$work/metrics.out" env LD_LIBRARY_PATH="${nvperf:+$(dirname "$nvperf"):}${LD_LIBRARY_PATH:-}" \
       "$python" "$dir/tools/gpu_check_metrics.py" --strata "$dir/bin/strata" --examples "$dir/examples" \
       --work "$work/metrics"
 
-  echo "== the torch loop through strata gpu run --stacks"
-  if ! "$python" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
-    verdict SKIP "torch loop" "PyTorch with CUDA is not available to $python"
-  else
-    local store="$work/torch.strata"
-    timeout 150 "$dir/bin/strata" gpu run --stacks --store "$store" -- "$python" "$dir/train_torch.py" --steps 100 \
-        > "$work/torch.out" 2> "$work/torch.err"
-    rc=$?
-    tail -n 3 "$work/torch.out"; cat "$work/torch.err"
-    if [ $rc -ne 0 ] || ! grep -q "steps on cuda" "$work/torch.out"; then
-      verdict FAIL "torch loop ran on the GPU" "exit $rc"
-    else
-      verdict PASS "torch loop ran on the GPU" "$(grep 'steps on cuda' "$work/torch.out")"
-      local kernels lines marked
-      kernels="$("$dir/bin/strata" gpu sql "SELECT count(*) FROM kernels" --json "$store" | "$python" -c 'import json,sys; print(json.load(sys.stdin)["rows"][0][0])')"
-      [ "${kernels:-0}" -gt 0 ] && verdict PASS "torch kernels recorded" "$kernels kernels" || verdict FAIL "torch kernels recorded" "${kernels:-none}"
-      # Per launch site, its innermost frame in train_torch.py (the outer ones are main's caller).
-      lines="$("$dir/bin/strata" gpu sql "SELECT DISTINCT f.line FROM site_frames f JOIN (SELECT pid, site, min(depth) AS d FROM site_frames WHERE kind = 'python' AND file LIKE '%train_torch.py' GROUP BY pid, site) m ON f.pid = m.pid AND f.site = m.site AND f.depth = m.d AND f.kind = 'python' ORDER BY f.line" --json "$store" | "$python" -c 'import json,sys; print(" ".join(str(r[0]) for r in json.load(sys.stdin)["rows"]))')"
-      marked="$(grep -n '# @gpu:' "$dir/train_torch.py" | cut -d: -f1 | tr '\n' ' ')"
-      local ok=1 l
-      [ -n "$lines" ] || ok=0
-      for l in $lines; do grep -qw "$l" <<<"$marked" || ok=0; done
-      [ $ok -eq 1 ] && verdict PASS "torch launch lines in train_torch.py" "lines $lines (marked: $marked)" \
-                    || verdict FAIL "torch launch lines in train_torch.py" "lines '${lines}' should be among the marked lines $marked"
-      "$dir/bin/strata" gpu top 5 "$store" | head -n 12
-    fi
-  fi
+  echo "== collection overhead (bench/gpu/collection_overhead.py: the CUPTI floor, torch.profiler, Strata's modes)"
+  local budget=$((235 - (SECONDS - started)))
+  [ $budget -lt 30 ] && budget=30
+  timeout $((budget + 5)) "$python" "$dir/bench/collection_overhead.py" --strata "$dir/bin/strata" \
+      --loop "$dir/examples/launch_loop" --floor "$dir/bin/libstrata_cupti_floor.so" --python "$python" \
+      --torch-script "$dir/bench/torch_tiny_ops.py" --timeout-total "$budget" > "$work/overhead.out" 2>&1
+  local rc=$?
+  cat "$work/overhead.out"
+  [ $rc -eq 0 ] && verdict PASS "overhead bench" "tables below" || verdict FAIL "overhead bench" "exit $rc"
 
-  echo "== collection overhead (bench/gpu/collection_overhead.py)"
-  timeout 90 "$python" "$dir/bench/collection_overhead.py" --strata "$dir/bin/strata" --loop "$dir/examples/launch_loop" --rounds 3
-  rc=$?
-  [ $rc -eq 0 ] || verdict FAIL "overhead bench" "exit $rc"
-
-  echo "== GPU check: $pass PASS, $fail FAIL, $skip SKIP in $((SECONDS - started)) s"
+  local elapsed=$((SECONDS - started))
+  [ $elapsed -le 240 ] && verdict PASS "the whole check in under 4 minutes" "$elapsed s" \
+                       || verdict FAIL "the whole check in under 4 minutes" "$elapsed s"
+  echo
+  echo "== GPU check: $pass PASS, $fail FAIL, $skip SKIP in $elapsed s (commit $(cat "$dir/BUNDLE" 2>/dev/null))"
+  echo
+  echo "| # | check | result | detail |"
+  echo "| ---: | --- | --- | --- |"
+  local i=0 row v name detail
+  for row in "${summary[@]}"; do
+    i=$((i + 1))
+    v="${row%%|*}"; row="${row#*|}"
+    name="${row%%|*}"; detail="${row#*|}"
+    detail="${detail//|/\\|}"
+    echo "| $i | $name | $v | ${detail:0:240} |"
+  done
+  echo
+  grep -E '^\|' "$work/overhead.out" || echo "(no overhead table: see the bench's output above)"
   [ $fail -eq 0 ]
 }
 

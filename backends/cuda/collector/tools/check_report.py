@@ -2,6 +2,12 @@
 
 failed = False
 
+# The sticky CUDA errors a kernel's fault can be reported as (the collector's list): which one
+# depends on the GPU (an H200 reports an out-of-bounds write as 717, older GPUs as 700).
+STICKY = {700: "cudaErrorIllegalAddress", 702: "cudaErrorLaunchTimeout", 710: "cudaErrorAssert",
+          714: "cudaErrorHardwareStackError", 715: "cudaErrorIllegalInstruction", 716: "cudaErrorMisalignedAddress",
+          717: "cudaErrorInvalidAddressSpace", 718: "cudaErrorInvalidPc", 719: "cudaErrorLaunchFailure"}
+
 
 def say(verdict, name, detail=""):
     global failed

@@ -1,6 +1,6 @@
 """The collector's part of the GPU check: runs the CUDA examples (and a late start under
 Python) through strata_gpu_dump and checks what only a GPU can show. Prints PASS/FAIL/SKIP
-lines and the overhead table; exits 1 when a check failed.
+lines; exits 1 when a check failed. (What collection costs is bench/gpu/collection_overhead.py's.)
 
   python3 gpu_check_collector.py --dump DIR/strata_gpu_dump --examples DIR/examples \
       --sources DIR/examples-src [--python python3] [--work /tmp/x]
@@ -11,19 +11,18 @@ the marked lines); late_start.py is found beside this script.
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
 
 import check_report
-from check_report import check, marker_line, say
+from check_report import STICKY, check, marker_line, say
 
 
 def run_dump(args, work, tag, program, mode="stacks", extra=()):
     report = os.path.join(work, tag + ".json")
     cmd = [args.dump, "--mode", mode, "--report", report, *extra, "--", *program]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     if not os.path.exists(report):
         say("FAIL", tag, f"no report; exit {done.returncode}; stderr: {done.stderr[-2000:]}")
         return None, done
@@ -106,8 +105,8 @@ def check_error_stop(args, work):
         return
     e = errors[0]
     line = marker_line(src, "@error:sync")
-    check("oob_write error named", e["api"] == "cudaDeviceSynchronize" and e["result"] == 700 and
-          e["error"] == "cudaErrorIllegalAddress", json.dumps(e))
+    check("oob_write error named", e["api"] == "cudaDeviceSynchronize" and STICKY.get(e["result"]) == e["error"],
+          json.dumps(e))
     check("oob_write last kernel", "fill" in e["lastKernel"], e["lastKernel"])
     check("oob_write error line", e["caller"]["file"].endswith("oob_write.cu") and e["caller"]["line"] == line,
           f'{e["caller"]} vs oob_write.cu:{line}')
@@ -138,22 +137,6 @@ def check_late_start(args, work):
           f"sites {sids} should hold late_start.py:{line}")
 
 
-def overhead(args, work):
-    loop = os.path.join(args.examples, "launch_loop")
-    rows = []
-    for mode in ("plain", "off", "trace", "stacks"):
-        program = [loop, "200000"]
-        cmd = program if mode == "plain" else [args.dump, "--mode", mode, "--", *program]
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=300).stdout
-        m = re.search(r"([0-9.]+) ns per launch", out)
-        rows.append((mode, float(m.group(1)) if m else None))
-    base = rows[0][1]
-    print("overhead (launch_loop 200000 empty kernels, same machine, same run):")
-    for mode, ns in rows:
-        ratio = f"{(ns / base - 1) * 100:+.1f} %" if ns and base else "?"
-        print(f"  {mode:7s} {ns if ns else '?':>10} ns/launch  {ratio}")
-
-
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--dump", required=True)
@@ -163,10 +146,10 @@ def main():
     p.add_argument("--work", default=None)
     args = p.parse_args()
     work = args.work or tempfile.mkdtemp(prefix="strata-gpu-check-")
+    os.makedirs(work, exist_ok=True)  # the reports go here: made, whatever the caller named
     check_counts_and_lines(args, work)
     check_error_stop(args, work)
     check_late_start(args, work)
-    overhead(args, work)
     print(f"reports in {work}")
     return 1 if check_report.failed else 0
 

@@ -49,13 +49,16 @@ def kernels_of(c):
     return {k["name"]: k["count"] for k in c.request("gpuSummary", limit=50)["kernels"]}
 
 
-def frames_of_first(c, name_part):
-    """gpuKernel's stackFrames of the first timeline item whose name contains name_part."""
+def kernel_of_first(c, name_part):
+    """gpuKernel of the first timeline item whose name contains name_part."""
     items = c.request("gpuTimeline", maxItems=2000)["items"]
     item = next((i for i in items if i.get("kind") == "kernel" and name_part in i.get("name", "")), None)
-    if not item:
-        return None
-    return c.request("gpuKernel", id=item["id"]).get("stackFrames", [])
+    return c.request("gpuKernel", id=item["id"]) if item else {}
+
+
+def first_user_frame(kernel):
+    """The first launch frame that is neither subtle nor a label: the user's own line."""
+    return next((f for f in kernel.get("stackFrames", []) if f.get("presentationHint") not in ("subtle", "label")), {})
 
 
 def check_native(args):
@@ -88,10 +91,14 @@ def check_native(args):
         check(f"{name}: program ran", exited.get("exitCode") == 0, f"exit {exited.get('exitCode')}")
         count = kernels.get("vector_add(float const*, float const*, float*, int)", 0)
         check(f"{name}: kernel count equals the launches", count == LAUNCHES, f"{count} recorded, {LAUNCHES} launched; {kernels}")
-        frames = frames_of_first(c, "vector_add") or []
-        lines = [(f.get("name"), f.get("line")) for f in frames if (f.get("source") or {}).get("path", "").endswith("vector_add.cu")]
-        check(f"{name}: gpuKernel's frames name the launching line", bool(lines) and lines[0][1] == launch_line,
-              f"{lines[:3]} (marked: {launch_line})")
+        kernel = kernel_of_first(c, "vector_add")
+        top = first_user_frame(kernel)
+        shown = [(f.get("name"), f.get("line"), f.get("presentationHint")) for f in kernel.get("stackFrames", [])[:4]]
+        check(f"{name}: gpuKernel's first frame that is not subtle is main at the launching line",
+              top.get("name") == "main" and top.get("line") == launch_line and
+              (top.get("source") or {}).get("path", "").endswith("vector_add.cu"), f"{shown} (marked: {launch_line})")
+        check(f"{name}: gpuKernel has an occupancy estimate (the collector recorded the device)", "occupancy" in kernel,
+              kernel.get("occupancyUnavailable", "occupancy present"))
         important = [e["body"]["output"] for e in c.events if e["event"] == "output" and e["body"].get("category") == "important"]
         check(f"{name}: no problem reported", not important, "".join(important)[:400])
     except Exception as e:  # noqa: BLE001
@@ -120,14 +127,21 @@ def check_torch(args):
         kernels = kernels_of(c)
         check(f"{name}: kernels at the first breakpoint", sum(kernels.values()) > 0, f"{sum(kernels.values())} kernels")
         items = [i for i in c.request("gpuTimeline", maxItems=2000)["items"] if i.get("kind") == "kernel"]
-        lines = set()
-        for item in items[:20]:
-            for f in c.request("gpuKernel", id=item["id"]).get("stackFrames", []):
-                if (f.get("source") or {}).get("path") == args.train:
-                    lines.add(f.get("line"))
-                    break
-        check(f"{name}: kernels' innermost train_torch.py lines are marked lines", bool(lines) and lines <= marked,
-              f"lines {sorted(lines)} (marked: {sorted(marked)})")
+        tops, backward = [], []
+        backward_line = marker_line(args.train, "# @gpu:backward")
+        for item in items[:60]:
+            kernel = c.request("gpuKernel", id=item["id"])
+            top = first_user_frame(kernel)
+            tops.append(((top.get("source") or {}).get("path"), top.get("line")))
+            if kernel.get("attribution") == "caller":
+                backward.append(tops[-1])
+        check(f"{name}: gpuKernel's first frame that is not subtle is a marked line of train_torch.py",
+              bool(tops) and all(p == args.train and l in marked for p, l in tops),
+              f"{sorted(set(tops), key=str)[:8]} (marked: {sorted(marked)})")
+        check(f"{name}: backward kernels' first frame that is not subtle is the backward() line",
+              bool(backward) and all(p == args.train and l == backward_line for p, l in backward),
+              f"{len(backward)} of {len(tops)} kernels launched for the waiting thread: {sorted(set(backward), key=str)[:4]} "
+              f"(backward(): {backward_line})")
         c.request("setBreakpoints", source={"path": args.train}, breakpoints=[])
         c.request("continue", threadId=stopped["threadId"])
         exited = c.event("exited", timeout=150)
