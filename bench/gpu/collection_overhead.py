@@ -245,7 +245,8 @@ def main(argv=None):
     p.add_argument("--strata", help="the strata CLI (default: BUILD/adapter/cli/strata)")
     p.add_argument("--loop", help="launch_loop (default: BUILD/examples/cuda/launch_loop)")
     p.add_argument("--floor", help="libstrata_cupti_floor.so (default: BUILD/bench/gpu/libstrata_cupti_floor.so)")
-    p.add_argument("--python", default=sys.executable, help="the Python with torch for the torch loop (default: this one)")
+    p.add_argument("--python", default=sys.executable,
+                   help="the Python with torch for the torch loop (default: the one running this)")
     p.add_argument("--torch-script", default=os.path.join(HERE, "torch_tiny_ops.py"))
     p.add_argument("--launches", type=int, default=200000, help="launch_loop's launches a run")
     p.add_argument("--launches-torch", type=int, default=30000, help="torch_tiny_ops' launches a run")
@@ -308,6 +309,7 @@ def main(argv=None):
             torch_line = f"torch loop skipped: its probe failed (exit {tprobe.rc}): {tprobe.tail(500)}"
             problems.append(torch_line)
         else:
+            torch_line = f"torch loop with {args.python}: {tprobe.stdout.strip()}"
             loops.append(("torch", [args.python, args.torch_script, str(args.launches_torch)], args.launches_torch,
                           f"torch_tiny_ops: {args.launches_torch} in-place adds of a 256-element CUDA tensor a run"))
 

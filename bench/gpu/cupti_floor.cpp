@@ -179,7 +179,8 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     }
     std::vector<const Kind*> kinds;
     if (!kindsFromEnvironment(kinds)) return;
-    if (const CUptiResult r = cuptiActivityRegisterCallbacks(&onBufferRequested, &onBufferCompleted); r != CUPTI_SUCCESS)
+    if (const CUptiResult r = cuptiActivityRegisterCallbacks(&onBufferRequested, &onBufferCompleted);
+        r != CUPTI_SUCCESS)
       return fail("cuptiActivityRegisterCallbacks", r);
     if (const CUptiResult r = cuptiActivityFlushPeriod(kFlushPeriodMs); r != CUPTI_SUCCESS)
       return fail("cuptiActivityFlushPeriod", r);

@@ -4,8 +4,8 @@
 
     python3 bench/gpu/torch_tiny_ops.py [N] [--elements 256] [--warmup 1000] [--profiler]
 
-Prints "torch_tiny_ops: N launches in T ms: X ns per launch" (the pattern examples/cuda/launch_loop
-prints, so one regex reads both). With --profiler the timed loop runs inside
+Prints "torch_tiny_ops: N launches (+W warm-up) in T ms: X ns per launch (torch V, CUDA C, DEVICE)"
+(the pattern examples/cuda/launch_loop prints, so one regex reads both). With --profiler the timed loop runs inside
 torch.profiler.profile(activities=[CPU, CUDA]); the trace is not exported, and what is timed is
 the loop inside the context (entering it, which starts Kineto's CUPTI tracing, and leaving it,
 which collects the events, are outside the two synchronize() calls). Without CUDA in torch it
@@ -63,7 +63,8 @@ def main():
         print(f"torch_tiny_ops: the tensor holds {got}, not {expected}: launches were lost", flush=True)
         return 1
     print(f"torch_tiny_ops: {args.launches} launches (+{args.warmup} warm-up) in {ns / 1e6:.3f} ms: "
-          f"{ns / args.launches:.1f} ns per launch", flush=True)
+          f"{ns / args.launches:.1f} ns per launch (torch {torch.__version__}, CUDA {torch.version.cuda}, "
+          f"{torch.cuda.get_device_name()})", flush=True)
     return 0
 
 
