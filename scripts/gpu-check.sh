@@ -29,7 +29,7 @@ pack() {
   command -v patchelf >/dev/null || { echo "gpu-check: patchelf is missing (scripts/setup.sh installs it)"; exit 1; }
   echo "== configure and build (release)"
   cmake --preset release >/dev/null || exit 1
-  local targets=(strata strata-dap strata_cupti strata_gpu_dump example_cuda_vector_add example_cuda_streams
+  local targets=(strata strata-dap strata_cupti strata_cupti_floor strata_gpu_dump example_cuda_vector_add example_cuda_streams
                  example_cuda_oob_write example_cuda_launch_loop)
   # The Python agent (strata-dap's Python backend), with its extension for each CPython found.
   targets+=(strata_python_package $(ninja -C build/release -t targets all | awk -F: '/^strata_(core|pyc)_py[0-9]+:/{print $1}'))
@@ -37,8 +37,10 @@ pack() {
   local b=build/release
   rm -rf "$out" && mkdir -p "$out"/{bin,lib,examples,examples-src,tools,bench}
   cp -r "$b/backends/python/python" "$out/agent"
+  # The floor of the overhead bench (CUPTI's kernel tracing alone) beside the collector: its
+  # $ORIGIN RUNPATH finds the bundle's libcupti.so.13 there too.
   cp "$b/adapter/cli/strata" "$b/adapter/strata-dap" "$b/backends/cuda/collector/strata_gpu_dump" \
-     "$b/backends/cuda/collector/libstrata_cupti.so" "$out/bin/"
+     "$b/backends/cuda/collector/libstrata_cupti.so" "$b/bench/gpu/libstrata_cupti_floor.so" "$out/bin/"
   # The collector's version gate wants the CUPTI it was built with (130001): carried beside it.
   local cupti
   cupti="$(grep -E '^STRATA_CUPTI_DIR:' "$b/CMakeCache.txt" | cut -d= -f2)/libcupti.so.13"
@@ -49,7 +51,8 @@ pack() {
   done
   cp examples/cuda/check.h "$out/examples-src/"
   # Debug info is for the examples (launch lines); the tools travel without theirs.
-  strip --strip-debug "$out/bin/strata" "$out/bin/strata-dap" "$out/bin/strata_gpu_dump" "$out/bin/libstrata_cupti.so"
+  strip --strip-debug "$out/bin/strata" "$out/bin/strata-dap" "$out/bin/strata_gpu_dump" "$out/bin/libstrata_cupti.so" \
+      "$out/bin/libstrata_cupti_floor.so"
   # The shared libraries they load, except glibc's own (the GPU machine's must serve them).
   # The C++ runtime goes aside (lib-cxx): used only when the machine's own is older. libunwind
   # and liblzma the collector opens at run time from beside itself ($ORIGIN), then the system.
@@ -76,7 +79,7 @@ pack() {
      backends/cuda/collector/tools/check_report.py backends/cuda/collector/tools/gpu_check_metrics.py \
      backends/cuda/collector/tools/gpu_check_error_stop.py backends/cuda/collector/tools/gpu_check_session.py \
      backends/cuda/collector/tools/gpu_check_ranks.py backends/cuda/collector/tools/gpu_check_torch.py "$out/tools/"
-  cp bench/gpu/collection_overhead.py "$out/bench/"
+  cp bench/gpu/collection_overhead.py bench/gpu/torch_tiny_ops.py "$out/bench/"
   cp examples/python/train_torch.py examples/distributed/train_ddp.py "$out/"
   cp "$repo/scripts/gpu-check.sh" "$out/gpu-check.sh"
   chmod +x "$out/gpu-check.sh"
@@ -186,7 +189,9 @@ run_checks() {
   [ $budget -lt 30 ] && budget=30
   timeout $((budget + 5)) "$python" "$dir/bench/collection_overhead.py" --strata "$dir/bin/strata" \
       --loop "$dir/examples/launch_loop" --floor "$dir/bin/libstrata_cupti_floor.so" --python "$python" \
-      --torch-script "$dir/bench/torch_tiny_ops.py" --timeout-total "$budget" > "$work/overhead.out" 2>&1
+      --torch-script "$dir/bench/torch_tiny_ops.py" --timeout-total "$budget" --rounds 2 \
+      --floor-kinds kernel+memcpy+memset+sync --variant api-launches:STRATA_GPU_API=launches \
+      --variant errors-all:STRATA_GPU_ERRORS=all > "$work/overhead.out" 2>&1
   local rc=$?
   cat "$work/overhead.out"
   [ $rc -eq 0 ] && verdict PASS "overhead bench" "tables below" || verdict FAIL "overhead bench" "exit $rc"
