@@ -151,6 +151,9 @@ int top(const std::vector<std::string>& in) {
   if (a->json) printJson(toJson(*s));
   else {
     std::printf("GPU summary of %s (%s)\n", file.c_str(), std::string(traceFormatName((*o)->report.format)).c_str());
+    // What an import left out is said, so a trace that yields nothing never looks empty.
+    for (const auto& [why, n] : (*o)->report.skipped)
+      std::printf("  %llu %s skipped (%s)\n", static_cast<unsigned long long>(n), n == 1 ? "event" : "events", why.c_str());
     printSummary(stdout, *s);
   }
   return 0;

@@ -247,12 +247,12 @@ test('gpu run of a CUDA program on a machine without a GPU runs it and says why 
 const TORCH_PYTHON = '/usr/bin/python3';
 const hasTorch = spawnSync(TORCH_PYTHON, ['-c', 'import torch'], { encoding: 'utf8' }).status === 0;
 test('gpu run of the PyTorch example trains on the CPU and says no GPU collection happened',
-  { skip: hasTorch ? false : `PyTorch is not installed for ${TORCH_PYTHON} (Debian: apt-get install python3-torch)` }, () => {
+  { skip: !hasTorch ? `PyTorch is not installed for ${TORCH_PYTHON} (Debian: apt-get install python3-torch)`
+    : fs.existsSync('/proc/driver/nvidia/version') ? 'a GPU machine: the example trains on the GPU there, which scripts/gpu-check.sh checks' : false }, () => {
     const script = path.join(REPO, 'examples/python/train_torch.py');
     const r = spawnSync(CLI, ['gpu', 'run', '--stacks', '--', TORCH_PYTHON, script, '--steps', '20', '--hidden', '32'],
       { encoding: 'utf8', cwd: dir, timeout: 300_000 });
     assert.equal(r.status, 0, r.stderr);
-    if (fs.existsSync('/proc/driver/nvidia/version')) return; // a GPU machine: the GPU check covers it
     assert.match(r.stdout, /training on the CPU/);
     assert.match(r.stdout, /train_torch: 20 steps on cpu in [0-9.]+ s, final loss [0-9.]+\n$/);
     assert.equal((r.stderr.match(/no GPU collection happened/g) ?? []).length, 1, r.stderr);

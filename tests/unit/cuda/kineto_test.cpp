@@ -3,7 +3,13 @@
 // malformed or truncated file is an error naming the file and position, and imports nothing.
 #include <doctest/doctest.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <map>
+#include <numeric>
+
+#include <boost/json.hpp>
 
 #include "helpers.hpp"
 #include "import/kineto_fields.hpp"
@@ -428,4 +434,47 @@ TEST_CASE("Kineto JSON: with_stack's python_function events give a launch its Py
   CHECK(d->python[2].function == "main");
   CHECK(d->python[2].line == 30);
   CHECK_FALSE(d->siteKnown);
+}
+
+// A trace torch.profiler wrote itself, not a fixture shaped by hand: Debian's torch 1.13 (built
+// without Kineto) writes its own exporter's form, a bare array of operators with no category
+// under the pid "CPU functions". Every operator it counted must import, as many times.
+TEST_CASE("a trace torch.profiler itself wrote imports every operator torch counted") {
+  const char* python = std::getenv("STRATA_TORCH_PYTHON");
+  const std::string interpreter = python && *python ? python : "/usr/bin/python3";
+  TempDir dir;
+  const std::string trace = dir.file("torch.json");
+  const std::string command = interpreter + " " + STRATA_TORCH_PROFILER_SCRIPT + " " + trace + " 2>&1";
+  std::string out;
+  if (std::FILE* p = popen(command.c_str(), "r")) {
+    char buf[4096];
+    while (std::size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+    if (pclose(p) != 0 && out.find("No module named 'torch'") != std::string::npos) {
+      std::printf("STRATA-SKIP a trace torch.profiler itself wrote imports every operator torch counted: PyTorch is not "
+                  "installed for %s (Debian: apt-get install python3-torch)\n", interpreter.c_str());
+      return;
+    }
+  }
+  const auto line = out.substr(out.rfind('{'));
+  auto counted = boost::json::parse(line).as_object();
+  REQUIRE_MESSAGE(counted.contains("aten::mm"), out);
+  CHECK(counted.at("aten::mm").as_int64() == 10);
+
+  auto opened = openTrace(trace, dir.file("torch.strata"));
+  REQUIRE_MESSAGE(opened.ok(), opened.error().message);
+  CHECK(opened->report.format == TraceFormat::KinetoJson);
+  CHECK(opened->report.skipped.count("events without a category") == 0);
+  auto rows = opened->store->sql("SELECT name, count(*) FROM cpu_ops GROUP BY name", 1000);
+  REQUIRE(rows.ok());
+  std::map<std::string, std::int64_t> imported;
+  for (const auto& r : rows->rows) imported[std::get<std::string>(r[0])] = std::get<std::int64_t>(r[1]);
+  for (const auto& [name, count] : counted) {
+    CHECK_MESSAGE(imported[std::string(name)] == count.as_int64(), std::string(name));
+  }
+  CHECK(imported.size() == counted.size());
+  // On the thread torch named, with their times: the timeline shows them.
+  auto s = opened->store->counts();
+  CHECK(s.records == static_cast<std::uint64_t>(std::accumulate(imported.begin(), imported.end(), std::int64_t{0},
+                                                                 [](std::int64_t n, const auto& kv) { return n + kv.second; })));
+  CHECK(s.timeSpan.endNs > s.timeSpan.startNs);
 }

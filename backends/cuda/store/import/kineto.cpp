@@ -66,6 +66,7 @@ Key classify(Role role, std::string_view k) {
 
 struct Event {
   std::string ph, cat, name, argName;
+  std::string pidText;  // a pid given as a string ("CPU functions" in torch's own exporter)
   bool hasTs = false, hasDur = false, pidNum = false, tidNum = false, hasId = false;
   std::int64_t ts = 0, dur = 0, pid = 0, tid = 0, device = -1, stream = -1, context = 0;
   std::uint64_t id = 0, correlation = 0, externalId = 0, bytes = 0, registers = 0, sharedMemory = 0;
@@ -73,6 +74,7 @@ struct Event {
   void clear() {
     ph.clear();
     cat.clear();
+    pidText.clear();
     name.clear();
     argName.clear();
     hasTs = hasDur = pidNum = tidNum = hasId = false;
@@ -195,6 +197,10 @@ class Importer {
       kind = RecordKind::Marker, gpu = true;
     } else if (cat == "overhead") {
       kind = RecordKind::Overhead;
+    } else if (cat.empty() && e.pidText == "CPU functions") {
+      // torch's own exporter (a PyTorch built without Kineto, as Debian's is: torch.profiler
+      // then writes a bare array of operators, no categories, under the pid "CPU functions").
+      kind = RecordKind::CpuOp;
     } else {
       skip(e.cat.empty() ? "events without a category" : "events of category '" + e.cat + "'");
       return true;
@@ -440,7 +446,10 @@ class Handler {
         case Key::Ph: ev_.ph.assign(v); break;
         case Key::Cat: ev_.cat.assign(v); break;
         case Key::Name: ev_.name.assign(v); break;
-        case Key::Pid: ev_.pidNum = trailingNumber(v, ev_.pid); break;
+        case Key::Pid:
+          ev_.pidNum = trailingNumber(v, ev_.pid);
+          ev_.pidText.assign(v);
+          break;
         case Key::Tid: ev_.tidNum = trailingNumber(v, ev_.tid); break;
         case Key::Id: {
           std::int64_t id = 0;
