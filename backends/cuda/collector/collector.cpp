@@ -150,6 +150,51 @@ bool isGraphLaunch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
              : cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch || cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz;
 }
 
+// What a launch launches, from the call's parameters: the kernel's host function (runtime), its
+// CUfunction (driver), the executable graph; else a hash of the kernel's name (CUDA 13's
+// ___cudaLaunchKernel, whose parameters its headers do not describe). A launch key made of it
+// and the Python line needs no unwinding.
+std::uint64_t launchedObject(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
+  if (const void* p = cb->functionParams) {
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+      switch (cbid) {
+        case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
+        case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000:
+          return reinterpret_cast<std::uint64_t>(static_cast<const cudaLaunchKernel_v7000_params*>(p)->func);
+        case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
+        case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060:
+          return reinterpret_cast<std::uint64_t>(static_cast<const cudaLaunchKernelExC_v11060_params*>(p)->func);
+        case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000:
+        case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000:
+          return reinterpret_cast<std::uint64_t>(static_cast<const cudaLaunchCooperativeKernel_v9000_params*>(p)->func);
+        case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000:
+        case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000:
+          return reinterpret_cast<std::uint64_t>(static_cast<const cudaGraphLaunch_v10000_params*>(p)->graphExec);
+        default: break;
+      }
+    } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+      switch (cbid) {
+        case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+        case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+          return reinterpret_cast<std::uint64_t>(static_cast<const cuLaunchKernel_params*>(p)->f);
+        case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+        case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
+          return reinterpret_cast<std::uint64_t>(static_cast<const cuLaunchKernelEx_params*>(p)->f);
+        case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+        case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+          return reinterpret_cast<std::uint64_t>(static_cast<const cuLaunchCooperativeKernel_params*>(p)->f);
+        case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
+        case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz:
+          return reinterpret_cast<std::uint64_t>(static_cast<const cuGraphLaunch_params*>(p)->hGraph);
+        default: break;
+      }
+    }
+  }
+  std::uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a
+  for (const char* c = cb->symbolName; c && *c; ++c) h = (h ^ static_cast<unsigned char>(*c)) * 0x100000001b3ull;
+  return h;
+}
+
 void CUPTIAPI callbackTrampoline(void* user, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   static_cast<Collector*>(user)->onCallback(domain, cbid, data);
 }
@@ -683,11 +728,12 @@ void Collector::onLaunch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, con
   if (mode() != ring::Mode::Stacks) return;
   t.inLaunch = true;
   const char* api = names_.name(domain, cbid);
-  SiteTable::Lookup found = sites_.lookup(cbid, static_cast<std::uint16_t>(domain), api);
+  const std::uint64_t launched = launchedObject(domain, cbid, cb);
+  SiteTable::Lookup found = sites_.lookup(cbid, static_cast<std::uint16_t>(domain), api, launched);
   if (found.noSlot) {
     // Every slot holds a new site no one has named yet: name them here, once, and look again.
     drainSites();
-    found = sites_.lookup(cbid, static_cast<std::uint16_t>(domain), api);
+    found = sites_.lookup(cbid, static_cast<std::uint16_t>(domain), api, launched);
   }
   // Without process_vm_readv the names must be read while the frames still run.
   if (found.fresh && !python_.resolvesLater()) drainSites();

@@ -157,7 +157,8 @@ std::uint64_t pythonKey(std::uint64_t h, const RawPythonFrame* frames, int n) {
 }
 
 constexpr int kProbe = 32;
-constexpr int kKeyFrames = 4;
+constexpr int kKeyFrames = 4;        // Python frames in a key
+constexpr int kNativeKeyFrames = 8;  // native return addresses in a key without Python frames
 
 }  // namespace
 
@@ -267,22 +268,27 @@ std::uint32_t SiteTable::find(std::uint64_t key) const {
   return 0;
 }
 
-__attribute__((noinline)) SiteTable::Lookup SiteTable::lookup(std::uint32_t cbid, std::uint16_t domain, const char* api) {
+__attribute__((noinline)) SiteTable::Lookup SiteTable::lookup(std::uint32_t cbid, std::uint16_t domain, const char* api,
+                                                              std::uint64_t launched) {
   Lookup out;
   RawPythonFrame py[kKeyFrames];
   const int np = python_.top(py, kKeyFrames);
   Scopes::View scope;
-  std::uint64_t key = mix(0x5354524154414755ull, (std::uint64_t{domain} << 32) | cbid);
+  std::uint64_t key = mix(mix(0x5354524154414755ull, (std::uint64_t{domain} << 32) | cbid), launched);
   if (np > 0) {
+    // The Python line and what it launches tell launches apart: no unwinding at all.
     out.attribution = SiteAttribution::Own;
     key = pythonKey(key, py, np);
   } else if (scopes_.current(scope)) {
     out.attribution = SiteAttribution::Caller;
     key = mix(mix(key, scope.key), scope.tid);
+  } else {
+    // No Python: where the program called from (a runtime linked into the program lies
+    // between the call and CUDA's modules, hence eight addresses).
+    std::uint64_t pcs[kNativeKeyFrames];
+    const int nn = native_.captureKey(pcs, kNativeKeyFrames, 2);
+    for (int i = 0; i < nn; ++i) key = mix(key, pcs[i]);
   }
-  std::uint64_t pcs[kKeyFrames];
-  const int nn = native_.captureKey(pcs, kKeyFrames, 2);
-  for (int i = 0; i < nn; ++i) key = mix(key, pcs[i]);
   if (key == 0) key = 1;
   if (std::uint32_t s = find(key)) {
     out.site = s;

@@ -78,7 +78,7 @@ class NativeStack {
   static void resolve(const std::uint64_t* pcs, int n, std::vector<NativeFrameText>& out);
   const char* unwinder() const { return unwinderName_; }
 
-  static constexpr int kKeyDepth = 32;
+  static constexpr int kKeyDepth = 40;
 
  private:
   bool skipped(std::uint64_t pc) const;
@@ -147,10 +147,12 @@ class SiteTable {
     bool noSlot = false;     // every pending slot holds a site not yet taken
     SiteAttribution attribution = SiteAttribution::None;
   };
-  // The key: the launch API, the four innermost Python frames (code, instruction) of the
-  // launching thread, or of the newest scope when it has none, and its first four native return
-  // addresses past CUDA's modules. Call from the launching thread, inside the launch callback.
-  Lookup lookup(std::uint32_t cbid, std::uint16_t domain, const char* api);
+  // The key: the launch API, what is launched (`launched`: the kernel's host function or
+  // CUfunction, 0 when unknown), and the four innermost Python frames (code, instruction) of
+  // the launching thread, or of the newest scope when it has none: no unwinding. Without
+  // Python frames, its first eight native return addresses past CUDA's modules (an unwind of
+  // NativeStack::kKeyDepth frames). Call from the launching thread, inside the launch callback.
+  Lookup lookup(std::uint32_t cbid, std::uint16_t domain, const char* api, std::uint64_t launched = 0);
   // New sites not yet taken, oldest first; their slots are free again at `release`.
   void takePending(std::vector<RawSite*>& out);
   void release(const std::vector<RawSite*>& taken);
