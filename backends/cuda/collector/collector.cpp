@@ -849,7 +849,9 @@ int runAutogradHook(void* user) {
   const std::string literal = pythonLiteral(info.dli_fname);
   for (std::size_t at; (at = source.find("PATH")) != std::string::npos;) source.replace(at, 4, literal);
   // Run in a namespace of its own: __main__ gets no name.
-  c->python().runSimpleString(("exec(" + pythonLiteral(source) + ", {'__name__': 'strata_gpu_hooks'})").c_str());
+  c->python().runSimpleString(("exec(compile(" + pythonLiteral(source) +
+                                ", '<strata-gpu-hooks>', 'exec'), {'__name__': 'strata_gpu_hooks'})")
+                                   .c_str());
   return 0;  // a pending call that returns nonzero raises SystemError in the program
 }
 
