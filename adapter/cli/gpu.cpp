@@ -250,6 +250,14 @@ int kernel(const std::vector<std::string>& in) {
     std::printf("  launched by   %s (thread %u, %s before it started)\n", d->launch->name.c_str(), d->launch->tid,
                 formatNs(r.start >= d->launch->startNs ? r.start - d->launch->startNs : 0).c_str());
   if (d->op) std::printf("  in op         %s\n", d->op->name.c_str());
+  if (d->attribution == SiteAttribution::Caller)
+    std::printf("  Python lines  of thread %u, which waited in %s (the launching thread runs no Python)\n", d->callerTid,
+                d->waitedIn == "backward" ? "backward()" : d->waitedIn.c_str());
+  if (d->capture) {
+    std::printf("  graph node    %" PRIu64 " (%s), made at (innermost first):\n", d->capture->node, d->capture->origin.c_str());
+    for (const auto& f : d->capture->site.python) std::printf("    %s  %s:%d\n", f.function.c_str(), f.file.c_str(), f.line);
+    std::printf("  the replay:\n");
+  }
   if (!d->python.empty()) {
     std::printf("  Python frames (innermost first):\n");
     for (const auto& f : d->python) std::printf("    %s  %s:%d\n", f.function.c_str(), f.file.c_str(), f.line);

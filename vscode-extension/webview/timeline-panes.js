@@ -78,18 +78,25 @@ function renderDetails(d, it) {
   if (d.copyKind) row('Copy', `${d.copyKind}${d.bytes !== undefined ? `, ${d.bytes} bytes` : ''}`);
   row('Sync', d.syncKind);
   if (d.launch) row('Launched by', `${d.launch.name} (thread ${d.launch.tid})`);
+  // Whose Python lines the frames show: a thread with none (autograd's) is tied to the one that waited.
+  if (d.attribution === 'caller') row('Python lines of', `thread ${d.waitingThread}, which waited in ${d.waitedIn === 'backward' ? 'backward()' : d.waitedIn}`);
+  if (d.capture) row('Graph node', `${d.capture.node} (${d.capture.origin}); the lines that captured it come first`);
   if (d.op) row('Operator', d.op.name);
   const parts = [el('h2', '', d.kind === 'kernel' ? 'Kernel launch' : `${d.kind} record`), el('p', 'name', d.name), dl];
   const frames = d.stackFrames || [];
   if (frames.length) {
-    // Python frames open their line; a native frame without a source shows its address.
+    // Python frames open their line; a native frame without a source shows its address; frames
+    // that are not the program's own (CUDA, libraries, the interpreter) are muted; a label
+    // separates the lines of another thread or of a graph's capture.
     const list = el('ol', 'frames', ...frames.map((f) => {
-      if (!(f.source && f.source.path)) return el('li', '', el('span', 'nosource', `${f.name} ${f.instructionPointerReference || ''}`.trim()));
+      if (f.presentationHint === 'label') return el('li', 'label', f.name);
+      const cls = f.presentationHint === 'subtle' ? 'subtle' : '';
+      if (!(f.source && f.source.path)) return el('li', cls, el('span', 'nosource', `${f.name} ${f.instructionPointerReference || ''}`.trim()));
       const b = el('button', '', `${f.name} — ${f.source.path.split('/').pop()}:${f.line}`);
       b.type = 'button';
       b.title = `${f.source.path}:${f.line}`;
       b.addEventListener('click', () => vscode.postMessage({ type: 'openSource', path: f.source.path, line: f.line }));
-      return el('li', '', b);
+      return el('li', cls, b);
     }));
     parts.push(el('h2', '', d.siteKnown ? 'Launched from' : 'Launched from (the frames around its launch call)'), list);
   } else if (d.kind === 'kernel') {

@@ -279,8 +279,16 @@ std::string record(const RecordDetail& d) {
     out += "  launched by " + d.launch->name + " on thread " + std::to_string(d.launch->tid) + " (correlation " +
            std::to_string(r.correlation) + ")\n";
   if (d.op) out += "  in the op " + d.op->name + "\n";
+  if (d.capture) {
+    out += "  a CUDA graph replay's kernel: its node (" + std::to_string(d.capture->node) + ", " + d.capture->origin +
+           ") was made at:\n";
+    for (const auto& f : d.capture->site.python) out += "    " + f.file + ":" + std::to_string(f.line) + " in " + f.function + "\n";
+  }
+  if (d.attribution == SiteAttribution::Caller)
+    out += "  launched by a thread with no Python frame; the Python lines are those of thread " +
+           std::to_string(d.callerTid) + ", which waited in " + (d.waitedIn == "backward" ? "backward()" : d.waitedIn) + "\n";
   if (!d.python.empty() || !d.native.empty()) {
-    out += "  from:\n";
+    out += d.capture ? "  replayed from:\n" : "  from:\n";
     for (const auto& f : d.python) out += "    " + f.file + ":" + std::to_string(f.line) + " in " + f.function + "\n";
     for (std::size_t i = 0; i < d.native.size(); ++i) {
       char buf[32];

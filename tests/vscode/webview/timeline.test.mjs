@@ -247,7 +247,7 @@ test('hover shows a tooltip; a click shows the launch in full, and its frames op
     `launch_gemm — gpu_launcher.py:${lineOf(LAUNCHER, 'launch_gemm')}`,
     `train_step — gpu_launcher.py:${lineOf(LAUNCHER, 'train_step')}`,
     `main — gpu_launcher.py:${lineOf(LAUNCHER, 'main_loop')}`,
-    'cudaLaunchKernel 0x7f0000001234',
+    'CUDA: cudaLaunchKernel (1 frame in libcudart.so.13) 0x7f0000001234',
     `combine — native_demo.cpp:${lineOf(NATIVE_SOURCE, 'combine_call')}`,
   ]);
   await details.getByRole('button', { name: /^train_step/ }).click();
