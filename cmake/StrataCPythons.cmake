@@ -47,6 +47,20 @@ function(strata_find_cpythons out min max)
   set(${out} "${entries}" PARENT_SCOPE)
 endfunction()
 
+# A test's name for one interpreter: PREFIX_py3MINOR for pyenv's, with "_debian_static" for
+# Debian's own builds that scripts/debian-cpython.sh fetches, with the path made an identifier
+# for any other (/usr/bin/python3.11 beside pyenv's 3.11). Sets OUT.
+function(strata_python_test_name out prefix py minor)
+  set(name ${prefix}_py3${minor})
+  if(py MATCHES "^${PROJECT_SOURCE_DIR}/build/cpython")
+    set(name "${name}_debian_static")
+  elseif(NOT py MATCHES "pyenv")
+    string(MAKE_C_IDENTIFIER "${py}" suffix)
+    set(name "${name}${suffix}")
+  endif()
+  set(${out} "${name}" PARENT_SCOPE)
+endfunction()
+
 # For each entry of strata_find_cpythons whose minor is MIN..MAX and whose headers have
 # internal/NEEDS (one per X.Y.Z): GENERATOR (a C file printing `VAR.field = N;` lines) built
 # against them, run at build time into OUT_DIR/PREFIX_X_Y_Z.inc, and a C++ function

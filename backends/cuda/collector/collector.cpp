@@ -750,19 +750,7 @@ void Collector::drainSites() {
   if (raw.empty()) return;
   std::vector<CapturedSite> named;
   named.reserve(raw.size());
-  for (const RawSite* r : raw) {
-    CapturedSite c;
-    c.id = r->id;
-    c.cbid = r->cbid;
-    c.domain = r->domain;
-    c.api = r->api;
-    c.attribution = r->attribution;
-    c.callerTid = r->callerTid;
-    c.waitKind = r->waitKind;
-    python_.resolve(r->python, r->pythonCount, c.python);
-    NativeStack::resolve(r->native, r->nativeCount, c.native);
-    named.push_back(std::move(c));
-  }
+  for (const RawSite* r : raw) named.push_back(nameSite(*r, python_));
   sites_.release(raw);
   std::lock_guard<std::mutex> lock(producer_);
   if (!publisher_) return;

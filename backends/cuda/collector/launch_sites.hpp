@@ -57,6 +57,10 @@ struct RawSite {
   std::uint64_t native[kSiteNativeFrames];
 };
 
+// A new site's frames named: Python frames through `python` (read later, see PythonFrames::resolve),
+// native ones through dladdr.
+CapturedSite nameSite(const RawSite& raw, PythonFrames& python);
+
 // Native return addresses of the calling thread through libunwind (unw_backtrace, loaded at
 // run time; glibc's backtrace when it is absent).
 class NativeStack {

@@ -46,6 +46,26 @@ std::uint64_t nowNs() {
   return std::uint64_t(ts.tv_sec) * 1000000000u + std::uint64_t(ts.tv_nsec);
 }
 
+// Activity records as CUPTI writes them into a buffer, then handed over as one completed buffer.
+struct Records {
+  std::vector<std::uint8_t> bytes;
+  template <class R>
+  void add(const R& record) {
+    const std::size_t at = bytes.size();
+    bytes.resize(at + sizeof record);
+    std::memcpy(bytes.data() + at, &record, sizeof record);
+  }
+  bool deliver(Collector& c) const {
+    std::uint8_t* buffer = nullptr;
+    std::size_t size = 0, maxRecords = 0;
+    c.onBufferRequested(&buffer, &size, &maxRecords);
+    if (!buffer || size < bytes.size()) return false;
+    std::memcpy(buffer, bytes.data(), bytes.size());
+    c.onBufferCompleted(nullptr, 0, buffer, size, bytes.size());
+    return true;
+  }
+};
+
 }  // namespace
 
 // `count` launches of `kernel` (a mangled name) from the calling thread, each 1 µs of GPU time
@@ -59,12 +79,7 @@ extern "C" __attribute__((visibility("default"))) int strata_gpu_test_launches(c
   // Mode off, or a start that failed: CUPTI would call no callback and deliver no record.
   if (!c.running()) return 0;
   static std::uint32_t nextCorrelation = 1000;
-  std::vector<std::uint8_t> bytes;
-  auto add = [&](const auto& record) {
-    const std::size_t at = bytes.size();
-    bytes.resize(at + sizeof record);
-    std::memcpy(bytes.data() + at, &record, sizeof record);
-  };
+  Records records;
   const std::uint64_t base = nowNs();
   for (int i = 0; i < count; ++i) {
     const std::uint32_t corr = nextCorrelation++;
@@ -86,7 +101,7 @@ extern "C" __attribute__((visibility("default"))) int strata_gpu_test_launches(c
     k.blockY = k.blockZ = 1;
     k.registersPerThread = 16;
     k.name = kernel;
-    add(k);
+    records.add(k);
     CUpti_ActivityAPI api{};
     api.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
     api.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
@@ -95,15 +110,9 @@ extern "C" __attribute__((visibility("default"))) int strata_gpu_test_launches(c
     api.threadId = std::uint32_t(gettid());
     api.start = k.start - 500;
     api.end = k.start - 100;
-    add(api);
+    records.add(api);
   }
-  std::uint8_t* buffer = nullptr;
-  std::size_t size = 0, maxRecords = 0;
-  c.onBufferRequested(&buffer, &size, &maxRecords);
-  if (!buffer || size < bytes.size()) return -1;
-  std::memcpy(buffer, bytes.data(), bytes.size());
-  c.onBufferCompleted(nullptr, 0, buffer, size, bytes.size());
-  return count;
+  return records.deliver(c) ? count : -1;
 }
 
 // The same from a thread started here (a C++ thread with no Python frame, as autograd's engine
@@ -164,7 +173,7 @@ extern "C" __attribute__((visibility("default"))) int strata_gpu_test_graph_repl
   if (!ensureRunning(c, config)) return -1;
   if (!c.running()) return 0;
   static std::uint32_t nextCorrelation = 500000;
-  std::vector<std::uint8_t> bytes;
+  Records records;
   const std::uint64_t base = nowNs();
   for (int i = 0; i < replays; ++i) {
     const std::uint32_t corr = nextCorrelation++;
@@ -183,17 +192,9 @@ extern "C" __attribute__((visibility("default"))) int strata_gpu_test_graph_repl
     k.graphId = 1;
     k.graphNodeId = 0x2000;
     k.name = kernel;
-    const std::size_t at = bytes.size();
-    bytes.resize(at + sizeof k);
-    std::memcpy(bytes.data() + at, &k, sizeof k);
+    records.add(k);
   }
-  std::uint8_t* buffer = nullptr;
-  std::size_t size = 0, maxRecords = 0;
-  c.onBufferRequested(&buffer, &size, &maxRecords);
-  if (!buffer || size < bytes.size()) return -1;
-  std::memcpy(buffer, bytes.data(), bytes.size());
-  c.onBufferCompleted(nullptr, 0, buffer, size, bytes.size());
-  return replays;
+  return records.deliver(c) ? replays : -1;
 }
 
 // `config` as for strata_gpu_start; the collector runs as if CUPTI had subscribed it. Returns

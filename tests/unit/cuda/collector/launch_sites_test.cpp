@@ -32,16 +32,7 @@ std::vector<CapturedSite> named(SiteTable& table, PythonFrames& python) {
   std::vector<RawSite*> raw;
   table.takePending(raw);
   std::vector<CapturedSite> out;
-  for (const RawSite* r : raw) {
-    CapturedSite c;
-    c.id = r->id;
-    c.cbid = r->cbid;
-    c.api = r->api;
-    c.attribution = r->attribution;
-    python.resolve(r->python, r->pythonCount, c.python);
-    NativeStack::resolve(r->native, r->nativeCount, c.native);
-    out.push_back(std::move(c));
-  }
+  for (const RawSite* r : raw) out.push_back(nameSite(*r, python));
   table.release(raw);
   return out;
 }

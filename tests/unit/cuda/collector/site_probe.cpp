@@ -51,12 +51,11 @@ std::string launchHere() {
   p.table.takePending(raw);
   for (const RawSite* s : raw) {
     if (s->id != r.site) continue;
-    std::vector<PythonFrameText> frames;
-    p.python.resolve(s->python, s->pythonCount, frames);
-    text += " caller=" + std::to_string(s->callerTid) + " python=";
-    for (const auto& f : frames)
+    const CapturedSite named = nameSite(*s, p.python);
+    text += " caller=" + std::to_string(named.callerTid) + " python=";
+    for (const auto& f : named.python)
       text += f.function + "@" + f.file + ":" + std::to_string(f.line) + ":" + std::to_string(f.evalCall) + "|";
-    text += " native=" + std::to_string(s->nativeCount);
+    text += " native=" + std::to_string(named.native.size());
   }
   p.table.release(raw);
   return text;
