@@ -10,6 +10,7 @@
 #                                        ends with one table (every item PASS/FAIL/SKIP, the
 #                                        overhead rows) and takes under 4 minutes
 #   scripts/gpu-check.sh [BUNDLE]        both
+# STRATA_PACK_BUILD_DIR=DIR packs that build as it is instead (the packing test's).
 # `run` needs nothing from the build machine but the bundle (BUNDLE/gpu-check.sh run works too).
 # Without a GPU it stops with "no GPU: ..." and exit status 3. See README.md, "GPU check".
 set -uo pipefail
@@ -27,26 +28,32 @@ pack() {
     export CMAKE_C_COMPILER_LAUNCHER="${CMAKE_C_COMPILER_LAUNCHER:-ccache}" CMAKE_CXX_COMPILER_LAUNCHER="${CMAKE_CXX_COMPILER_LAUNCHER:-ccache}"
   fi
   command -v patchelf >/dev/null || { echo "gpu-check: patchelf is missing (scripts/setup.sh installs it)"; exit 1; }
-  echo "== configure and build (release)"
-  cmake --preset release >/dev/null || exit 1
-  local targets=(strata strata-dap strata_cupti strata_cupti_floor strata_gpu_dump example_cuda_vector_add example_cuda_streams
-                 example_cuda_oob_write example_cuda_launch_loop)
-  # The Python agent (strata-dap's Python backend), with its extension for each CPython found.
-  targets+=(strata_python_package $(ninja -C build/release -t targets all | awk -F: '/^strata_(core|pyc)_py[0-9]+:/{print $1}'))
-  cmake --build --preset release --target "${targets[@]}" -- -j"${JOBS:-2}" || exit 1
-  local b=build/release
+  local b="${STRATA_PACK_BUILD_DIR:-}"
+  if [ -n "$b" ]; then
+    # A build that is already made (the packing test's): taken as it is, nothing rebuilt.
+    echo "== packing $b as it is"
+  else
+    echo "== configure and build (release)"
+    cmake --preset release >/dev/null || exit 1
+    local targets=(strata strata-dap strata_cupti strata_cupti_floor strata_gpu_dump example_cuda_vector_add example_cuda_streams
+                   example_cuda_oob_write example_cuda_launch_loop)
+    # The Python agent (strata-dap's Python backend), with its extension for each CPython found.
+    targets+=(strata_python_package $(ninja -C build/release -t targets all | awk -F: '/^strata_(core|pyc)_py[0-9]+:/{print $1}'))
+    cmake --build --preset release --target "${targets[@]}" -- -j"${JOBS:-2}" || exit 1
+    b=build/release
+  fi
   rm -rf "$out" && mkdir -p "$out"/{bin,lib,examples,examples-src,tools,bench}
   cp -r "$b/backends/python/python" "$out/agent"
   # The floor of the overhead bench (CUPTI's kernel tracing alone) beside the collector: its
   # $ORIGIN RUNPATH finds the bundle's libcupti.so.13 there too.
   cp "$b/adapter/cli/strata" "$b/adapter/strata-dap" "$b/backends/cuda/collector/strata_gpu_dump" \
-     "$b/backends/cuda/collector/libstrata_cupti.so" "$b/bench/gpu/libstrata_cupti_floor.so" "$out/bin/"
+     "$b/backends/cuda/collector/libstrata_cupti.so" "$b/bench/gpu/libstrata_cupti_floor.so" "$out/bin/" || exit 1
   # The collector's version gate wants the CUPTI it was built with (130001): carried beside it.
   local cupti
   cupti="$(grep -E '^STRATA_CUPTI_DIR:' "$b/CMakeCache.txt" | cut -d= -f2)/libcupti.so.13"
-  cp -L "$cupti" "$out/bin/libcupti.so.13"
+  cp -L "$cupti" "$out/bin/libcupti.so.13" || exit 1
   for e in vector_add streams oob_write launch_loop; do
-    cp "$b/examples/cuda/$e" "$out/examples/"
+    cp "$b/examples/cuda/$e" "$out/examples/" || exit 1
     cp "examples/cuda/$e.cu" "$out/examples-src/"
   done
   cp examples/cuda/check.h "$out/examples-src/"
