@@ -140,6 +140,34 @@ forEachPython((py) => {
   });
 });
 
+// Every CPython 3.10+ the build found, shared (pyenv's) and statically linked (Debian's): the
+// collector reads the launching line with the GIL released or held, from a Python thread, and
+// ties a thread with no Python frame to the thread waiting in a scope.
+const SITES = pyTarget('gpu_sites.py');
+const CPYTHONS = (process.env.STRATA_CPYTHONS ?? '').split(':').filter(Boolean);
+for (const py of CPYTHONS) {
+  const name = py.replace(/^.*\/(build\/cpython|\.pyenv\/versions)/, '$1');
+  test(`${name}: strata gpu run --stacks ties each launch to its Python line, with or without the GIL, and a thread with no Python frame to the thread waiting for it`, { skip: NO_CUDA }, () => {
+    const dir = tempDir();
+    const store = path.join(dir, 'sites.strata');
+    const env = { ...process.env, STRATA_GPU_COLLECTOR: DOUBLE };
+    const r = spawnSync(CLI, ['gpu', 'run', '--stacks', '--store', store, '--', py, SITES], { encoding: 'utf8', env, timeout: 120000 });
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /launched 10\n/);
+    const rows = JSON.parse(spawnSync(CLI, ['gpu', 'sql', `SELECT k.name, s.attribution, count(*),
+        (SELECT line FROM site_frames f WHERE f.pid = k.pid AND f.site = k.site AND f.kind = 'python' AND f.file = '${SITES}' ORDER BY depth LIMIT 1)
+      FROM kernels k JOIN launch_sites s ON s.pid = k.pid AND s.id = k.site GROUP BY 1, 2, 4 ORDER BY 1`, '--json', store],
+    { encoding: 'utf8', env }).stdout).rows;
+    assert.deepEqual(rows, [
+      ['backward()', 'caller', 2, lineOf(SITES, 'backward')],
+      ['held()', 'own', 2, lineOf(SITES, 'held')],
+      ['native()', 'none', 2, null],
+      ['release()', 'own', 2, lineOf(SITES, 'released')],
+      ['thread()', 'own', 2, lineOf(SITES, 'thread')],
+    ]);
+  });
+}
+
 // PyTorch's shape, on Debian's torch 1.13 (CPU): a launch from a Python op with the GIL released,
 // launches from a C++ thread with no Python frame while the thread that called backward() waits in
 // autograd's engine, and a CUDA graph captured on one line and replayed on another.
