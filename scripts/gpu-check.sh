@@ -176,7 +176,7 @@ run_checks() {
       --train "$dir/train_torch.py" --python "$python" --work "$work/torch"
 
   echo "== a job's ranks under torchrun in one debug session (launch with \"ranks\")"
-  tool_step "torchrun ranks" 40 "$work/ranks.out" env STRATA_AGENT_PYTHONPATH="$dir/agent" "$python" \
+  tool_step "torchrun ranks" 60 "$work/ranks.out" env STRATA_AGENT_PYTHONPATH="$dir/agent" "$python" \
       "$dir/tools/gpu_check_ranks.py" --dap "$dir/bin/strata-dap" --train "$dir/train_ddp.py" --python "$python"
 
   echo "== hardware metrics: strata gpu run --profile vector_add:2 (measured, or the reason they cannot be)"
