@@ -231,10 +231,12 @@ test('a Strata store with launch sites: gpuKernel gives the launching Python and
     ['main', LAUNCHER, lineOf(LAUNCHER, 'main_loop')],
   ]);
   // Native, innermost first: the runtime's call (its library is not on this machine: the
-  // collector's symbol), then the line of the program that called it (from its DWARF).
+  // collector's symbol), folded as CUDA's, then the line of the program that called it (from
+  // its DWARF), the first frame that is not subtle after the Python ones.
   const [cudart, caller] = k.stackFrames.slice(3);
   assert.deepEqual([cudart.name, cudart.instructionPointerReference, cudart.source, cudart.presentationHint],
-    ['cudaLaunchKernel', '0x7f0000001234', undefined, 'subtle']);
+    ['CUDA: cudaLaunchKernel (1 frame in libcudart.so.13)', '0x7f0000001234', undefined, 'subtle']);
+  assert.equal(caller.presentationHint, 'normal');
   assert.deepEqual([caller.name, caller.instructionPointerReference, caller.source.path, caller.line],
     ['combine', '0x555555556789', NATIVE_SOURCE, combine]);
   // A launch frame's id is the GPU backend's: it answers (no variables), with no program running.
