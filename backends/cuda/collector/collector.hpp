@@ -5,6 +5,8 @@
 
 #include <cupti.h>
 
+#include <time.h>
+
 #include <atomic>
 #include <cstdint>
 #include <mutex>
@@ -52,8 +54,37 @@ struct SubscribeDecision {
 // CUpti_SubscriberParams::oldSubscriberName.
 SubscribeDecision decideSubscribe(CUptiResult result, const char* oldSubscriber, std::uint32_t pid);
 
-// Whether a callback id is one of the kernel and graph launch entry points.
+// Whether a callback id is one of the kernel and graph launch entry points, or a graph launch.
 bool isLaunchCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
+bool isGraphLaunch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
+
+// What a launch launches, from the call's parameters: the kernel's host function (runtime), its
+// CUfunction (driver), the executable graph; else a hash of the kernel's name (CUDA 13's
+// ___cudaLaunchKernel, whose parameters its headers do not describe). A launch key made of it
+// and the Python line needs no unwinding.
+std::uint64_t launchedObject(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* cb);
+
+// Per launching thread: what a sticky error reports as "last kernel", and the nesting of a
+// runtime call over the driver calls it makes (so one error is reported once, by the call
+// the program made).
+struct ThreadState {
+  int runtimeDepth = 0;
+  bool inLaunch = false;  // between a launch's entry and exit (stream capture makes graph nodes there)
+  int pendingResult = 0;
+  bool pending = false;
+  std::uint32_t lastCorrelation = 0;
+  std::uint32_t lastSite = 0;
+  char lastKernel[256] = {};
+};
+// The calling thread's.
+ThreadState& threadState();
+
+// CLOCK_REALTIME in ns: the clock CUPTI's records use on Linux.
+inline std::uint64_t realtimeNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+}
 
 class Collector {
  public:

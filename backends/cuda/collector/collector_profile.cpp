@@ -8,12 +8,6 @@
 namespace strata::cuda::collector {
 namespace {
 
-std::uint64_t realtimeNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
-}
-
 // The launch this thread is measuring (correlation != 0): its API exit ends the range.
 struct Profiled {
   std::uint32_t correlation = 0;
