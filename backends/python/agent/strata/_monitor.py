@@ -406,7 +406,8 @@ class Monitor(Stepping):
         fn = frame.f_code.co_filename
         got = self._user_cache.get(fn)
         if got is None:
-            if fn.startswith(PKG_DIR) or fn.startswith("<frozen"):
+            # <strata-gpu-hooks>: the GPU collector's wrapper around torch's autograd engine.
+            if fn.startswith(PKG_DIR) or fn.startswith("<frozen") or fn.startswith("<strata-gpu"):
                 got = False
             elif fn.startswith("<"):
                 return self._generated_is_user(frame)
