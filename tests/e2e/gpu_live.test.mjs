@@ -168,6 +168,25 @@ for (const py of CPYTHONS) {
   });
 }
 
+// The collector describes the devices its kernels ran on (the driver's attributes, here from a
+// stand-in libcuda.so.1 with an H100's): a live collection gets occupancy estimates.
+const FAKE_LIBCUDA = path.join(TARGETS, 'fake_cuda', 'libcuda.so.1');
+test('strata gpu run: the collector records the device, so gpuKernel estimates occupancy', { skip: NO_CUDA }, () => {
+  const dir = tempDir();
+  const store = path.join(dir, 'device.strata');
+  const env = { ...process.env, STRATA_GPU_COLLECTOR: DOUBLE, FAKE_LIBCUDA };
+  const r = spawnSync(CLI, ['gpu', 'run', '--trace', '--store', store, '--', TORCH_PYTHON, pyTarget('gpu_device.py')], { encoding: 'utf8', env, timeout: 60000 });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /launched 4\n/);
+  const k = JSON.parse(spawnSync(CLI, ['gpu', 'kernel', '--json', 'vecAdd', store], { encoding: 'utf8', env }).stdout);
+  assert.equal(k.deviceProperties.name, "Strata test device (H100 SXM's properties)");
+  assert.equal(k.deviceProperties.smCount, 132);
+  assert.match(k.deviceProperties.source, /^collector \(process \d+\)$/);
+  assert.equal(k.occupancyUnavailable, undefined);
+  // 4 blocks of 128 threads, 16 registers: 4 warps a block; 16 blocks an SM would fit, 64 warps.
+  assert.equal(k.occupancy.activeWarpsPerSm, 64, JSON.stringify(k.occupancy));
+});
+
 // PyTorch's shape, on Debian's torch 1.13 (CPU): a launch from a Python op with the GIL released,
 // launches from a C++ thread with no Python frame while the thread that called backward() waits in
 // autograd's engine, and a CUDA graph captured on one line and replayed on another.

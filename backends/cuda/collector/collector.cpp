@@ -267,6 +267,7 @@ Result<void> Collector::stop() {
   disableActivities();
   const CUptiResult flushed = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   drainSites();
+  describeDevices();
   // cuptiFinalize is only safe at an API's exit: the next call of any thread does it.
   finalizePending_ = true;
   cuptiEnableDomain(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API);
@@ -289,6 +290,7 @@ void Collector::onExit() {
   stopFlushThread();
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   drainSites();
+  describeDevices();  // a program shorter than a flush period had its devices described by no one
   setStatus(ring::State::Stopped, "the process is exiting");
 }
 
