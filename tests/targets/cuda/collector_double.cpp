@@ -37,6 +37,9 @@ bool ensureRunning(Collector& c, const char* config) {
   if (settings && config) settings = parseConfig(config, *settings);
   if (!settings || !c.runWithoutCupti(*settings)) return false;
   running = true;
+  // As InitializeInjection does: the process's exit flushes what is left (and describes its
+  // devices) before the ring is read for the last time.
+  std::atexit([] { processCollector().onExit(); });
   return true;
 }
 
