@@ -15,7 +15,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { ADAPTER, CLI, REPO, TARGETS, assertClean, forEachPython, startStdio, waitUntil } from './lib/harness.mjs';
 import { INIT, lineOf as cLineOf, frames } from './lib/native.mjs';
 import { continueTo, lineOf, pyTarget } from './lib/python.mjs';
@@ -145,28 +145,37 @@ forEachPython((py) => {
 // ties a thread with no Python frame to the thread waiting in a scope.
 const SITES = pyTarget('gpu_sites.py');
 const CPYTHONS = (process.env.STRATA_CPYTHONS ?? '').split(':').filter(Boolean);
+function checkSites(py) {
+  const dir = tempDir();
+  const store = path.join(dir, 'sites.strata');
+  const env = { ...process.env, STRATA_GPU_COLLECTOR: DOUBLE };
+  const r = spawnSync(CLI, ['gpu', 'run', '--stacks', '--store', store, '--', py, SITES], { encoding: 'utf8', env, timeout: 120000 });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /launched 10\n/);
+  const rows = JSON.parse(spawnSync(CLI, ['gpu', 'sql', `SELECT k.name, s.attribution, count(*),
+      (SELECT line FROM site_frames f WHERE f.pid = k.pid AND f.site = k.site AND f.kind = 'python' AND f.file = '${SITES}' ORDER BY depth LIMIT 1)
+    FROM kernels k JOIN launch_sites s ON s.pid = k.pid AND s.id = k.site GROUP BY 1, 2, 4 ORDER BY 1`, '--json', store],
+  { encoding: 'utf8', env }).stdout).rows;
+  assert.deepEqual(rows, [
+    ['backward()', 'caller', 2, lineOf(SITES, 'backward')],
+    ['held()', 'own', 2, lineOf(SITES, 'held')],
+    ['native()', 'none', 2, null],
+    ['release()', 'own', 2, lineOf(SITES, 'released')],
+    ['thread()', 'own', 2, lineOf(SITES, 'thread')],
+  ]);
+}
 for (const py of CPYTHONS) {
   const name = py.replace(/^.*\/(build\/cpython|\.pyenv\/versions)/, '$1');
-  test(`${name}: strata gpu run --stacks ties each launch to its Python line, with or without the GIL, and a thread with no Python frame to the thread waiting for it`, { skip: NO_CUDA }, () => {
-    const dir = tempDir();
-    const store = path.join(dir, 'sites.strata');
-    const env = { ...process.env, STRATA_GPU_COLLECTOR: DOUBLE };
-    const r = spawnSync(CLI, ['gpu', 'run', '--stacks', '--store', store, '--', py, SITES], { encoding: 'utf8', env, timeout: 120000 });
-    assert.equal(r.status, 0, r.stderr);
-    assert.match(r.stdout, /launched 10\n/);
-    const rows = JSON.parse(spawnSync(CLI, ['gpu', 'sql', `SELECT k.name, s.attribution, count(*),
-        (SELECT line FROM site_frames f WHERE f.pid = k.pid AND f.site = k.site AND f.kind = 'python' AND f.file = '${SITES}' ORDER BY depth LIMIT 1)
-      FROM kernels k JOIN launch_sites s ON s.pid = k.pid AND s.id = k.site GROUP BY 1, 2, 4 ORDER BY 1`, '--json', store],
-    { encoding: 'utf8', env }).stdout).rows;
-    assert.deepEqual(rows, [
-      ['backward()', 'caller', 2, lineOf(SITES, 'backward')],
-      ['held()', 'own', 2, lineOf(SITES, 'held')],
-      ['native()', 'none', 2, null],
-      ['release()', 'own', 2, lineOf(SITES, 'released')],
-      ['thread()', 'own', 2, lineOf(SITES, 'thread')],
-    ]);
-  });
+  test(`${name}: strata gpu run --stacks ties each launch to its Python line, with or without the GIL, and a thread with no Python frame to the thread waiting for it`,
+    { skip: NO_CUDA }, () => checkSites(py));
 }
+// A venv of Debian's statically linked python3.11, as the GPU machine's Ubuntu Python runs in one.
+const STATIC_PYTHON = '/usr/bin/python3.11';
+test('a venv of a statically linked CPython: the same lines', { skip: NO_CUDA || (fs.existsSync(STATIC_PYTHON) ? false : `no ${STATIC_PYTHON}`) }, () => {
+  const venv = path.join(tempDir(), 'venv');
+  execFileSync(STATIC_PYTHON, ['-m', 'venv', '--without-pip', venv]);
+  checkSites(path.join(venv, 'bin', 'python'));
+});
 
 // The collector describes the devices its kernels ran on (the driver's attributes, here from a
 // stand-in libcuda.so.1 with an H100's): a live collection gets occupancy estimates.
