@@ -174,37 +174,13 @@ class Importer {
   }
 
   bool record(const Event& e) {
-    std::string_view cat = e.cat;
-    RecordKind kind;
-    bool gpu = false;
-    if (cat == "kernel" || cat == "Kernel") {
-      kind = RecordKind::Kernel, gpu = true;
-    } else if (cat == "gpu_memcpy" || cat == "Memcpy") {
-      kind = RecordKind::Memcpy, gpu = true;
-    } else if (cat == "gpu_memset" || cat == "Memset") {
-      kind = RecordKind::Memset, gpu = true;
-    } else if (cat == "cuda_sync") {
-      kind = RecordKind::Synchronization, gpu = true;
-    } else if (cat == "cuda_runtime" || cat == "Runtime") {
-      kind = RecordKind::RuntimeApi;
-    } else if (cat == "cuda_driver" || cat == "Driver") {
-      kind = RecordKind::DriverApi;
-    } else if (cat == "cpu_op" || cat == "Operator" || cat == "python_function") {
-      kind = RecordKind::CpuOp;
-    } else if (cat == "user_annotation" || cat == "cpu_instant_event") {
-      kind = RecordKind::Marker;
-    } else if (cat == "gpu_user_annotation") {
-      kind = RecordKind::Marker, gpu = true;
-    } else if (cat == "overhead") {
-      kind = RecordKind::Overhead;
-    } else if (cat.empty() && e.pidText == "CPU functions") {
-      // torch's own exporter (a PyTorch built without Kineto, as Debian's is: torch.profiler
-      // then writes a bare array of operators, no categories, under the pid "CPU functions").
-      kind = RecordKind::CpuOp;
-    } else {
+    const auto what = eventKind(e.cat, e.pidText);
+    if (!what) {
       skip(e.cat.empty() ? "events without a category" : "events of category '" + e.cat + "'");
       return true;
     }
+    const RecordKind kind = what->kind;
+    const bool gpu = what->gpu;
     Pending p;
     GpuRecord& r = p.r;
     r.kind = kind;

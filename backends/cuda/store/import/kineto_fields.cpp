@@ -131,4 +131,21 @@ std::optional<std::int64_t> baseFromTail(const std::string& path) {
 }
 
 
+std::optional<EventKind> eventKind(std::string_view cat, std::string_view pidText) {
+  if (cat == "kernel" || cat == "Kernel") return EventKind{RecordKind::Kernel, true};
+  if (cat == "gpu_memcpy" || cat == "Memcpy") return EventKind{RecordKind::Memcpy, true};
+  if (cat == "gpu_memset" || cat == "Memset") return EventKind{RecordKind::Memset, true};
+  if (cat == "cuda_sync") return EventKind{RecordKind::Synchronization, true};
+  if (cat == "cuda_runtime" || cat == "Runtime") return EventKind{RecordKind::RuntimeApi};
+  if (cat == "cuda_driver" || cat == "Driver") return EventKind{RecordKind::DriverApi};
+  if (cat == "cpu_op" || cat == "Operator" || cat == "python_function") return EventKind{RecordKind::CpuOp};
+  if (cat == "user_annotation" || cat == "cpu_instant_event") return EventKind{RecordKind::Marker};
+  if (cat == "gpu_user_annotation") return EventKind{RecordKind::Marker, true};
+  if (cat == "overhead") return EventKind{RecordKind::Overhead};
+  // torch's own exporter (a PyTorch built without Kineto, as Debian's is: torch.profiler then
+  // writes a bare array of operators, no categories, under the pid "CPU functions").
+  if (cat.empty() && pidText == "CPU functions") return EventKind{RecordKind::CpuOp};
+  return std::nullopt;
+}
+
 }  // namespace strata::cuda::kineto

@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "strata/cuda/record.hpp"
+
 namespace strata::cuda::kineto {
 
 // "1234.567" (µs) -> 1234567 (ns), exactly (decimal arithmetic on the text, never a double);
@@ -20,6 +22,14 @@ std::uint8_t copyKindFromName(std::string_view name);
 std::uint8_t memoryKind(std::string_view name);
 // CUpti_ActivitySynchronizationType from "Stream Sync", "Event Sync", ...
 std::uint8_t syncKindFromName(std::string_view name);
+// The record an event of category `cat` becomes, and whether it is GPU work: Kineto's
+// categories, and torch's own exporter's operators (no category, pid "CPU functions": a
+// PyTorch built without Kineto, as Debian's is). nullopt: not kept.
+struct EventKind {
+  RecordKind kind;
+  bool gpu = false;
+};
+std::optional<EventKind> eventKind(std::string_view cat, std::string_view pidText);
 // Kineto writes baseTimeNanoseconds last: read it from the end of a plain file.
 std::optional<std::int64_t> baseFromTail(const std::string& path);
 
