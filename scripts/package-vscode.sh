@@ -29,7 +29,11 @@ if [ ! -f "$stamp" ] || ! cmp -s "$ext/package-lock.json" "$stamp"; then
 fi
 
 if [ -z "$build_dir" ]; then
-  export CMAKE_C_COMPILER_LAUNCHER="${CMAKE_C_COMPILER_LAUNCHER:-ccache}" CMAKE_CXX_COMPILER_LAUNCHER="${CMAKE_CXX_COMPILER_LAUNCHER:-ccache}"
+  # ccache where the machine has it (scripts/setup.sh does not install it): a fresh machine
+  # builds without, and no launcher is left in build/release's cache.
+  if command -v ccache >/dev/null 2>&1; then
+    export CMAKE_C_COMPILER_LAUNCHER="${CMAKE_C_COMPILER_LAUNCHER:-ccache}" CMAKE_CXX_COMPILER_LAUNCHER="${CMAKE_CXX_COMPILER_LAUNCHER:-ccache}"
+  fi
   echo "== configure and build (release)"
   cmake --preset release >/dev/null
   build_dir="$repo/build/release"
