@@ -270,7 +270,13 @@ int kernel(const std::vector<std::string>& in) {
       std::printf("    0x%" PRIx64 "  %s%s%s\n", f.pc, f.function.empty() ? "?" : f.function.c_str(), at.c_str(), mod.c_str());
     }
   }
-  if (d->python.empty() && d->nativeFrames.empty())
+  if (d->backwardOf) {
+    const auto& b = *d->backwardOf;
+    std::printf("  backward of   %s (thread %u; %s, sequence number %" PRId64 ")%s\n", b.forward.name.c_str(), b.forward.tid,
+                b.backward.name.c_str(), b.sequenceNumber, b.python.empty() ? "" : ", whose forward ran at (innermost first):");
+    for (const auto& f : b.python) std::printf("    %s  %s:%d\n", f.function.c_str(), f.file.c_str(), f.line);
+  }
+  if (d->python.empty() && d->nativeFrames.empty() && !(d->backwardOf && !d->backwardOf->python.empty()))
     std::printf("  launch site   %s\n", r.site ? "not stored" : "not recorded (collect with --stacks)");
   return 0;
 }

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { CLI, REPO, target } from './lib/harness.mjs';
-import { LAUNCHER, NATIVE_SOURCE, writeStore } from './lib/gpu.mjs';
+import { LAUNCHER, NATIVE_SOURCE, backwardEvents, kinetoText, writeStore } from './lib/gpu.mjs';
 import { lineOf } from './lib/python.mjs';
 import { lineOf as nativeLine } from './lib/native.mjs';
 
@@ -127,6 +127,20 @@ test('gpu kernel finds a launch by name or id in an Nsight Systems export, with 
   const many = gpu(['kernel', 'e', path.join(dir, 'trace.json')]);
   assert.equal(many.status, 1);
   assert.match(many.stderr, /2 kernel names contain 'e'; name one:\n  .*\n  /);
+});
+
+test('gpu kernel of a backward op\'s kernel names its forward op and the Python lines that op ran in', () => {
+  const trace = path.join(dir, 'backward.json');
+  fs.writeFileSync(trace, kinetoText(backwardEvents()));
+  const text = gpu(['kernel', 'backward_gemm', trace]);
+  assert.equal(text.status, 0, text.stderr);
+  assert.match(text.stdout, /in op\s+aten::mm\n/);
+  assert.ok(text.stdout.includes('  backward of   aten::addmm (thread 4001; AddmmBackward0, sequence number 8), whose forward ran at (innermost first):\n' +
+    `    launch_gemm  ${LAUNCHER}:${lineOf(LAUNCHER, 'launch_gemm')}\n    main  ${LAUNCHER}:${lineOf(LAUNCHER, 'main_loop')}\n`), text.stdout);
+  assert.doesNotMatch(text.stdout, /launch site/);
+  const json = gpuJson(['kernel', 'backward_gemm', trace]);
+  assert.deepEqual([json.backwardOf.forwardOp.name, json.backwardOf.sequenceNumber, json.backwardOf.pythonFrames.map((f) => f.line)],
+    ['aten::addmm', 8, [lineOf(LAUNCHER, 'launch_gemm'), lineOf(LAUNCHER, 'main_loop')]]);
 });
 
 test('gpu timeline answers at most --max items, merged when the window holds more', () => {

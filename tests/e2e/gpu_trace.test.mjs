@@ -13,7 +13,7 @@ import { assertClean, hasCustomSchema, startStdio } from './lib/harness.mjs';
 import { lineOf } from './lib/python.mjs';
 import { lineOf as nativeLineOf } from './lib/native.mjs';
 import {
-  BASE, GEMM, INIT, KINETO_RECORDS as RECORDS, LAUNCHER, NSYS_KERNELS, PYTHON3, RELUS, closeSession, kinetoText, lastError,
+  BASE, GEMM, INIT, backwardEvents, KINETO_RECORDS as RECORDS, LAUNCHER, NSYS_KERNELS, PYTHON3, RELUS, closeSession, kinetoText, lastError,
   NATIVE_SOURCE, openTrace, readPerfetto, tempDir, writeKineto, writeNsys, writeStore,
 } from './lib/gpu.mjs';
 
@@ -182,6 +182,31 @@ test('a gzip Kineto trace opens alike; without gpuStore, the store is a temporar
   assertClean(assert, c);
   assert.ok(fs.existsSync(m[1]), 'kept after the session');
   fs.rmSync(path.dirname(m[1]), { recursive: true });
+  fs.rmSync(dir, { recursive: true });
+});
+
+test('a backward kernel in a torch.profiler trace: its stack ends with the Python line of the forward op autograd paired it with', async () => {
+  // Autograd's engine thread runs no Python, so no python_function encloses a backward op's
+  // launch; its sequence number is the forward op's, whose python_function events give the line.
+  const dir = tempDir();
+  const c = await openTrace(writeKineto(dir, 'trace.json', kinetoText(backwardEvents())), { launch: { gpuStore: path.join(dir, 's.strata') } });
+  const all = await timeline(c, { maxItems: 100 });
+  const k = (await c.send('gpuKernel', { id: all.items.find((i) => i.name === 'backward_gemm').id })).body;
+  assert.deepEqual([k.launch.tid, k.op.name], [4002, 'aten::mm']);
+  assert.deepEqual([k.backwardOf.backwardOp.name, k.backwardOf.backwardOp.tid, k.backwardOf.forwardOp.name,
+    k.backwardOf.forwardOp.tid, k.backwardOf.forwardOp.startNs, k.backwardOf.sequenceNumber],
+  ['AddmmBackward0', 4002, 'aten::addmm', 4001, BASE + 30_000, 8]);
+  assert.deepEqual(k.stackFrames.map((f) => [f.name, f.source?.path, f.line, f.presentationHint]), [
+    ['AddmmBackward0: the backward of aten::addmm, whose forward ran at', undefined, 0, 'label'],
+    ['launch_gemm', LAUNCHER, lineOf(LAUNCHER, 'launch_gemm'), 'normal'],
+    ['main', LAUNCHER, lineOf(LAUNCHER, 'main_loop'), 'normal'],
+  ]);
+  // The forward kernel: its own Python frames, no backward.
+  const f = (await c.send('gpuKernel', { id: all.items.find((i) => i.name === 'forward_gemm').id })).body;
+  assert.equal(f.backwardOf, undefined);
+  assert.deepEqual(f.stackFrames.map((x) => x.name), ['launch_gemm', 'main']);
+  await closeSession(c);
+  assertClean(assert, c);
   fs.rmSync(dir, { recursive: true });
 });
 

@@ -82,6 +82,9 @@ function renderDetails(d, it) {
   if (d.attribution === 'caller') row('Python lines of', `thread ${d.waitingThread}, which waited in ${d.waitedIn === 'backward' ? 'backward()' : d.waitedIn}`);
   if (d.capture) row('Graph node', `${d.capture.node} (${d.capture.origin}); the lines that captured it come first`);
   if (d.op) row('Operator', d.op.name);
+  // A backward op's kernel (an imported trace): the forward op autograd paired it with.
+  if (d.backwardOf) row('Backward of', `${d.backwardOf.forwardOp.name} (thread ${d.backwardOf.forwardOp.tid}; ` +
+    `${d.backwardOf.backwardOp.name}, sequence number ${d.backwardOf.sequenceNumber}); its forward's lines come last`);
   const parts = [el('h2', '', d.kind === 'kernel' ? 'Kernel launch' : `${d.kind} record`), el('p', 'name', d.name), dl];
   const frames = d.stackFrames || [];
   if (frames.length) {

@@ -303,10 +303,12 @@ void GpuBackend::kernel(std::uint64_t id, Reply<GpuRecordDetail> reply) {
     capture->as_object().erase("pythonFrames");
     capture->as_object().erase("nativeStack");
   }
+  if (auto* backwardOf = out.body.if_contains("backwardOf")) backwardOf->as_object().erase("pythonFrames");
   // Innermost first, merged and folded so the first frame that is neither subtle nor a label is
   // the user's own line: a graph replay's kernel shows where its node was captured, then the
   // replay; a kernel launched by a thread with no Python frame (autograd's engine threads) shows
-  // that thread's native frames, then the Python lines of the thread that waited for it.
+  // that thread's native frames, then the Python lines of the thread that waited for it; a
+  // backward op's kernel in an imported trace shows the Python lines of its forward op.
   const std::string& kernelName = d->name;
   std::vector<gpu::LaunchFrame> frames;
   auto append = [&](const std::vector<cuda::PythonFrame>& python, const std::vector<std::uint64_t>& native,
@@ -333,6 +335,10 @@ void GpuBackend::kernel(std::uint64_t id, Reply<GpuRecordDetail> reply) {
     append(d->python, {}, {});
   } else {
     append(d->python, d->native, d->nativeFrames);
+  }
+  if (d->backwardOf && !d->backwardOf->python.empty()) {
+    label(d->backwardOf->backward.name + ": the backward of " + d->backwardOf->forward.name + ", whose forward ran at");
+    append(d->backwardOf->python, {}, {});
   }
   for (const gpu::LaunchFrame& f : frames) out.frames.push_back(launchFrame(f));
   reply(std::move(out));

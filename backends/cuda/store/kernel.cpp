@@ -2,6 +2,7 @@
 // the API call and framework op it joins with (by correlation and external id).
 #include <algorithm>
 #include <charconv>
+#include <unordered_map>
 
 #include "store_impl.hpp"
 
@@ -18,6 +19,11 @@ constexpr int kJoinChunks = 64;
 constexpr codec::ColumnMask kJoinColumns = codec::kTimeColumns | codec::bit(codec::kCorrelation) |
                                            codec::bit(codec::kExternalId) | codec::bit(codec::kPid) |
                                            codec::bit(codec::kTid);
+// How far back a backward op's forward op is looked for: chunks of each CPU thread (a whole
+// forward pass may lie between them), and what that scan reads.
+constexpr int kForwardChunks = 256;
+constexpr codec::ColumnMask kSequenceColumns = codec::kTimeColumns | codec::bit(codec::kReserved) |
+                                               codec::bit(codec::kPid) | codec::bit(codec::kTid);
 
 bool gpuSide(RecordKind k) {
   return k == RecordKind::Kernel || k == RecordKind::Memcpy || k == RecordKind::Memset ||
@@ -34,6 +40,14 @@ std::optional<PythonFrame> pythonFunction(std::string_view name) {
   auto [end, ec] = std::from_chars(name.data() + open + 1, name.data() + colon, line);
   if (ec != std::errc() || end != name.data() + colon || line <= 0) return std::nullopt;
   return PythonFrame{std::string(name.substr(colon + 3)), std::string(name.substr(0, open)), line};
+}
+
+// An op autograd's engine ran: a node ("AddmmBackward0", "MyFunctionBackward",
+// "torch::autograd::AccumulateGrad") or the engine's own range around one. Its sequence number
+// is its forward op's; ops called inside it run with grad mode off and carry none.
+bool backwardOpName(std::string_view name) {
+  return name.find("Backward") != std::string_view::npos || name.starts_with("autograd::engine::") ||
+         name.starts_with("torch::autograd::");
 }
 
 }  // namespace
@@ -143,27 +157,103 @@ Result<RecordDetail> Store::kernel(std::uint64_t id) {
     }
   }
 
-  // No launch site recorded (a torch.profiler trace): the Python frames are the python_function
-  // events (with_stack=True) running on the launching thread when the launch call began.
-  if (d.python.empty() && d.launch) {
-    auto around = timeline(d.launch->startNs, d.launch->startNs + 1, 4096);
-    if (around && around->level < 0) {
-      std::vector<const TimelineItem*> enclosing;
-      for (const TimelineItem& i : around->items) {
-        if (i.kind != RecordKind::CpuOp) continue;
-        auto t = std::find_if(around->tracks.begin(), around->tracks.end(), [&](const Track& x) { return x.id == i.track; });
-        if (t != around->tracks.end() && t->tid == d.launch->tid && (!d.launch->pid || t->pid == d.launch->pid))
-          enclosing.push_back(&i);
-      }
-      // Innermost first: the latest start (the shorter on equal starts).
-      std::sort(enclosing.begin(), enclosing.end(), [](const TimelineItem* a, const TimelineItem* b) {
-        return a->startNs != b->startNs ? a->startNs > b->startNs : a->endNs < b->endNs;
-      });
-      for (const TimelineItem* i : enclosing)
-        if (auto f = pythonFunction(i->name)) d.python.push_back(std::move(*f));
+  // No launch site recorded (a torch.profiler trace): the ops running on the launching thread
+  // when the launch call began tell the rest.
+  if (d.launch && d.python.empty()) {
+    auto enclosing = enclosingOps(d.launch->pid, d.launch->tid, d.launch->startNs);
+    if (!enclosing) return enclosing.takeError();
+    // The Python frames: the python_function events (with_stack=True) among them.
+    for (const TimelineItem& i : *enclosing)
+        if (auto f = pythonFunction(i.name)) d.python.push_back(std::move(*f));
+    // A backward op's kernel (its thread runs no Python): the forward op autograd paired the
+    // backward op with, and that op's Python frames.
+    if (d.python.empty()) {
+      auto b = backwardOf(*enclosing);
+      if (!b) return b.takeError();
+      d.backwardOf = std::move(*b);
     }
   }
   return d;
+}
+
+Result<std::vector<TimelineItem>> Store::enclosingOps(std::uint32_t pid, std::uint32_t tid, std::uint64_t ns) {
+  std::vector<TimelineItem> out;
+  auto around = timeline(ns, ns + 1, 4096);
+  if (!around) return around.takeError();
+  if (around->level >= 0) return out;  // too many to list one by one: none named
+  for (TimelineItem& i : around->items) {
+    if (i.kind != RecordKind::CpuOp) continue;
+    auto t = std::find_if(around->tracks.begin(), around->tracks.end(), [&](const Track& x) { return x.id == i.track; });
+    if (t != around->tracks.end() && t->tid == tid && (!pid || t->pid == pid)) out.push_back(std::move(i));
+  }
+  // Innermost first: the latest start (the shorter on equal starts).
+  std::sort(out.begin(), out.end(), [](const TimelineItem& a, const TimelineItem& b) {
+    return a.startNs != b.startNs ? a.startNs > b.startNs : a.endNs < b.endNs;
+  });
+  return out;
+}
+
+Result<std::optional<BackwardOf>> Store::backwardOf(const std::vector<TimelineItem>& enclosing) {
+  Impl& m = *impl_;
+  std::optional<BackwardOf> none;
+  auto related = [&](const GpuRecord& x, std::uint64_t xid) {
+    return RelatedRecord{.id = xid, .kind = x.kind, .name = m.nameText(x.name), .pid = x.pid, .tid = x.tid,
+                         .startNs = x.start, .endNs = effectiveEnd(x)};
+  };
+  // The innermost enclosing backward op with a sequence number (stored + 1 by the importer).
+  std::vector<GpuRecord> recs;
+  std::optional<RelatedRecord> backward;
+  std::uint32_t seq = 0;
+  for (const TimelineItem& i : enclosing) {
+    if (!backwardOpName(i.name)) continue;
+    auto rc = m.readChunk(static_cast<std::int64_t>(codec::chunkOf(i.id)), kSequenceColumns, recs);
+    if (!rc) return rc.takeError();
+    if (codec::indexOf(i.id) >= recs.size()) continue;
+    const GpuRecord& x = recs[codec::indexOf(i.id)];
+    if (!x.reserved) continue;
+    backward = related(x, i.id);
+    seq = x.reserved;
+    break;
+  }
+  if (!backward) return none;
+
+  // Its forward op: the latest op outside the engine with the same sequence number, in the same
+  // process, before it. Sequence numbers grow with time on the thread that ran the forward, so
+  // a thread's scan stops at its first forward op with a smaller one; an outer op that peeked
+  // the same number without making the node (aten::linear around aten::t) started earlier.
+  auto q = sql::Stmt::prepare(m.db, "SELECT id,data FROM chunks WHERE track=? AND start_ns<=? ORDER BY start_ns DESC LIMIT ?", kIo, false);
+  if (!q) return q.takeError();
+  std::unordered_map<std::uint32_t, bool> engineName;  // name id -> backwardOpName
+  auto inEngine = [&](std::uint32_t name) {
+    auto [it, fresh] = engineName.try_emplace(name, false);
+    if (fresh) it->second = backwardOpName(m.nameText(name));
+    return it->second;
+  };
+  std::optional<RelatedRecord> forward;
+  for (const TrackState& t : m.tracks) {
+    if (t.info.kind != TrackKind::Cpu || !(t.kinds & kindBit(RecordKind::CpuOp))) continue;
+    if (backward->pid && t.info.pid && t.info.pid != backward->pid) continue;
+    q->bind(1, t.info.id).bindU(2, backward->startNs).bind(3, kForwardChunks);
+    bool older = false;  // passed this thread's forward ops with smaller numbers
+    while (!older && q->step() == SQLITE_ROW) {
+      if (!codec::decode(q->blob(1), kSequenceColumns, recs)) continue;
+      std::uint64_t chunk = q->u64(0);
+      for (std::uint32_t i = 0; i < recs.size(); ++i) {
+        const GpuRecord& x = recs[i];
+        if (x.kind != RecordKind::CpuOp || !x.reserved || x.start > backward->startNs || inEngine(x.name)) continue;
+        if (x.reserved < seq) older = true;
+        if (x.reserved == seq && (!forward || x.start > forward->startNs)) forward = related(x, codec::recordId(chunk, i));
+      }
+    }
+    q->reset();
+  }
+  if (!forward) return none;
+  BackwardOf b{.backward = std::move(*backward), .forward = std::move(*forward), .sequenceNumber = seq - 1, .python = {}};
+  auto around = enclosingOps(b.forward.pid, b.forward.tid, b.forward.startNs);
+  if (!around) return around.takeError();
+  for (const TimelineItem& i : *around)
+    if (auto f = pythonFunction(i.name)) b.python.push_back(std::move(*f));
+  return std::optional<BackwardOf>(std::move(b));
 }
 
 }  // namespace strata::cuda

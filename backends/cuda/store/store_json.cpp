@@ -195,6 +195,13 @@ json::value toJson(const RecordDetail& d) {
   };
   if (d.launch) o["launch"] = related(*d.launch);
   if (d.op) o["op"] = related(*d.op);
+  if (d.backwardOf) {
+    const BackwardOf& b = *d.backwardOf;
+    o["backwardOf"] = json::object{{"backwardOp", related(b.backward)},
+                                   {"forwardOp", related(b.forward)},
+                                   {"sequenceNumber", b.sequenceNumber},
+                                   {"pythonFrames", pythonFrames(b.python)}};
+  }
   return o;
 }
 

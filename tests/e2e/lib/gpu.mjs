@@ -52,6 +52,30 @@ export function kinetoEvents() {
   return ev;
 }
 
+// A training step's forward and backward as torch.profiler 2.x writes them: aten::addmm (the
+// sequence number 8; aten::linear and aten::t share 7) launches forward_gemm inside
+// launch_gemm's python_function; AddmmBackward0 (the same number) on autograd's engine thread
+// 4002, which runs no Python, launches backward_gemm through aten::mm.
+export function backwardEvents() {
+  const py = (name, ts, dur) => ({ ph: 'X', cat: 'python_function', name, pid: 4000, tid: 4001, ts, dur });
+  const op = (name, tid, ts, dur, seq, ext) => ({ ph: 'X', cat: 'cpu_op', name, pid: 4000, tid, ts, dur,
+    args: { ...(seq >= 0 ? { 'Fwd thread id': 1, 'Sequence number': seq } : {}), ...(ext ? { 'External id': ext } : {}) } });
+  const launch = (tid, ts, ext, corr, name, kts) => [
+    { ph: 'X', cat: 'cuda_runtime', name: 'cudaLaunchKernel', pid: 4000, tid, ts, dur: 3, args: { 'External id': ext, correlation: corr } },
+    { ph: 'X', cat: 'kernel', name, pid: 0, tid: 7, ts: kts, dur: 5, args: { 'External id': ext, device: 0, stream: 7, correlation: corr } },
+  ];
+  return [
+    py(`${LAUNCHER}(${lineOf(LAUNCHER, 'main_loop')}): main`, 10, 190),
+    py(`${LAUNCHER}(${lineOf(LAUNCHER, 'launch_gemm')}): launch_gemm`, 20, 70),
+    op('aten::linear', 4001, 25, 50, 7), op('aten::t', 4001, 26, 3, 7), op('aten::addmm', 4001, 30, 40, 8, 20),
+    ...launch(4001, 35, 20, 100, 'forward_gemm', 40),
+    py(`${LAUNCHER}(${lineOf(LAUNCHER, 'train_step')}): train_step`, 200, 300),
+    op('autograd::engine::evaluate_function: AddmmBackward0', 4002, 300, 60, 8), op('AddmmBackward0', 4002, 301, 50, 8),
+    op('aten::mm', 4002, 305, 20, -1, 30),
+    ...launch(4002, 306, 30, 101, 'backward_gemm', 320),
+  ];
+}
+
 export function kinetoText(events = kinetoEvents()) {
   const device = { id: 0, name: 'NVIDIA H100 80GB HBM3', totalGlobalMem: 85045379072, computeMajor: 9, computeMinor: 0,
     maxThreadsPerBlock: 1024, maxThreadsPerMultiprocessor: 2048, regsPerBlock: 65536, regsPerMultiprocessor: 65536,

@@ -436,6 +436,115 @@ TEST_CASE("Kineto JSON: with_stack's python_function events give a launch its Py
   CHECK_FALSE(d->siteKnown);
 }
 
+// Backward ops run on autograd's engine thread, which runs no Python: their kernels have no
+// python_function around them. Their sequence number (and the forward thread's, "Fwd thread
+// id") is the one the forward op had when it made the node, so the kernel finds its forward
+// line. Shaped as torch.profiler 2.x writes a training step: linear's forward (aten::linear
+// peeks the number aten::t then takes; aten::transpose runs below autograd with none), its
+// backward on thread 4002 while the main thread waits in backward().
+TEST_CASE("Kineto JSON: a backward op's kernel finds the Python line of its forward op by sequence number") {
+  TempDir dir;
+  auto op = [](const char* name, int tid, int ts, int dur, int seq, int ext = 0) {
+    std::string args = seq >= 0 ? R"("Fwd thread id": 1, "Sequence number": )" + std::to_string(seq) : std::string();
+    if (ext) args += (args.empty() ? "" : ", ") + std::string(R"("External id": )") + std::to_string(ext);
+    return R"({"ph": "X", "cat": "cpu_op", "name": ")" + std::string(name) + R"(", "pid": 4000, "tid": )" +
+           std::to_string(tid) + R"(, "ts": )" + std::to_string(ts) + R"(, "dur": )" + std::to_string(dur) +
+           R"(, "args": {)" + args + "}}";
+  };
+  auto py = [](const char* name, int ts, int dur) {
+    return R"({"ph": "X", "cat": "python_function", "name": ")" + std::string(name) +
+           R"(", "pid": 4000, "tid": 4001, "ts": )" + std::to_string(ts) + R"(, "dur": )" + std::to_string(dur) + "}";
+  };
+  auto launch = [](int tid, int ts, int ext, int corr, const char* kernel, int kts) {
+    return std::vector<std::string>{
+        R"({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 4000, "tid": )" + std::to_string(tid) +
+            R"(, "ts": )" + std::to_string(ts) + R"(, "dur": 3, "args": {"External id": )" + std::to_string(ext) +
+            R"(, "correlation": )" + std::to_string(corr) + "}}",
+        R"({"ph": "X", "cat": "kernel", "name": ")" + std::string(kernel) + R"(", "pid": 0, "tid": 7, "ts": )" +
+            std::to_string(kts) + R"(, "dur": 5, "args": {"External id": )" + std::to_string(ext) +
+            R"(, "device": 0, "stream": 7, "correlation": )" + std::to_string(corr) + "}}"};
+  };
+  std::vector<std::string> events = {
+      py("/w/train.py(42): <module>", 10, 190),
+      py("/w/model.py(17): forward", 20, 70),
+      py("torch/nn/modules/linear.py(114): forward", 24, 60),
+      op("aten::zeros", 4001, 12, 2, 7),  // grad mode on, no node made: peeks 7 too, outside forward()
+      op("aten::linear", 4001, 25, 50, 7),
+      op("aten::t", 4001, 26, 3, 7),
+      op("aten::transpose", 4001, 27, 1, -1),
+      op("aten::addmm", 4001, 30, 40, 8, 20),
+      op("aten::relu", 4001, 92, 5, 9),
+      py("/w/train.py(43): <module>", 200, 300),
+      py("torch/_tensor.py(487): backward", 205, 290),
+      op("autograd::engine::evaluate_function: AddmmBackward0", 4002, 300, 60, 8),
+      op("AddmmBackward0", 4002, 301, 50, 8),
+      op("aten::mm", 4002, 305, 20, -1, 30),
+      op("autograd::engine::evaluate_function: TBackward0", 4002, 370, 30, 7),
+      op("TBackward0", 4002, 371, 20, 7),
+      op("aten::t", 4002, 372, 15, -1),
+      op("aten::copy_", 4002, 373, 10, -1, 31),
+      op("autograd::engine::evaluate_function: torch::autograd::AccumulateGrad", 4002, 410, 30, -1),
+      op("aten::add_", 4002, 412, 20, -1, 32),
+  };
+  for (auto& e : launch(4001, 35, 20, 100, "forward_gemm", 40)) events.push_back(e);
+  for (auto& e : launch(4002, 306, 30, 101, "backward_gemm", 320)) events.push_back(e);
+  for (auto& e : launch(4002, 374, 31, 102, "backward_copy", 390)) events.push_back(e);
+  for (auto& e : launch(4002, 414, 32, 103, "accumulate_add", 430)) events.push_back(e);
+  writeFile(dir.file("t.json"), kinetoTrace(events));
+  auto store = newStore(dir);
+  REQUIRE(importTrace(dir.file("t.json"), *store).ok());
+  auto tl = store->timeline(kBase, kBase + 1'000'000, 1000);
+  REQUIRE(tl.ok());
+  auto detail = [&](const char* kernel) {
+    for (auto& it : tl->items)
+      if (it.kind == RecordKind::Kernel && it.name == kernel) return store->kernel(it.id);
+    FAIL("no kernel " << kernel);
+    return store->kernel(0);
+  };
+  auto lines = [](const std::vector<PythonFrame>& frames) {
+    std::vector<std::string> out;
+    for (auto& f : frames) out.push_back(f.file + ":" + std::to_string(f.line) + " " + f.function);
+    return out;
+  };
+  const std::vector<std::string> forward = {"torch/nn/modules/linear.py:114 forward", "/w/model.py:17 forward",
+                                            "/w/train.py:42 <module>"};
+
+  auto fwd = detail("forward_gemm");
+  REQUIRE(fwd.ok());
+  CHECK(lines(fwd->python) == forward);
+  CHECK_FALSE(fwd->backwardOf);
+
+  auto mm = detail("backward_gemm");
+  REQUIRE(mm.ok());
+  CHECK(mm->python.empty());
+  REQUIRE(mm->op);
+  CHECK(mm->op->name == "aten::mm");
+  REQUIRE(mm->backwardOf);
+  CHECK(mm->backwardOf->backward.name == "AddmmBackward0");
+  CHECK(mm->backwardOf->backward.tid == 4002);
+  CHECK(mm->backwardOf->sequenceNumber == 8);
+  CHECK(mm->backwardOf->forward.name == "aten::addmm");
+  CHECK(mm->backwardOf->forward.tid == 4001);
+  CHECK(mm->backwardOf->forward.startNs == kBase + 30'000);
+  CHECK(lines(mm->backwardOf->python) == forward);
+
+  // Three ops peeked 7: the latest, aten::t, made TBackward0's node (not aten::linear around it,
+  // nor aten::zeros before the module's forward).
+  auto copy = detail("backward_copy");
+  REQUIRE(copy.ok());
+  REQUIRE(copy->backwardOf);
+  CHECK(copy->backwardOf->backward.name == "TBackward0");
+  CHECK(copy->backwardOf->forward.name == "aten::t");
+  CHECK(copy->backwardOf->forward.startNs == kBase + 26'000);
+  CHECK(lines(copy->backwardOf->python) == forward);
+
+  // AccumulateGrad has no forward op (no sequence number): nothing is made up.
+  auto acc = detail("accumulate_add");
+  REQUIRE(acc.ok());
+  CHECK(acc->python.empty());
+  CHECK_FALSE(acc->backwardOf);
+}
+
 // A trace torch.profiler wrote itself, not a fixture shaped by hand: Debian's torch 1.13 (built
 // without Kineto) writes its own exporter's form, a bare array of operators with no category
 // under the pid "CPU functions". Every operator it counted must import, as many times.

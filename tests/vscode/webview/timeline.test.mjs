@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Adapter, ADAPTER, REPO, TARGETS, exists } from './lib/dap.mjs';
 import { ARTIFACTS, decodePng, hex, launchBrowser, missing, openWebview, serve } from './lib/page.mjs';
+import { backwardEvents, kinetoText } from '../../e2e/lib/gpu.mjs';
 
 const GEMM = 'gemm(float*, float*, float*, int)';
 const LAUNCHER = path.join(REPO, 'tests/targets/python/gpu_launcher.py');
@@ -265,6 +266,33 @@ test('hover shows a tooltip; a click shows the launch in full, and its frames op
   assert.deepEqual((await sent).args, { id: gemms[0].id });
   assert.deepEqual(host.errors, []);
   await host.close();
+});
+
+test('a backward kernel of a torch.profiler trace: its forward op named, its forward\'s Python lines after a label', { skip }, async () => {
+  const trace = path.join(dir, 'backward.json');
+  fs.writeFileSync(trace, kinetoText(backwardEvents()));
+  const traced = await new Adapter().openTrace(trace, { gpuStore: path.join(dir, 'backward.strata') });
+  try {
+    const host = await open({}, traced);
+    const g = await shown(host);
+    const reply = host.replies.get(host.posted.filter(isTimeline).pop().id).body;
+    const k = reply.items.find((i) => i.name === 'backward_gemm');
+    assert.ok(k && k.count === 1, 'the backward kernel is drawn on its own');
+    const box = await canvasBox(host);
+    await host.page.mouse.click(box.x + (xOf(g, k.startNs) + xOf(g, k.endNs)) / 2, box.y + midY(g, k.track));
+    const details = host.page.locator('#details');
+    await details.getByText('Backward of', { exact: true }).waitFor();
+    assert.match(await details.innerText(), /Backward of\s+aten::addmm \(thread 4001; AddmmBackward0, sequence number 8\); its forward's lines come last/);
+    assert.deepEqual(await details.locator('.frames li').allInnerTexts(), [
+      'AddmmBackward0: the backward of aten::addmm, whose forward ran at',
+      `launch_gemm — gpu_launcher.py:${lineOf(LAUNCHER, 'launch_gemm')}`,
+      `main — gpu_launcher.py:${lineOf(LAUNCHER, 'main_loop')}`,
+    ]);
+    assert.deepEqual(host.errors, []);
+    await host.close();
+  } finally {
+    await traced.close();
+  }
 });
 
 test('the top-kernels table sorts by each column', { skip }, async () => {

@@ -24,7 +24,7 @@ using namespace kineto;
 enum class Role : std::uint8_t { Skip, Root, Events, Event, Args, Grid, Block, DevList, Dev };
 enum class Key : std::uint8_t {
   Other, Ph, Cat, Name, Pid, Tid, Ts, Dur, Id, Bp, Args, TraceEvents, DeviceProperties, BaseTime,
-  ExternalId, Correlation, Device, Context, Stream, Registers, SharedMemory, Bytes, Grid, Block
+  ExternalId, Correlation, Device, Context, Stream, Registers, SharedMemory, Bytes, Grid, Block, SequenceNumber
 };
 
 Key classify(Role role, std::string_view k) {
@@ -43,6 +43,7 @@ Key classify(Role role, std::string_view k) {
       return Key::Other;
     case Role::Args:
       if (k == "External id") return Key::ExternalId;
+      if (k == "Sequence number") return Key::SequenceNumber;
       if (k == "correlation") return Key::Correlation;
       if (k == "device") return Key::Device;
       if (k == "context") return Key::Context;
@@ -70,6 +71,7 @@ struct Event {
   bool hasTs = false, hasDur = false, pidNum = false, tidNum = false, hasId = false;
   std::int64_t ts = 0, dur = 0, pid = 0, tid = 0, device = -1, stream = -1, context = 0;
   std::uint64_t id = 0, correlation = 0, externalId = 0, bytes = 0, registers = 0, sharedMemory = 0;
+  std::int64_t sequence = -1;  // autograd's sequence number of an op (its backward op has the same)
   std::int32_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
   void clear() {
     ph.clear();
@@ -81,6 +83,7 @@ struct Event {
     ts = dur = pid = tid = context = 0;
     device = stream = -1;
     id = correlation = externalId = bytes = registers = sharedMemory = 0;
+    sequence = -1;
     std::fill(std::begin(grid), std::end(grid), 0);
     std::fill(std::begin(block), std::end(block), 0);
   }
@@ -195,6 +198,9 @@ class Importer {
     }
     r.correlation = static_cast<std::uint32_t>(e.correlation);
     r.externalId = e.externalId;
+    // An op's autograd sequence number (+1; 0: none): a backward op has its forward op's.
+    if (kind == RecordKind::CpuOp && e.sequence >= 0 && e.sequence < 0xffffffffll)
+      r.reserved = static_cast<std::uint32_t>(e.sequence + 1);
     r.name = store_.internName(e.name);
     switch (kind) {
       case RecordKind::Kernel:
@@ -481,6 +487,7 @@ class Handler {
         if (!integral) break;
         switch (key_) {
           case Key::ExternalId: ev_.externalId = static_cast<std::uint64_t>(i); break;
+          case Key::SequenceNumber: ev_.sequence = i; break;
           case Key::Correlation: ev_.correlation = static_cast<std::uint64_t>(i); break;
           case Key::Device: ev_.device = i; break;
           case Key::Context: ev_.context = i; break;

@@ -51,7 +51,7 @@ struct GpuRecord {
   std::int32_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
   std::uint32_t registersPerThread = 0;
   std::uint32_t staticSharedMemory = 0, dynamicSharedMemory = 0;
-  std::uint32_t reserved = 0;
+  std::uint32_t reserved = 0;  // CpuOp: autograd's sequence number + 1 (0: none), which a backward op shares with its forward op
 };
 static_assert(sizeof(GpuRecord) == 128, "GpuRecord is a fixed-size wire format");
 

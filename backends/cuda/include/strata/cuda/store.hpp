@@ -129,6 +129,13 @@ struct RelatedRecord {
   std::uint32_t pid = 0, tid = 0;
   std::uint64_t startNs = 0, endNs = 0;
 };
+// A backward op and the forward op it is the backward of.
+struct BackwardOf {
+  RelatedRecord backward;  // the enclosing backward op ("AddmmBackward0")
+  RelatedRecord forward;   // the forward op with its sequence number ("aten::addmm")
+  std::int64_t sequenceNumber = 0;
+  std::vector<PythonFrame> python;  // innermost first
+};
 // One launch site's frames, as stored.
 struct SiteFrames {
   std::uint32_t site = 0;
@@ -177,6 +184,10 @@ struct RecordDetail {
   // A kernel of a graph replay: where its node was captured (`python`/`native` are then the
   // frames of the replay's cudaGraphLaunch).
   std::optional<GraphCapture> capture;
+  // A kernel a backward op launched (an imported torch.profiler trace, whose backward thread
+  // runs no Python): that op, the forward op autograd paired it with (the same sequence
+  // number) and the Python frames the forward op ran in, innermost first.
+  std::optional<BackwardOf> backwardOf;
 };
 
 // --- gpuExport --------------------------------------------------------------------------------
@@ -272,6 +283,10 @@ class Store {
 
  private:
   explicit Store(std::unique_ptr<Impl> impl);
+  // The CpuOps running on thread (pid, tid) at `ns`, innermost first (pid 0: any process).
+  Result<std::vector<TimelineItem>> enclosingOps(std::uint32_t pid, std::uint32_t tid, std::uint64_t ns);
+  // The innermost backward op among `enclosing` and the forward op it is the backward of.
+  Result<std::optional<BackwardOf>> backwardOf(const std::vector<TimelineItem>& enclosing);
   std::unique_ptr<Impl> impl_;
 };
 
