@@ -50,6 +50,20 @@ bool backwardOpName(std::string_view name) {
          name.starts_with("torch::autograd::");
 }
 
+// A record a kernel joins with, as gpuKernel names it.
+RelatedRecord related(Store::Impl& m, const GpuRecord& x, std::uint64_t id) {
+  return RelatedRecord{.id = id, .kind = x.kind, .name = m.nameText(x.name), .pid = x.pid, .tid = x.tid,
+                       .startNs = x.start, .endNs = effectiveEnd(x)};
+}
+
+// The python_function events among ops (innermost first) as frames, innermost first.
+std::vector<PythonFrame> pythonFunctions(const std::vector<TimelineItem>& ops) {
+  std::vector<PythonFrame> out;
+  for (const TimelineItem& i : ops)
+    if (auto f = pythonFunction(i.name)) out.push_back(std::move(*f));
+  return out;
+}
+
 }  // namespace
 
 Result<RecordDetail> Store::kernel(std::uint64_t id) {
@@ -119,13 +133,8 @@ Result<RecordDetail> Store::kernel(std::uint64_t id) {
   // The launching call: same correlation (and process, when known) on a CPU thread, started
   // before the kernel. Then the framework op with the same external id on that thread.
   if (gpuSide(r.kind) && isTimed(r) && (r.correlation || r.externalId)) {
-    auto q = sql::Stmt::prepare(m.db, "SELECT id,data FROM chunks WHERE track=? AND start_ns<=? ORDER BY start_ns DESC LIMIT ?", kIo, false);
-    if (!q) return q.takeError();
+    sql::Stmt* q = &m.st.selChunksBefore;
     std::uint64_t externalId = r.externalId;
-    auto related = [&](const GpuRecord& x, std::uint64_t xid) {
-      return RelatedRecord{.id = xid, .kind = x.kind, .name = m.nameText(x.name), .pid = x.pid, .tid = x.tid,
-                           .startNs = x.start, .endNs = effectiveEnd(x)};
-    };
     std::vector<GpuRecord> cand;
     for (int pass = 0; pass < 2; ++pass) {
       for (const TrackState& t : m.tracks) {
@@ -140,12 +149,12 @@ Result<RecordDetail> Store::kernel(std::uint64_t id) {
             const GpuRecord& x = cand[i];
             if (pass == 0 && r.correlation && x.correlation == r.correlation &&
                 (x.kind == RecordKind::RuntimeApi || x.kind == RecordKind::DriverApi) && x.start <= r.start) {
-              d.launch = related(x, codec::recordId(chunk, i));
+              d.launch = related(m, x, codec::recordId(chunk, i));
               if (!externalId) externalId = x.externalId;
             }
             if (pass == 1 && x.kind == RecordKind::CpuOp && externalId && x.externalId == externalId &&
                 x.start <= (d.launch ? d.launch->startNs : r.start) && (!d.op || x.start > d.op->startNs)) {
-              d.op = related(x, codec::recordId(chunk, i));
+              d.op = related(m, x, codec::recordId(chunk, i));
             }
           }
           if ((pass == 0 && d.launch) || (pass == 1 && d.op)) break;
@@ -163,8 +172,7 @@ Result<RecordDetail> Store::kernel(std::uint64_t id) {
     auto enclosing = enclosingOps(d.launch->pid, d.launch->tid, d.launch->startNs);
     if (!enclosing) return enclosing.takeError();
     // The Python frames: the python_function events (with_stack=True) among them.
-    for (const TimelineItem& i : *enclosing)
-        if (auto f = pythonFunction(i.name)) d.python.push_back(std::move(*f));
+    d.python = pythonFunctions(*enclosing);
     // A backward op's kernel (its thread runs no Python): the forward op autograd paired the
     // backward op with, and that op's Python frames.
     if (d.python.empty()) {
@@ -196,10 +204,6 @@ Result<std::vector<TimelineItem>> Store::enclosingOps(std::uint32_t pid, std::ui
 Result<std::optional<BackwardOf>> Store::backwardOf(const std::vector<TimelineItem>& enclosing) {
   Impl& m = *impl_;
   std::optional<BackwardOf> none;
-  auto related = [&](const GpuRecord& x, std::uint64_t xid) {
-    return RelatedRecord{.id = xid, .kind = x.kind, .name = m.nameText(x.name), .pid = x.pid, .tid = x.tid,
-                         .startNs = x.start, .endNs = effectiveEnd(x)};
-  };
   // The innermost enclosing backward op with a sequence number (stored + 1 by the importer).
   std::vector<GpuRecord> recs;
   std::optional<RelatedRecord> backward;
@@ -211,7 +215,7 @@ Result<std::optional<BackwardOf>> Store::backwardOf(const std::vector<TimelineIt
     if (codec::indexOf(i.id) >= recs.size()) continue;
     const GpuRecord& x = recs[codec::indexOf(i.id)];
     if (!x.reserved) continue;
-    backward = related(x, i.id);
+    backward = related(m, x, i.id);
     seq = x.reserved;
     break;
   }
@@ -221,8 +225,7 @@ Result<std::optional<BackwardOf>> Store::backwardOf(const std::vector<TimelineIt
   // process, before it. Sequence numbers grow with time on the thread that ran the forward, so
   // a thread's scan stops at its first forward op with a smaller one; an outer op that peeked
   // the same number without making the node (aten::linear around aten::t) started earlier.
-  auto q = sql::Stmt::prepare(m.db, "SELECT id,data FROM chunks WHERE track=? AND start_ns<=? ORDER BY start_ns DESC LIMIT ?", kIo, false);
-  if (!q) return q.takeError();
+  sql::Stmt* q = &m.st.selChunksBefore;
   std::unordered_map<std::uint32_t, bool> engineName;  // name id -> backwardOpName
   auto inEngine = [&](std::uint32_t name) {
     auto [it, fresh] = engineName.try_emplace(name, false);
@@ -242,7 +245,7 @@ Result<std::optional<BackwardOf>> Store::backwardOf(const std::vector<TimelineIt
         const GpuRecord& x = recs[i];
         if (x.kind != RecordKind::CpuOp || !x.reserved || x.start > backward->startNs || inEngine(x.name)) continue;
         if (x.reserved < seq) older = true;
-        if (x.reserved == seq && (!forward || x.start > forward->startNs)) forward = related(x, codec::recordId(chunk, i));
+        if (x.reserved == seq && (!forward || x.start > forward->startNs)) forward = related(m, x, codec::recordId(chunk, i));
       }
     }
     q->reset();
@@ -251,8 +254,7 @@ Result<std::optional<BackwardOf>> Store::backwardOf(const std::vector<TimelineIt
   BackwardOf b{.backward = std::move(*backward), .forward = std::move(*forward), .sequenceNumber = seq - 1, .python = {}};
   auto around = enclosingOps(b.forward.pid, b.forward.tid, b.forward.startNs);
   if (!around) return around.takeError();
-  for (const TimelineItem& i : *around)
-    if (auto f = pythonFunction(i.name)) b.python.push_back(std::move(*f));
+  b.python = pythonFunctions(*around);
   return std::optional<BackwardOf>(std::move(b));
 }
 

@@ -259,6 +259,8 @@ Result<void> Store::Impl::prepareStatements() {
       {&st.setMeta, "INSERT OR REPLACE INTO meta(key,value) VALUES(?,?)"},
       {&st.selChunk, "SELECT track,data FROM chunks WHERE id=?"},
       {&st.selChunksInRange, "SELECT id,start_ns,end_ns,kinds,data FROM chunks WHERE track=? AND start_ns>=? AND start_ns<? ORDER BY start_ns"},
+      // A thread's chunks back from a time, latest first (gpuKernel's joins; bound and limit each use).
+      {&st.selChunksBefore, "SELECT id,data FROM chunks WHERE track=? AND start_ns<=? ORDER BY start_ns DESC LIMIT ?"},
       {&st.selLongRange, "SELECT id,start_ns,end_ns,kind,name FROM long_records WHERE track=? AND dclass=? AND start_ns>=? AND start_ns<? AND end_ns>?"},
       {&st.selMaxPage, "SELECT level,max(page) FROM lod WHERE track=? GROUP BY level"},
   };

@@ -90,7 +90,7 @@ struct Store::Impl {
   struct Statements {
     sql::Stmt insChunk, insLod, selLod, selLodRange, insLong, insString, selStringByText,
         selStringById, upTrack, upKernelStat, upApiStat, upCopyStat, upSyncStat, upDevice,
-        insSite, delFrames, insFrame, addDropped, setMeta, selChunk, selChunksInRange,
+        insSite, delFrames, insFrame, addDropped, setMeta, selChunk, selChunksInRange, selChunksBefore,
         selLongRange, selMaxPage;
   } st;
   bool inTxn = false;
