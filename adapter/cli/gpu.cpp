@@ -252,7 +252,7 @@ int kernel(const std::vector<std::string>& in) {
   if (d->op) std::printf("  in op         %s\n", d->op->name.c_str());
   if (d->attribution == SiteAttribution::Caller)
     std::printf("  Python lines  of thread %u, which waited in %s (the launching thread runs no Python)\n", d->callerTid,
-                d->waitedIn == "backward" ? "backward()" : d->waitedIn.c_str());
+                waitedInText(d->waitedIn).c_str());
   if (d->capture) {
     std::printf("  graph node    %" PRIu64 " (%s), made at (innermost first):\n", d->capture->node, d->capture->origin.c_str());
     for (const auto& f : d->capture->site.python) std::printf("    %s  %s:%d\n", f.function.c_str(), f.file.c_str(), f.line);

@@ -286,7 +286,7 @@ std::string record(const RecordDetail& d) {
   }
   if (d.attribution == SiteAttribution::Caller)
     out += "  launched by a thread with no Python frame; the Python lines are those of thread " +
-           std::to_string(d.callerTid) + ", which waited in " + (d.waitedIn == "backward" ? "backward()" : d.waitedIn) + "\n";
+           std::to_string(d.callerTid) + ", which waited in " + waitedInText(d.waitedIn) + "\n";
   if (!d.python.empty() || !d.native.empty()) {
     out += d.capture ? "  replayed from:\n" : "  from:\n";
     for (const auto& f : d.python) out += "    " + f.file + ":" + std::to_string(f.line) + " in " + f.function + "\n";

@@ -330,8 +330,7 @@ void GpuBackend::kernel(std::uint64_t id, Reply<GpuRecordDetail> reply) {
     append(d->python, d->native, d->nativeFrames);
   } else if (d->attribution == cuda::SiteAttribution::Caller) {
     append({}, d->native, d->nativeFrames);
-    label("launched for thread " + std::to_string(d->callerTid) + ", which waited in " +
-          (d->waitedIn == "backward" ? "backward()" : d->waitedIn.empty() ? "a call" : d->waitedIn));
+    label("launched for thread " + std::to_string(d->callerTid) + ", which waited in " + cuda::waitedInText(d->waitedIn));
     append(d->python, {}, {});
   } else {
     append(d->python, d->native, d->nativeFrames);

@@ -76,16 +76,6 @@ Result<void> Store::addGraphNode(const GraphNodeSite& node) {
   return sql::run(m.db, *ins, kIo, "graph_nodes");
 }
 
-std::string_view siteAttributionName(SiteAttribution a) {
-  switch (a) {
-    case SiteAttribution::Own: return "own";
-    case SiteAttribution::Caller: return "caller";
-    case SiteAttribution::None: return "none";
-    case SiteAttribution::Unknown: break;
-  }
-  return "";
-}
-
 SiteFrames Store::Impl::siteFrames(std::uint32_t pid, std::uint32_t site) {
   SiteFrames out;
   out.site = site;
@@ -96,11 +86,7 @@ SiteFrames Store::Impl::siteFrames(std::uint32_t pid, std::uint32_t site) {
     q->bind(1, pid).bind(2, site);
     if (q->step() == SQLITE_ROW) {
       out.known = true;
-      const std::string_view a = q->isNull(0) ? std::string_view() : q->text(0);
-      out.attribution = a == "own" ? SiteAttribution::Own
-                        : a == "caller" ? SiteAttribution::Caller
-                        : a == "none" ? SiteAttribution::None
-                                      : SiteAttribution::Unknown;
+      out.attribution = q->isNull(0) ? SiteAttribution::Unknown : siteAttributionFromName(q->text(0));
       if (!q->isNull(1)) out.callerTid = static_cast<std::uint32_t>(q->i64(1));
       if (!q->isNull(2)) out.waitedIn = std::string(q->text(2));
     }

@@ -283,12 +283,8 @@ std::string Report::json(const std::vector<CollectorStatus>& processes, int exit
   for (const auto& [id, site] : sites_) {
     j += first ? "" : ",";
     first = false;
-    const char* attribution = site.attribution == SiteAttribution::Own      ? "own"
-                              : site.attribution == SiteAttribution::Caller ? "caller"
-                              : site.attribution == SiteAttribution::None   ? "none"
-                                                                            : "";
     j += "{\"id\":" + std::to_string(id) + ",\"pid\":" + std::to_string(site.pid) + ",\"api\":" + quote(site.api) +
-         ",\"attribution\":" + quote(attribution) + ",\"callerTid\":" + std::to_string(site.callerTid) + ",\"python\":[";
+         ",\"attribution\":" + quote(std::string(siteAttributionName(site.attribution))) + ",\"callerTid\":" + std::to_string(site.callerTid) + ",\"python\":[";
     bool f2 = true;
     for (const auto& f : site.python) {
       j += (f2 ? "" : ",") + std::string("{\"function\":") + quote(f.function) + ",\"file\":" + quote(f.file) +

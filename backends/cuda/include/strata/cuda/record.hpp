@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace strata::cuda {
@@ -87,6 +88,27 @@ enum class SiteAttribution : std::uint8_t {
                 // Python thread that waited for it, in `callerTid`
   None = 3,     // no Python frames to tie the launch to
 };
+// As the store, gpuKernel and the collector's dump write it: "own", "caller", "none"; "" unknown.
+constexpr std::string_view siteAttributionName(SiteAttribution a) {
+  switch (a) {
+    case SiteAttribution::Own: return "own";
+    case SiteAttribution::Caller: return "caller";
+    case SiteAttribution::None: return "none";
+    case SiteAttribution::Unknown: break;
+  }
+  return "";
+}
+constexpr SiteAttribution siteAttributionFromName(std::string_view name) {
+  return name == "own" ? SiteAttribution::Own
+         : name == "caller" ? SiteAttribution::Caller
+         : name == "none" ? SiteAttribution::None
+                          : SiteAttribution::Unknown;
+}
+// What a Caller site's waiting thread waited in, as the views say it: "backward()", "a call".
+inline std::string waitedInText(std::string_view waitedIn) {
+  if (waitedIn == "backward") return "backward()";
+  return waitedIn.empty() ? "a call" : std::string(waitedIn);
+}
 struct LaunchSite {
   std::uint32_t id = 0;
   std::uint32_t pid = 0;

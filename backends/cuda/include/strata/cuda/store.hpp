@@ -295,6 +295,5 @@ std::string_view recordKindName(RecordKind kind);  // "kernel", "memcpy", "runti
 std::string_view copyKindName(std::uint8_t copyKind);  // "HtoD", ...
 std::string_view syncKindName(std::uint8_t syncKind);  // "stream", "event", ...
 std::string demangle(std::string_view name);  // the name itself when it is not mangled
-std::string_view siteAttributionName(SiteAttribution a);  // "own", "caller", "none"; "" unknown
 
 }  // namespace strata::cuda
