@@ -7,14 +7,12 @@ namespace strata::adapter {
 
 namespace {
 
-// A child reference from a backend, made session-global (0 stays 0: no children).
-// A child reference made session-global (0 stays 0: no children). `since`: Session::resumes()
-// when the request was made; a reference from a stop that is over is not handed out (the
-// backend may already use its number for something else), and the value shows no children.
-std::int64_t globalRef(Session& session, backends::Backend* owner, std::int64_t local,
-                       std::optional<std::uint64_t> since = std::nullopt) {
-  if (local <= 0 || (since && session.resumes() != *since)) return 0;
-  return session.variableRefs().add(owner, local);
+// A child reference made session-global (0 stays 0: no children). A reference from a stop that
+// is over is not handed out (the backend may already use its number for something else), and
+// the value shows no children.
+std::int64_t globalRef(Session& session, backends::Backend* owner, std::int64_t local, const Session::IdScope& scope) {
+  if (local <= 0 || !session.current(scope)) return 0;
+  return session.variableRefs().add(owner, local, scope.thread);
 }
 
 protocol::VariablePresentationHint toProtocol(const backends::ValueHint& h) {
@@ -29,10 +27,10 @@ protocol::VariablePresentationHint toProtocol(const backends::ValueHint& h) {
 // What evaluate and setVariable/setExpression answer alike about a value, besides its text.
 template <class Body>
 void describeValue(Session& session, backends::Backend* owner, const backends::ValueInfo& v,
-                   std::optional<std::uint64_t> since, Body& out) {
+                   const Session::IdScope& scope, Body& out) {
   if (!v.type.empty()) out.type = v.type;
   if (v.hint) out.presentationHint = toProtocol(*v.hint);
-  out.variablesReference = globalRef(session, owner, v.variablesReference, since);
+  out.variablesReference = globalRef(session, owner, v.variablesReference, scope);
   out.namedVariables = v.namedVariables;
   out.indexedVariables = v.indexedVariables;
 }
@@ -127,11 +125,12 @@ protocol::Source toProtocol(Session& session, backends::Backend* owner, const ba
   return src;
 }
 
-protocol::StackTraceBody toProtocol(Session& session, backends::Backend* owner, const backends::StackPage& page) {
+protocol::StackTraceBody toProtocol(Session& session, backends::Backend* owner, const backends::StackPage& page,
+                                    const Session::IdScope& scope) {
   protocol::StackTraceBody out;
   for (const auto& f : page.frames) {
     protocol::StackFrame p;
-    p.id = session.frames().add(owner, f.id);
+    p.id = session.frames().add(owner, f.id, scope.thread);
     p.name = f.name;
     if (f.source) p.source = toProtocol(session, owner, *f.source);
     p.line = f.line;
@@ -145,13 +144,14 @@ protocol::StackTraceBody toProtocol(Session& session, backends::Backend* owner, 
   return out;
 }
 
-protocol::ScopesBody toProtocol(Session& session, backends::Backend* owner, const std::vector<backends::ScopeInfo>& scopes) {
+protocol::ScopesBody toProtocol(Session& session, backends::Backend* owner, const std::vector<backends::ScopeInfo>& scopes,
+                                const Session::IdScope& scope) {
   protocol::ScopesBody out;
   for (const auto& s : scopes) {
     protocol::Scope p;
     p.name = s.name;
     if (!s.presentationHint.empty()) p.presentationHint = s.presentationHint;
-    p.variablesReference = globalRef(session, owner, s.variablesReference);
+    p.variablesReference = globalRef(session, owner, s.variablesReference, scope);
     p.namedVariables = s.namedVariables;
     p.indexedVariables = s.indexedVariables;
     p.expensive = s.expensive;
@@ -160,7 +160,8 @@ protocol::ScopesBody toProtocol(Session& session, backends::Backend* owner, cons
   return out;
 }
 
-protocol::VariablesBody toProtocol(Session& session, backends::Backend* owner, const std::vector<backends::ValueInfo>& values) {
+protocol::VariablesBody toProtocol(Session& session, backends::Backend* owner, const std::vector<backends::ValueInfo>& values,
+                                   const Session::IdScope& scope) {
   protocol::VariablesBody out;
   for (const auto& v : values) {
     protocol::Variable p;
@@ -169,7 +170,7 @@ protocol::VariablesBody toProtocol(Session& session, backends::Backend* owner, c
     if (!v.type.empty()) p.type = v.type;
     if (!v.evaluateName.empty()) p.evaluateName = v.evaluateName;
     if (v.hint) p.presentationHint = toProtocol(*v.hint);
-    p.variablesReference = globalRef(session, owner, v.variablesReference);
+    p.variablesReference = globalRef(session, owner, v.variablesReference, scope);
     p.namedVariables = v.namedVariables;
     p.indexedVariables = v.indexedVariables;
     if (!v.memoryReference.empty()) p.memoryReference = v.memoryReference;
@@ -179,19 +180,19 @@ protocol::VariablesBody toProtocol(Session& session, backends::Backend* owner, c
 }
 
 protocol::EvaluateResponseBody toEvaluateBody(Session& session, backends::Backend* owner, const backends::ValueInfo& v,
-                                             std::uint64_t since) {
+                                             const Session::IdScope& scope) {
   protocol::EvaluateResponseBody out;
   out.result = v.value;
-  describeValue(session, owner, v, since, out);
+  describeValue(session, owner, v, scope, out);
   if (!v.memoryReference.empty()) out.memoryReference = v.memoryReference;
   return out;
 }
 
 protocol::SetValueResponseBody toSetValueBody(Session& session, backends::Backend* owner, const backends::ValueInfo& v,
-                                              std::uint64_t since) {
+                                              const Session::IdScope& scope) {
   protocol::SetValueResponseBody out;
   out.value = v.value;
-  describeValue(session, owner, v, since, out);
+  describeValue(session, owner, v, scope, out);
   return out;
 }
 

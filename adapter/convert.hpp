@@ -30,15 +30,19 @@ protocol::Breakpoint toProtocol(Session& session, backends::Backend* owner, cons
 protocol::Breakpoint toPlacedEarly(std::int64_t id, const backends::BreakpointReport& s,
                                    const std::optional<std::string>& path);
 protocol::Source toProtocol(Session& session, backends::Backend* owner, const backends::SourceInfo& s);
-protocol::StackTraceBody toProtocol(Session& session, backends::Backend* owner, const backends::StackPage& page);
-protocol::ScopesBody toProtocol(Session& session, backends::Backend* owner, const std::vector<backends::ScopeInfo>& scopes);
-protocol::VariablesBody toProtocol(Session& session, backends::Backend* owner, const std::vector<backends::ValueInfo>& values);
-// `since`: Session::resumes() when the request was made; a value answered after the program ran
-// again keeps its text but shows no children (their references belong to a stop that is over).
+// `scope`: the stop the ids inside belong to (Session::idScope when the request was made). A value
+// answered after that thread ran again keeps its text but shows no children (their references
+// belong to a stop that is over).
+protocol::StackTraceBody toProtocol(Session& session, backends::Backend* owner, const backends::StackPage& page,
+                                    const Session::IdScope& scope);
+protocol::ScopesBody toProtocol(Session& session, backends::Backend* owner, const std::vector<backends::ScopeInfo>& scopes,
+                                const Session::IdScope& scope);
+protocol::VariablesBody toProtocol(Session& session, backends::Backend* owner, const std::vector<backends::ValueInfo>& values,
+                                   const Session::IdScope& scope);
 protocol::EvaluateResponseBody toEvaluateBody(Session& session, backends::Backend* owner, const backends::ValueInfo& v,
-                                             std::uint64_t since);
+                                             const Session::IdScope& scope);
 protocol::SetValueResponseBody toSetValueBody(Session& session, backends::Backend* owner, const backends::ValueInfo& v,
-                                              std::uint64_t since);
+                                              const Session::IdScope& scope);
 protocol::StoppedEventBody toProtocol(Session& session, backends::Backend* owner, const backends::StopReport& stop);
 protocol::ThreadsBody toProtocol(const std::vector<backends::ThreadInfo>& threads);
 protocol::CompletionsBody toProtocol(const std::vector<backends::CompletionEntry>& entries);

@@ -118,19 +118,29 @@ class Session final : public std::enable_shared_from_this<Session> {
   void progress(const backends::ProgressReport& report);
   void gpuActivity(const backends::GpuActivityReport& report);
 
-  // ---- ids: frames and variables live until the next resume, sources and breakpoints
+  // ---- ids: frames and variables live until their thread runs again, sources and breakpoints
   // for the session ----
   using Handles = HandleTable<backends::Backend>;
   Handles& frames() { return frames_; }
   Handles& variableRefs() { return variables_; }
   Handles& sources() { return sources_; }
   Handles& breakpointIds() { return breakpoints_; }
-  // The debuggee runs again: every frame id and variables reference handed out is void.
-  void resumed();
-  // How often that happened. A reply to a request made before the latest resume hands out
-  // none of the backend's frame ids or variables references: they belong to a stop that is
-  // over, and the backend may already use their numbers for something else.
-  std::uint64_t resumes() const { return resumes_; }
+  // Which stop a reply's ids belong to: one thread's (0: no thread in particular), as it was when
+  // the request was made. A reply that comes after that thread ran again hands out none of the
+  // backend's frame ids or variables references: they belong to a stop that is over, and the
+  // backend may already use their numbers for something else. Ids of one thread outlive the
+  // runs and stops of others (a rank that stops leaves another rank's frames as they were);
+  // those of no thread in particular go whenever anything runs.
+  struct IdScope {
+    std::int64_t thread = 0;
+    std::uint64_t epoch = 0;
+  };
+  IdScope idScope(std::int64_t thread) const;
+  bool current(const IdScope& scope) const { return idScope(scope.thread).epoch == scope.epoch; }
+  // These threads run again (or stop anew): their ids are void, with those of no thread.
+  void threadsRan(const std::set<std::int64_t>& threads);
+  // The whole program runs again: every frame id and variables reference handed out is void.
+  void programRan();
   // Which threads run, as the requests forwarded and the stops reported say: `continue`, a step
   // or configurationDone set them running; a stop, or a pause request, stops one or all. A
   // request that needs a stopped thread gets the same answer whichever backend owns it
@@ -144,7 +154,8 @@ class Session final : public std::enable_shared_from_this<Session> {
   void threadsResumed(std::int64_t threadId, bool allThreads);
   bool threadRunning(std::int64_t threadId) const;
   std::optional<Error> requireStopped(std::int64_t threadId, std::string_view command) const;
-  bool sawStop() const { return sawStop_; }
+  bool sawStop() const { return stops_ > 0; }
+  std::uint64_t stops() const { return stops_; }  // how many stops were reported
   // Launch/attach succeeded: a `capabilities` event with what the backend brings beyond
   // `initialize` (its exception filters among them), then `initialized`, so the client
   // configures breakpoints and filters knowing them.
@@ -200,7 +211,8 @@ class Session final : public std::enable_shared_from_this<Session> {
   std::map<std::int64_t, backends::Backend*> threadOwners_;
   std::set<std::string> progress_;  // ids of progress started and not yet ended
   Handles frames_, variables_, sources_, breakpoints_;
-  std::uint64_t resumes_ = 0;
+  std::uint64_t anyRan_ = 0, programRan_ = 0;        // IdScope epochs: of no thread, of every thread
+  std::map<std::int64_t, std::uint64_t> threadRan_;  // ...and of each thread besides
   template <class Spec>
   struct Early {
     std::vector<Spec> specs;
@@ -214,7 +226,7 @@ class Session final : public std::enable_shared_from_this<Session> {
   backends::Reply<std::vector<backends::BreakpointReport>> placedEarly(std::vector<std::int64_t> ids,
                                                                       std::optional<std::string> path);
   RunState run_;
-  bool sawStop_ = false;
+  std::uint64_t stops_ = 0;
   bool launchedDebuggee_ = false;
   bool debuggeeEnded_ = false;
   bool ended_ = false;

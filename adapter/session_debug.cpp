@@ -8,8 +8,23 @@
 
 namespace strata::adapter {
 
-void Session::resumed() {
-  ++resumes_;
+Session::IdScope Session::idScope(std::int64_t thread) const {
+  if (thread == 0) return {0, anyRan_};
+  auto it = threadRan_.find(thread);
+  return {thread, programRan_ + (it == threadRan_.end() ? 0 : it->second)};
+}
+
+void Session::threadsRan(const std::set<std::int64_t>& threads) {
+  if (threads.empty() || threads.count(0)) return programRan();
+  ++anyRan_;
+  for (auto t : threads) ++threadRan_[t];
+  frames_.forgetThreads(threads);
+  variables_.forgetThreads(threads);
+}
+
+void Session::programRan() {
+  ++anyRan_;
+  ++programRan_;
   frames_.clear();
   variables_.clear();
 }
@@ -33,9 +48,16 @@ std::optional<Error> Session::requireStopped(std::int64_t threadId, std::string_
 }
 
 void Session::stopped(backends::Backend* from, const backends::StopReport& stop) {
-  // A stop starts a fresh set of frames; ids from an earlier stop must not resolve any more.
-  resumed();
-  sawStop_ = true;
+  // A stop starts a fresh set of frames for the threads it stops; ids from their earlier stop
+  // must not resolve any more. Threads it leaves alone keep theirs.
+  if (stop.allThreadsStopped || !stop.threadId) {
+    programRan();
+  } else {
+    std::set<std::int64_t> fresh{*stop.threadId};
+    fresh.insert(stop.alsoStopped.begin(), stop.alsoStopped.end());
+    threadsRan(fresh);
+  }
+  ++stops_;
   if (stop.threadId) threadOwners_[*stop.threadId] = from;
   if (stop.allThreadsStopped) run_ = RunState{};
   else if (stop.threadId && run_.all) run_.except.insert(*stop.threadId);
@@ -52,7 +74,8 @@ void Session::stopped(backends::Backend* from, const backends::StopReport& stop)
 }
 
 void Session::continued(backends::Backend* from, std::int64_t threadId, bool allThreads) {
-  resumed();
+  if (allThreads) programRan();
+  else threadsRan({threadId});
   if (threadId) threadOwners_[threadId] = from;
   threadsResumed(threadId, allThreads);
   sendEvent("continued", json::value_from(protocol::ContinuedEventBody{threadId, allThreads}));

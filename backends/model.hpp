@@ -106,6 +106,9 @@ struct BackendFeatures {
   bool dataBreakpoints = false, instructionBreakpoints = false, readMemory = false, writeMemory = false,
        disassemble = false, modules = false, stepInTargets = false, loadedSources = false;
   bool gpuTimeline = false;  // the custom GPU requests (gpuSummary, gpuTimeline, gpuKernel, gpuExport)
+  // A step runs only the stepping thread's process, whatever singleThread says; the backend
+  // reports that process's other threads as continued (the ranks of a job with stopAll false).
+  bool processesRunApart = false;
   std::vector<ExceptionFilter> exceptionFilters;
 };
 

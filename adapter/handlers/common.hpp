@@ -59,8 +59,8 @@ inline Result<backends::GpuService*> gpuService(Session& session) {
   return Error{errors::kUnsupportedRequest, "this session has no GPU backend", false};
 }
 
-// The answer to a request for frames or variables whose reply came after the program ran
-// again (Session::resumes()): what it lists belongs to a stop that is over.
+// The answer to a request for frames or variables whose reply came after their thread ran
+// again (Session::current): what it lists belongs to a stop that is over.
 inline Error ranAgain(const std::string& what) {
   return Error{errors::kWrongState, "the program ran again before " + what + " arrived; ask again when it stops",
                false};

@@ -26,17 +26,19 @@ class EvaluateHandler final : public TypedHandler<protocol::EvaluateArguments> {
     q.expression = args.expression;
     q.context = args.context.value_or("repl");
     backends::Backend* owner = *backend;
+    std::int64_t thread = 0;  // the values of an evaluate without a frame belong to no thread
     if (args.frameId) {
       auto frame = resolveId(session.frames(), *args.frameId, "frameId");
       if (!frame) return respond(frame.takeError());
       q.frameId = frame->local;
       owner = frame->owner;
+      thread = frame->thread;
     }
     auto self = session.shared_from_this();
-    std::uint64_t since = session.resumes();
-    owner->evaluate(q, [self, owner, since, respond](Result<backends::ValueInfo> r) {
+    auto scope = session.idScope(thread);
+    owner->evaluate(q, [self, owner, scope, respond](Result<backends::ValueInfo> r) {
       if (!r) return respond(r.takeError());
-      respond(body(toEvaluateBody(*self, owner, *r, since)));
+      respond(body(toEvaluateBody(*self, owner, *r, scope)));
     });
   }
 };

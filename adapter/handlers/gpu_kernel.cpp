@@ -23,7 +23,7 @@ class GpuKernelHandler final : public TypedHandler<protocol::GpuKernelArguments>
       if (!r) return respond(r.takeError());
       backends::StackPage page;
       page.frames = std::move(r->frames);
-      auto frames = toProtocol(*self, owner, page).stackFrames;
+      auto frames = toProtocol(*self, owner, page, self->idScope(0)).stackFrames;
       json::object out = std::move(r->body);
       out["stackFrames"] = json::value_from(frames);
       respond(json::value(std::move(out)));

@@ -14,11 +14,11 @@ class ScopesHandler final : public TypedHandler<protocol::ScopesArguments> {
     if (!frame) return respond(frame.takeError());
     auto self = session.shared_from_this();
     auto* owner = frame->owner;
-    std::uint64_t since = session.resumes();
-    owner->scopes(frame->local, [self, owner, since, respond](Result<std::vector<backends::ScopeInfo>> r) {
+    auto scope = session.idScope(frame->thread);
+    owner->scopes(frame->local, [self, owner, scope, respond](Result<std::vector<backends::ScopeInfo>> r) {
       if (!r) return respond(r.takeError());
-      if (self->resumes() != since) return respond(ranAgain("the scopes"));
-      respond(body(toProtocol(*self, owner, *r)));
+      if (!self->current(scope)) return respond(ranAgain("the scopes"));
+      respond(body(toProtocol(*self, owner, *r, scope)));
     });
   }
 };

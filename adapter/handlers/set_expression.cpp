@@ -14,14 +14,16 @@ class SetExpressionHandler final : public TypedHandler<protocol::SetExpressionAr
     if (!backend) return respond(backend.takeError());
     backends::Backend* owner = *backend;
     std::optional<std::int64_t> frameId;
+    std::int64_t thread = 0;
     if (args.frameId) {
       auto frame = resolveId(session.frames(), *args.frameId, "frameId");
       if (!frame) return respond(frame.takeError());
       owner = frame->owner;
       frameId = frame->local;
+      thread = frame->thread;
     }
     owner->setExpression(args.expression, args.value, frameId,
-                         setValueReply(session, owner, std::move(respond)));
+                         setValueReply(session, owner, thread, std::move(respond)));
   }
 };
 

@@ -5,14 +5,15 @@
 
 namespace strata::adapter {
 
+// `thread`: the thread of the frame or value set (0: none).
 inline backends::Reply<backends::ValueInfo> setValueReply(Session& session, backends::Backend* owner,
-                                                          Responder respond) {
+                                                          std::int64_t thread, Responder respond) {
   auto self = session.shared_from_this();
   // The value was assigned even if the program ran on meanwhile: answered, without children.
-  std::uint64_t since = session.resumes();
-  return [self, owner, since, respond](Result<backends::ValueInfo> r) {
+  auto scope = session.idScope(thread);
+  return [self, owner, scope, respond](Result<backends::ValueInfo> r) {
     if (!r) return respond(r.takeError());
-    respond(body(toSetValueBody(*self, owner, *r, since)));
+    respond(body(toSetValueBody(*self, owner, *r, scope)));
   };
 }
 

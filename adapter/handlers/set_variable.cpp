@@ -13,7 +13,7 @@ class SetVariableHandler final : public TypedHandler<protocol::SetVariableArgume
     auto ref = resolveOwnedId(session, session.variableRefs(), args.variablesReference, "variablesReference");
     if (!ref) return respond(ref.takeError());
     ref->owner->setVariable(ref->local, args.name, args.value,
-                            setValueReply(session, ref->owner, std::move(respond)));
+                            setValueReply(session, ref->owner, ref->thread, std::move(respond)));
   }
 };
 

@@ -20,11 +20,11 @@ class StackTraceHandler final : public TypedHandler<protocol::StackTraceArgument
                            false});
     backends::Backend* owner = *backend;
     auto self = session.shared_from_this();
-    std::uint64_t since = session.resumes();
-    owner->stackTrace(args.threadId, start, levels, [self, owner, since, respond](Result<backends::StackPage> r) {
+    auto scope = session.idScope(args.threadId);
+    owner->stackTrace(args.threadId, start, levels, [self, owner, scope, respond](Result<backends::StackPage> r) {
       if (!r) return respond(r.takeError());
-      if (self->resumes() != since) return respond(ranAgain("the stack trace"));
-      respond(body(toProtocol(*self, owner, *r)));
+      if (!self->current(scope)) return respond(ranAgain("the stack trace"));
+      respond(body(toProtocol(*self, owner, *r, scope)));
     });
   }
 };

@@ -25,9 +25,9 @@ class StepHandler final : public TypedHandler<protocol::StepArguments> {
     auto backend = threadBackend(session, args.threadId);
     if (!backend) return respond(backend.takeError());
     if (auto running = session.requireStopped(args.threadId, command_)) return respond(std::move(*running));
-    session.resumed();
+    session.threadsRan({args.threadId});
     auto before = session.runState();
-    session.threadsResumed(args.threadId, !o.singleThread);
+    session.threadsResumed(args.threadId, !o.singleThread && !(*backend)->features().processesRunApart);
     auto self = session.shared_from_this();
     (*backend)->step(kind_, o, [self, before, respond](Result<void> r) {
       if (!r) {

@@ -26,11 +26,11 @@ class VariablesHandler final : public TypedHandler<protocol::VariablesArguments>
                            "invalid 'variables' request: start and count must not be negative", false});
     auto self = session.shared_from_this();
     auto* owner = ref->owner;
-    std::uint64_t since = session.resumes();
-    owner->variables(q, [self, owner, since, respond](Result<std::vector<backends::ValueInfo>> r) {
+    auto scope = session.idScope(ref->thread);
+    owner->variables(q, [self, owner, scope, respond](Result<std::vector<backends::ValueInfo>> r) {
       if (!r) return respond(r.takeError());
-      if (self->resumes() != since) return respond(ranAgain("the variables"));
-      respond(body(toProtocol(*self, owner, *r)));
+      if (!self->current(scope)) return respond(ranAgain("the variables"));
+      respond(body(toProtocol(*self, owner, *r, scope)));
     });
   }
 };

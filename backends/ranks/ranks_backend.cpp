@@ -88,6 +88,7 @@ RanksBackend::~RanksBackend() {
 
 BackendFeatures RanksBackend::features() const {
   BackendFeatures f = PythonBackend::staticFeatures();
+  f.processesRunApart = !stopAll_;
   return f;
 }
 
@@ -446,18 +447,20 @@ void RanksBackend::onContinued(Member& m, std::int64_t threadId, bool allThreads
   if (m.gone) return;
   if (allThreads) m.stopped = false;
   if (threadId && !m.remote) threadOwner_[threadId] = m.index;
-  // An attached member's snapshot ends when its agent is in: its threads run on, the others'
-  // stay as they are.
-  if (stopAll_ && allThreads) {
-    bool othersStopped = std::any_of(members_.begin(), members_.end(), [&](const auto& o) {
+  // All of a member's threads went (an attached member's snapshot ends when its agent is in):
+  // they run on, each said so, and the other members' threads stay as they are, unless every
+  // member runs now.
+  if (allThreads) {
+    bool othersStopped = !stopAll_ || std::any_of(members_.begin(), members_.end(), [&](const auto& o) {
       return o.get() != &m && !o->gone && o->stopped;
     });
     if (othersStopped) {
+      if (threadId && !m.threads.count(threadId)) host_.continued(sessionTid(m, threadId), false);
       for (auto t : m.threads) host_.continued(sessionTid(m, t), false);
       return;
     }
   }
-  host_.continued(sessionTid(m, threadId), stopAll_ && allThreads);
+  host_.continued(sessionTid(m, threadId), allThreads);
 }
 
 void RanksBackend::onThread(Member& m, std::int64_t threadId, bool started) {
@@ -519,7 +522,22 @@ void RanksBackend::step(StepKind kind, const StepOptions& options, Reply<void> r
   Member* owner = memberOf(options.threadId, &o.threadId);
   if (!owner) return reply(Error{errors::kBadArguments, "thread " + std::to_string(options.threadId) + " belongs to no process of this job", false});
   owner->stopped = false;
-  owner->backend->step(kind, o, std::move(reply));
+  if (stopAll_ || o.singleThread) return owner->backend->step(kind, o, std::move(reply));
+  // The rest of this member's threads go too; the other members stay stopped.
+  std::weak_ptr<bool> alive = alive_;
+  std::size_t index = owner->index;
+  std::int64_t threadId = o.threadId;
+  owner->backend->step(kind, o, [this, alive, index, threadId, reply](Result<void> r) {
+    bool ok = static_cast<bool>(r);
+    reply(std::move(r));
+    if (alive.expired() || !ok) return;
+    asio::post(io_, [this, alive, index, threadId] {
+      if (alive.expired()) return;
+      const Member& mm = *members_[index];
+      for (auto t : mm.threads)
+        if (t != threadId) host_.continued(sessionTid(mm, t), false);
+    });
+  });
 }
 
 void RanksBackend::pause(std::int64_t sessionThread, Reply<void> reply) {

@@ -319,6 +319,63 @@ TEST_CASE("a stack trace answered after the program ran again hands out no frame
   h.receive(4);
 }
 
+TEST_CASE("a thread's frame ids outlive the stops and runs of other threads, not its own") {
+  // A job whose processes stop one by one (stopAll false): rank 1 stopping anew, or running,
+  // leaves rank 0's frames as the client shows them.
+  Harness h;
+  h.state.stacks = true;
+  h.send("initialize");
+  h.receive(1);
+  h.send("launch", json::object{{"program", "/bin/true"}});
+  h.receive(3);  // the response, initialized, process
+  auto stop = [&h](std::int64_t thread, bool all) {
+    backends::StopReport s;
+    s.reason = "breakpoint";
+    s.threadId = thread;
+    s.allThreadsStopped = all;
+    h.session->stopped(h.session->backend(), s);
+    CHECK(kind(h.receive(1)[0]) == "event:stopped");
+  };
+  auto frameOf = [&h](std::int64_t thread, std::int64_t local) {
+    h.send("stackTrace", json::object{{"threadId", thread}});
+    std::size_t n = h.state.heldStacks.size() + 1;
+    for (int i = 0; i < 200 && h.state.heldStacks.size() < n; ++i) h.io.run_for(std::chrono::milliseconds(5));
+    REQUIRE(h.state.heldStacks.size() == n);
+    backends::StackPage page;
+    page.frames.push_back(backends::FrameInfo{local, "work", 0, std::nullopt, 3, 1, "", "", ""});
+    h.state.heldStacks.back()(page);
+    auto r = h.receive(1);
+    REQUIRE(kind(r[0]) == "response:stackTrace");
+    return r[0].at("body").at("stackFrames").at(0).at("id").as_int64();
+  };
+  auto scopes = [&h](std::int64_t frameId) {
+    h.send("scopes", json::object{{"frameId", frameId}});
+    return std::string(h.receive(1)[0].at("message").as_string());
+  };
+  const std::string known = "the fake backend does not support scopes";
+  stop(11, false);
+  stop(12, false);
+  auto a = frameOf(11, 7), b = frameOf(12, 8);
+  CHECK(scopes(a) == known);
+  CHECK(scopes(b) == known);
+  stop(12, false);  // thread 12 ran and stopped again: only its ids go
+  CHECK(scopes(a) == known);
+  CHECK(scopes(b) == "unknown frameId " + std::to_string(b) + " (ids are valid only until the program runs again)");
+  h.session->continued(h.session->backend(), 12, false);
+  CHECK(kind(h.receive(1)[0]) == "event:continued");
+  CHECK(scopes(a) == known);
+  h.session->continued(h.session->backend(), 11, false);
+  CHECK(kind(h.receive(1)[0]) == "event:continued");
+  CHECK(scopes(a) == "unknown frameId " + std::to_string(a) + " (ids are valid only until the program runs again)");
+  // A stop of every thread voids every id.
+  stop(11, false);
+  auto c = frameOf(11, 9);
+  stop(12, true);
+  CHECK(scopes(c) == "unknown frameId " + std::to_string(c) + " (ids are valid only until the program runs again)");
+  h.send("disconnect");
+  h.receive(4);
+}
+
 TEST_CASE("modules pages, whatever numbers the client sends") {
   Harness h;
   h.send("initialize");
@@ -356,4 +413,11 @@ TEST_CASE("session ids map back to their owner and die on clear") {
   t.clear();
   CHECK(!t.find(x));
   CHECK(t.add(&a, 5) > y);  // a new id, never a reused one
+  // Ids of a thread's stop go with that thread; those of no thread go with any.
+  auto t1 = t.add(&a, 1, 11), t2 = t.add(&a, 2, 12), none = t.add(&b, 3);
+  CHECK(t.find(t2)->thread == 12);
+  t.forgetThreads({12});
+  CHECK(t.find(t1));
+  CHECK(!t.find(t2));
+  CHECK(!t.find(none));
 }
