@@ -22,7 +22,7 @@
 #include "metric_profiler.hpp"
 #include "publisher.hpp"
 #include "ring_writer.hpp"
-#include "strata/cuda/collector/strata_gpu.h"
+#include "strata/strata_gpu.h"
 
 namespace strata::cuda::collector {
 

@@ -2,9 +2,10 @@
 // replay, one range per measured launch, the config image built once per context.
 #include "metric_profiler.hpp"
 
+#include "strata/demangle.hpp"
+
 #include <cupti_profiler_target.h>
 #include <cupti_target.h>
-#include <cxxabi.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -63,11 +64,7 @@ bool kernelNameMatches(std::string_view part, const char* name) {
   const std::string_view n(name);
   if (n.find(part) != std::string_view::npos) return true;
   if (n.size() < 2 || n[0] != '_' || n[1] != 'Z') return false;
-  int status = 0;
-  char* out = abi::__cxa_demangle(name, nullptr, nullptr, &status);
-  const bool found = status == 0 && out && std::string_view(out).find(part) != std::string_view::npos;
-  std::free(out);
-  return found;
+  return demangle(n).find(part) != std::string::npos;
 }
 
 HostConfig buildHostConfig(const std::string& chip) {

@@ -38,6 +38,8 @@ void appendMicros(std::string& out, std::uint64_t ns) {
   out += buf;
 }
 
+// The Chrome-trace category torch.profiler (Kineto) gives such a record, so that Perfetto and
+// TensorBoard group Strata's exports with theirs (not recordKindName: these are Kineto's words).
 std::string_view category(const GpuRecord& r) {
   switch (r.kind) {
     case RecordKind::Kernel: return "kernel";

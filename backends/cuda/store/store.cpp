@@ -1,7 +1,6 @@
 // The store file: schema, opening and closing, names, sites, devices, transactions.
 #include <sys/stat.h>
 
-#include <cxxabi.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -117,20 +116,6 @@ bool onCpuTrack(const GpuRecord& r) {
     default:
       return false;
   }
-}
-
-std::string demangle(std::string_view name) {
-  if (name.size() < 2 || name[0] != '_' || name[1] != 'Z') return std::string(name);
-  std::string z(name);
-  int status = 0;
-  char* out = abi::__cxa_demangle(z.c_str(), nullptr, nullptr, &status);
-  if (status != 0 || !out) {
-    std::free(out);
-    return z;
-  }
-  std::string s(out);
-  std::free(out);
-  return s;
 }
 
 Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -6,22 +6,6 @@
 
 namespace strata::cuda {
 
-std::string_view recordKindName(RecordKind kind) {
-  switch (kind) {
-    case RecordKind::Kernel: return "kernel";
-    case RecordKind::Memcpy: return "memcpy";
-    case RecordKind::Memset: return "memset";
-    case RecordKind::Synchronization: return "sync";
-    case RecordKind::RuntimeApi: return "runtime";
-    case RecordKind::DriverApi: return "driver";
-    case RecordKind::Marker: return "marker";
-    case RecordKind::GraphLaunch: return "graph";
-    case RecordKind::Overhead: return "overhead";
-    case RecordKind::CpuOp: return "cpu_op";
-  }
-  return "unknown";
-}
-
 std::string_view copyKindName(std::uint8_t k) {
   static constexpr std::string_view names[] = {"unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
                                                "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};

@@ -1,7 +1,6 @@
 // Sticky CUDA errors as exception stops: a hidden breakpoint on the collector's
 // strata_gpu_error_stop, the StrataGpuError it is passed read from the target, and the stack
 // shown from the program's call.
-#include <cxxabi.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -9,7 +8,8 @@
 
 #include "strata/cuda_frames.hpp"
 #include "internal.hpp"
-#include "strata/cuda/collector/strata_gpu.h"
+#include "strata/demangle.hpp"
+#include "strata/strata_gpu.h"
 
 namespace strata::native::debugger {
 
@@ -41,17 +41,6 @@ std::string readCString(MemoryAccess& memory, std::uint64_t address, std::size_t
     address += chunk;
   }
   return out;
-}
-
-// CUDA kernels carry Itanium names (nvcc, Triton's own are plain C names and stay as they are).
-std::string demangle(const std::string& name) {
-  if (name.rfind("_Z", 0) != 0) return name;
-  int status = 0;
-  char* out = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
-  if (status != 0 || out == nullptr) return name;
-  std::string text(out);
-  std::free(out);
-  return text;
 }
 
 }  // namespace

@@ -11,6 +11,8 @@
 #include <fstream>
 
 #include "engine_impl.hpp"
+#include "strata/elf_file.hpp"
+#include "strata/proc_maps.hpp"
 
 namespace strata::native::engine {
 
@@ -47,14 +49,9 @@ struct InterpFacts {
 };
 
 Result<InterpFacts> readInterp(const std::string& path) {
-  if (elf_version(EV_CURRENT) == EV_NONE) return Error{errors::kObjectUnreadable, "libelf: version mismatch", true};
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errnoError(errors::kObjectUnreadable, "open " + path);
-  Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
-  if (!elf) {
-    close(fd);
-    return Error{errors::kObjectUnreadable, "read " + path + ": " + elf_errmsg(-1), true};
-  }
+  auto file = ElfFile::open(path, ELF_C_READ);
+  if (!file) return file.takeError();
+  Elf* elf = file->elf();
   InterpFacts facts;
   std::size_t phnum = 0;
   elf_getphdrnum(elf, &phnum);
@@ -62,37 +59,19 @@ Result<InterpFacts> readInterp(const std::string& path) {
     GElf_Phdr ph;
     if (gelf_getphdr(elf, static_cast<int>(i), &ph) && ph.p_type == PT_DYNAMIC) facts.dynamic = ph.p_vaddr;
   }
-  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
-    GElf_Shdr sh;
-    if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM)) continue;
-    Elf_Data* data = elf_getdata(scn, nullptr);
-    if (!data || sh.sh_entsize == 0) continue;
-    for (std::size_t i = 0; i < sh.sh_size / sh.sh_entsize; ++i) {
-      GElf_Sym sym;
-      if (!gelf_getsym(data, static_cast<int>(i), &sym)) continue;
-      const char* name = elf_strptr(elf, sh.sh_link, sym.st_name);
-      if (!name) continue;
-      if (std::strcmp(name, "_dl_debug_state") == 0) facts.debugState = sym.st_value;
-      if (std::strcmp(name, "_r_debug") == 0) facts.rDebug = sym.st_value;
-    }
-  }
-  elf_end(elf);
-  close(fd);
+  forEachSymbol(elf, [&facts](const char* name, const GElf_Sym& sym) {
+    if (std::strcmp(name, "_dl_debug_state") == 0) facts.debugState = sym.st_value;
+    if (std::strcmp(name, "_r_debug") == 0) facts.rDebug = sym.st_value;
+  });
   return facts;
 }
 
 // The file /proc/PID/maps shows mapped at that address; empty when none.
 std::string fileMappedAt(pid_t pid, std::uint64_t address) {
-  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
-  std::string line;
-  while (std::getline(maps, line)) {
-    unsigned long long lo = 0, hi = 0;
-    int pathAt = 0;
-    if (std::sscanf(line.c_str(), "%llx-%llx %*s %*s %*s %*s %n", &lo, &hi, &pathAt) < 2 || pathAt <= 0) continue;
-    if (address < lo || address >= hi) continue;
-    std::string path = line.substr(static_cast<std::size_t>(pathAt));
-    return path.starts_with("/") ? path : std::string();
-  }
+  auto maps = readMappings(pid);
+  if (!maps) return {};
+  for (const auto& m : *maps)
+    if (address >= m.start && address < m.end) return m.file() ? m.path : std::string();
   return {};
 }
 

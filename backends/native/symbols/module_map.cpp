@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "internal.hpp"
+#include "strata/proc_maps.hpp"
 
 namespace strata::native::symbols {
 
@@ -69,26 +70,10 @@ std::string ModuleMap::describe(std::uint64_t address) const {
 }
 
 Result<std::vector<LoadedObject>> loadedObjectsFromProcMaps(pid_t pid) {
-  std::string path = "/proc/" + std::to_string(pid) + "/maps";
-  std::ifstream in(path);
-  if (!in) return errnoError(errors::kSystemCallFailed, "open " + path);
-  // The mapping with file offset 0 is where the ELF header sits: start - vaddr(offset 0).
-  std::map<std::string, std::uint64_t> firstStart;
-  std::vector<std::string> order;
-  std::string line;
-  while (std::getline(in, line)) {
-    unsigned long long start = 0, end = 0, offset = 0;
-    char perms[8] = {};
-    int consumed = 0;
-    if (std::sscanf(line.c_str(), "%llx-%llx %7s %llx %*s %*s%n", &start, &end, perms, &offset, &consumed) < 4)
-      continue;
-    std::string file = line.substr(static_cast<std::size_t>(consumed));
-    file.erase(0, file.find_first_not_of(' '));
-    if (file.empty() || file[0] != '/' || offset != 0) continue;
-    if (firstStart.emplace(file, start).second) order.push_back(file);
-  }
+  auto maps = readMappings(pid);
+  if (!maps) return errnoError(errors::kSystemCallFailed, "open /proc/" + std::to_string(pid) + "/maps");
   std::vector<LoadedObject> out;
-  for (const std::string& file : order) {
+  for (const auto& [file, headerStart] : mappedFiles(*maps)) {
     auto symbols = ObjectSymbols::open(file);
     if (!symbols) continue;  // a data file mapped by the program, or not an ELF
     Elf* elf = (*symbols)->elf();
@@ -105,7 +90,7 @@ Result<std::vector<LoadedObject>> loadedObjectsFromProcMaps(pid_t pid) {
     if (firstVaddr == UINT64_MAX) continue;
     LoadedObject o;
     o.path = file;
-    o.loadBias = eh.e_type == ET_EXEC ? 0 : firstStart[file] - firstVaddr;
+    o.loadBias = eh.e_type == ET_EXEC ? 0 : headerStart - firstVaddr;
     out.push_back(std::move(o));
   }
   return out;

@@ -1,7 +1,6 @@
 // ObjectSymbols: opening an ELF file, its ELF symbol tables, CU headers and the per-file cache.
 #include "strata/native/symbols/object_symbols.hpp"
 
-#include <cxxabi.h>
 #include <elfutils/libdwelf.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -64,16 +63,6 @@ std::string withoutSpaces(std::string_view s) {
 
 }  // namespace
 
-std::string demangle(const std::string& mangled) {
-  if (mangled.size() < 2 || mangled[0] != '_' || mangled[1] != 'Z') return mangled;
-  int status = 0;
-  char* out = abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status);
-  if (status != 0 || out == nullptr) return mangled;
-  std::string result(out);
-  std::free(out);
-  return result;
-}
-
 std::string stripParameters(std::string_view demangled) {
   // "ns::f(int) const" → "ns::f"; the parameter list is the last balanced (...) group.
   std::size_t end = demangled.size();
@@ -113,14 +102,12 @@ bool nameMatches(std::string_view query, std::string_view qualified) {
 }
 
 Result<std::shared_ptr<ObjectSymbols>> ObjectSymbols::open(const std::string& path) {
-  elf_version(EV_CURRENT);
+  auto file = ElfFile::open(path);
+  if (!file) return file.takeError();
   std::shared_ptr<ObjectSymbols> self(new ObjectSymbols());
   self->path_ = path;
-  self->fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (self->fd_ < 0) return errnoError(errors::kObjectUnreadable, "open " + path);
-  self->elf_ = elf_begin(self->fd_, ELF_C_READ_MMAP, nullptr);
-  if (self->elf_ == nullptr) return elfError("elf_begin", path);
-  if (elf_kind(self->elf_) != ELF_K_ELF) return Error{errors::kObjectUnreadable, path + " is not an ELF file", true};
+  self->file_ = std::move(*file);
+  self->elf_ = self->file_.elf();
 
   const void* id = nullptr;
   ssize_t idLen = dwelf_elf_gnu_build_id(self->elf_, &id);
@@ -148,10 +135,10 @@ Result<std::shared_ptr<ObjectSymbols>> ObjectSymbols::open(const std::string& pa
   } else if (self->buildId_.size() > 2) {
     std::string debugPath = "/usr/lib/debug/.build-id/" + self->buildId_.substr(0, 2) + "/" +
                             self->buildId_.substr(2) + ".debug";
-    self->debugFd_ = ::open(debugPath.c_str(), O_RDONLY | O_CLOEXEC);
-    if (self->debugFd_ >= 0) {
-      self->debugElf_ = elf_begin(self->debugFd_, ELF_C_READ_MMAP, nullptr);
-      if (self->debugElf_ != nullptr && hasDebugInfoSection(self->debugElf_)) self->dwarfElf_ = self->debugElf_;
+    if (auto debug = ElfFile::open(debugPath)) {
+      self->debugFile_ = std::move(*debug);
+      self->debugElf_ = self->debugFile_.elf();
+      if (hasDebugInfoSection(self->debugElf_)) self->dwarfElf_ = self->debugElf_;
     }
   }
   self->debugInfo_ = self->dwarfElf_ != nullptr;
@@ -207,10 +194,7 @@ ObjectSymbols::~ObjectSymbols() {
     forgetTypeNames(dwarf_);
     dwarf_end(dwarf_);
   }
-  if (debugElf_ != nullptr) elf_end(debugElf_);
-  if (elf_ != nullptr) elf_end(elf_);
-  if (debugFd_ >= 0) ::close(debugFd_);
-  if (fd_ >= 0) ::close(fd_);
+  // The ELF files close after this, as members.
 }
 
 void ObjectSymbols::loadElfSymbols() {
@@ -419,7 +403,7 @@ Result<std::vector<std::uint8_t>> ObjectSymbols::readFileBytes(std::uint64_t add
     if (address < ph.p_vaddr || address >= ph.p_vaddr + ph.p_filesz) continue;
     std::size_t n = std::min<std::uint64_t>(size, ph.p_vaddr + ph.p_filesz - address);
     std::vector<std::uint8_t> bytes(n);
-    ssize_t got = pread(fd_, bytes.data(), n, static_cast<off_t>(ph.p_offset + address - ph.p_vaddr));
+    ssize_t got = pread(file_.fd(), bytes.data(), n, static_cast<off_t>(ph.p_offset + address - ph.p_vaddr));
     if (got < 0) return errnoError(errors::kObjectUnreadable, "pread " + path_);
     bytes.resize(static_cast<std::size_t>(got));
     return bytes;

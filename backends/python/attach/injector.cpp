@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "strata/hex.hpp"
+#include "strata/proc_maps.hpp"
 
 namespace strata::python::attach {
 
@@ -95,19 +96,14 @@ struct Memory {
 
 // A `syscall` instruction (0f 05) in an executable mapping of the process.
 std::uint64_t findSyscallInstruction(pid_t pid, Memory& mem) {
-  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
-  std::string line;
-  while (std::getline(maps, line)) {
-    std::istringstream in(line);
-    std::string range, perms;
-    in >> range >> perms;
-    if (perms.size() < 3 || perms[2] != 'x' || line.find("[vsyscall]") != std::string::npos) continue;
-    std::uint64_t low = std::strtoull(range.c_str(), nullptr, 16);
-    std::uint64_t high = std::strtoull(range.c_str() + range.find('-') + 1, nullptr, 16);
-    std::vector<unsigned char> bytes(std::min<std::uint64_t>(high - low, 1 << 20));
-    if (!mem.read(low, bytes.data(), bytes.size())) continue;
+  auto maps = readMappings(pid);
+  if (!maps) return 0;
+  for (const auto& m : *maps) {
+    if (!m.executable() || m.path == "[vsyscall]") continue;
+    std::vector<unsigned char> bytes(std::min<std::uint64_t>(m.end - m.start, 1 << 20));
+    if (!mem.read(m.start, bytes.data(), bytes.size())) continue;
     for (std::size_t i = 0; i + 1 < bytes.size(); ++i)
-      if (bytes[i] == 0x0f && bytes[i + 1] == 0x05) return low + i;
+      if (bytes[i] == 0x0f && bytes[i + 1] == 0x05) return m.start + i;
   }
   return 0;
 }

@@ -15,6 +15,8 @@
 
 #include "strata/python/remote/layout.hpp"
 #include "strata/hex.hpp"
+#include "strata/elf_file.hpp"
+#include "strata/proc_maps.hpp"
 #include "strata/native/symbols/object_symbols.hpp"
 #include "strata/python/remote/py_remote.hpp"
 
@@ -42,24 +44,11 @@ struct PythonObject {
 };
 
 std::vector<PythonObject> pythonObjects(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/maps");
-  std::map<std::string, std::uint64_t> first;
-  std::vector<std::string> order;
-  std::string line;
-  while (std::getline(in, line)) {
-    unsigned long long start = 0, end = 0, offset = 0;
-    char perms[8] = {};
-    int consumed = 0;
-    if (std::sscanf(line.c_str(), "%llx-%llx %7s %llx %*s %*s%n", &start, &end, perms, &offset, &consumed) < 4) continue;
-    std::string file = line.substr(static_cast<std::size_t>(consumed));
-    file.erase(0, file.find_first_not_of(' '));
-    if (file.empty() || file[0] != '/' || offset != 0) continue;
-    std::string base = file.substr(file.rfind('/') + 1);
-    if (base.find("python") == std::string::npos) continue;
-    if (first.emplace(file, start).second) order.push_back(file);
-  }
   std::vector<PythonObject> out;
-  for (const std::string& file : order) out.push_back({file, first[file]});
+  auto maps = readMappings(pid);
+  if (!maps) return out;
+  for (const auto& [file, headerStart] : mappedFiles(*maps))
+    if (file.substr(file.rfind('/') + 1).find("python") != std::string::npos) out.push_back({file, headerStart});
   return out;
 }
 
@@ -67,20 +56,9 @@ std::vector<PythonObject> pythonObjects(pid_t pid) {
 // address, from .dynsym and .symtab.
 std::map<std::string, std::uint64_t> dataSymbols(Elf* elf, const std::set<std::string>& wanted) {
   std::map<std::string, std::uint64_t> out;
-  Elf_Scn* scn = nullptr;
-  while ((scn = elf_nextscn(elf, scn)) != nullptr) {
-    GElf_Shdr shdr;
-    if (gelf_getshdr(scn, &shdr) == nullptr || (shdr.sh_type != SHT_DYNSYM && shdr.sh_type != SHT_SYMTAB) || !shdr.sh_entsize)
-      continue;
-    Elf_Data* data = elf_getdata(scn, nullptr);
-    if (!data) continue;
-    for (std::size_t i = 0; i < shdr.sh_size / shdr.sh_entsize; ++i) {
-      GElf_Sym sym;
-      if (gelf_getsym(data, static_cast<int>(i), &sym) == nullptr || sym.st_shndx == SHN_UNDEF || !sym.st_value) continue;
-      const char* name = elf_strptr(elf, shdr.sh_link, sym.st_name);
-      if (name && wanted.count(name)) out.emplace(name, sym.st_value);
-    }
-  }
+  forEachSymbol(elf, [&](const char* name, const GElf_Sym& sym) {
+    if (sym.st_shndx != SHN_UNDEF && sym.st_value && wanted.count(name)) out.emplace(name, sym.st_value);
+  });
   return out;
 }
 

@@ -22,7 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "strata/cuda/collector/strata_gpu.h"
+#include "strata/strata_gpu.h"
 
 static void (*error_stop)(const StrataGpuError*);
 

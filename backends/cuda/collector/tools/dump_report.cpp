@@ -1,8 +1,8 @@
 // strata_gpu_dump's tallies and their text and JSON forms.
 #include "strata/cuda_frames.hpp"
+#include "strata/demangle.hpp"
 #include "dump_report.hpp"
 
-#include <cxxabi.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -13,15 +13,6 @@
 
 namespace strata::cuda::dump {
 namespace {
-
-std::string demangle(const std::string& name) {
-  int status = 0;
-  char* d = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
-  if (status != 0 || !d) return name;
-  std::string out = d;
-  std::free(d);
-  return out;
-}
 
 std::string quote(const std::string& s) {
   std::string out = "\"";
@@ -34,22 +25,6 @@ std::string quote(const std::string& s) {
     } else out += static_cast<char>(c);
   }
   return out + "\"";
-}
-
-const char* kindName(RecordKind k) {
-  switch (k) {
-    case RecordKind::Kernel: return "kernel";
-    case RecordKind::Memcpy: return "memcpy";
-    case RecordKind::Memset: return "memset";
-    case RecordKind::Synchronization: return "sync";
-    case RecordKind::RuntimeApi: return "runtime";
-    case RecordKind::DriverApi: return "driver";
-    case RecordKind::Marker: return "marker";
-    case RecordKind::GraphLaunch: return "graph";
-    case RecordKind::Overhead: return "overhead";
-    case RecordKind::CpuOp: return "cpuop";
-  }
-  return "other";
 }
 
 std::string where(const LineResolver::Where& w) {
@@ -189,7 +164,7 @@ void Report::printText(std::FILE* out, const std::vector<CollectorStatus>& proce
                  p.cudaErrors, p.problem.empty() ? "" : "; reader: ", p.problem.c_str());
   }
   std::fprintf(out, "counts:");
-  for (const auto& [kind, n] : counts_) std::fprintf(out, " %s %llu", kindName(kind), static_cast<unsigned long long>(n));
+  for (const auto& [kind, n] : counts_) std::fprintf(out, " %s %llu", std::string(recordKindName(kind)).c_str(), static_cast<unsigned long long>(n));
   std::fprintf(out, "; copied %llu bytes; %llu copies overlapped a kernel on another stream\n",
                static_cast<unsigned long long>(copyBytes_), static_cast<unsigned long long>(copiesOverlappingKernels()));
   std::vector<const KernelStat*> ks;
@@ -245,7 +220,7 @@ std::string Report::json(const std::vector<CollectorStatus>& processes, int exit
   j += "],\"counts\":{";
   first = true;
   for (const auto& [kind, n] : counts_) {
-    j += (first ? "" : ",") + quote(kindName(kind)) + ":" + std::to_string(n);
+    j += (first ? "" : ",") + quote(std::string(recordKindName(kind))) + ":" + std::to_string(n);
     first = false;
   }
   j += "},\"copyBytes\":" + std::to_string(copyBytes_) + ",\"timeSpan\":{\"startNs\":" + std::to_string(startNs_) +

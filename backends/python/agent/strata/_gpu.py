@@ -14,7 +14,7 @@ _hooked = {}  # path -> the CFUNCTYPE object registered there (kept alive while 
 
 
 class ErrorStruct(ctypes.Structure):
-    """StrataGpuError (backends/cuda/collector/include/strata/cuda/collector/strata_gpu.h)."""
+    """StrataGpuError (common/include/strata/strata_gpu.h)."""
     _fields_ = [("size", ctypes.c_uint32), ("result", ctypes.c_int32), ("domain", ctypes.c_uint32),
                 ("cbid", ctypes.c_uint32), ("tid", ctypes.c_uint32), ("lastCorrelation", ctypes.c_uint32),
                 ("lastSite", ctypes.c_uint32), ("reserved", ctypes.c_uint32), ("callerPc", ctypes.c_uint64),

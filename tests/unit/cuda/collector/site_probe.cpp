@@ -31,22 +31,13 @@ Probe& probe() {
   return *p;
 }
 
-const char* attributionName(SiteAttribution a) {
-  switch (a) {
-    case SiteAttribution::Own: return "own";
-    case SiteAttribution::Caller: return "caller";
-    case SiteAttribution::None: return "none";
-  }
-  return "?";
-}
-
 // "site=N fresh=0|1 attribution=A caller=TID python=func@file:line:evalcall|... native=COUNT";
 // the frames only for a new site (named here, as the collector's drain names them).
 std::string launchHere() {
   Probe& p = probe();
   SiteTable::Lookup r = p.table.lookup(211, 2, "cudaLaunchKernel");
   std::string text = "site=" + std::to_string(r.site) + " fresh=" + (r.fresh ? "1" : "0") +
-                     " attribution=" + attributionName(r.attribution);
+                     " attribution=" + std::string(siteAttributionName(r.attribution));
   std::vector<RawSite*> raw;
   p.table.takePending(raw);
   for (const RawSite* s : raw) {

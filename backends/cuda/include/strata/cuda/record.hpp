@@ -23,6 +23,23 @@ enum class RecordKind : std::uint8_t {
   CpuOp = 10,       // a framework CPU operation (torch op from a Kineto trace)
 };
 
+// As the store, its views and the collector's dump name a kind: "kernel", "memcpy", "cpu_op", ...
+constexpr std::string_view recordKindName(RecordKind kind) {
+  switch (kind) {
+    case RecordKind::Kernel: return "kernel";
+    case RecordKind::Memcpy: return "memcpy";
+    case RecordKind::Memset: return "memset";
+    case RecordKind::Synchronization: return "sync";
+    case RecordKind::RuntimeApi: return "runtime";
+    case RecordKind::DriverApi: return "driver";
+    case RecordKind::Marker: return "marker";
+    case RecordKind::GraphLaunch: return "graph";
+    case RecordKind::Overhead: return "overhead";
+    case RecordKind::CpuOp: return "cpu_op";
+  }
+  return "unknown";
+}
+
 // Which way a copy went (CUPTI_ACTIVITY_MEMCPY_KIND_* numbering).
 enum class CopyKind : std::uint8_t {
   Unknown = 0, HtoD = 1, DtoH = 2, HtoA = 3, AtoH = 4, AtoA = 5, AtoD = 6, DtoA = 7, DtoD = 8,

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "strata/cuda/device.hpp"
+#include "strata/demangle.hpp"
 #include "strata/cuda/occupancy.hpp"
 #include "strata/cuda/record.hpp"
 #include "strata/result.hpp"
@@ -291,9 +292,8 @@ class Store {
 };
 
 // Names the CUPTI enumerations the way the views show them.
-std::string_view recordKindName(RecordKind kind);  // "kernel", "memcpy", "runtime", ...
 std::string_view copyKindName(std::uint8_t copyKind);  // "HtoD", ...
 std::string_view syncKindName(std::uint8_t syncKind);  // "stream", "event", ...
-std::string demangle(std::string_view name);  // the name itself when it is not mangled
+using ::strata::demangle;  // strata/demangle.hpp
 
 }  // namespace strata::cuda

@@ -15,6 +15,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "strata/demangle.hpp"
+#include "strata/elf_file.hpp"
 #include "strata/result.hpp"
 
 namespace strata::native::symbols {
@@ -169,10 +171,10 @@ class ObjectSymbols {
 
   std::string path_;
   std::string buildId_;
-  int fd_ = -1;
-  int debugFd_ = -1;
-  Elf* elf_ = nullptr;
-  Elf* debugElf_ = nullptr;
+  ElfFile file_;
+  ElfFile debugFile_;  // the separate debug file under /usr/lib/debug/.build-id, when there is one
+  Elf* elf_ = nullptr;       // file_'s
+  Elf* debugElf_ = nullptr;  // debugFile_'s
   mutable Dwarf* dwarf_ = nullptr;
   mutable bool dwarfOpened_ = false;
   bool debugInfo_ = false;
@@ -221,7 +223,7 @@ class SymbolCache {
 };
 
 // Name helpers shared by the function index and the expression evaluator.
-std::string demangle(const std::string& mangled);
+using ::strata::demangle;  // strata/demangle.hpp
 std::string stripParameters(std::string_view demangled);
 bool nameMatches(std::string_view query, std::string_view qualified);
 // The qualified name of a subprogram or inlined_subroutine DIE (through its abstract origin).
