@@ -89,14 +89,19 @@ inline protocol::BreakpointsBody notYetLaunched(const std::vector<std::int64_t>&
   return out;
 }
 
-// Turns a backend's breakpoint states into the response body, with session-global ids.
+// Turns a backend's breakpoint states into the response body, with session-global ids (and the
+// request's source on each, when given: setBreakpoints).
 inline backends::Reply<std::vector<backends::BreakpointReport>> breakpointsReply(
-    Session& session, backends::Backend* owner, Responder respond) {
+    Session& session, backends::Backend* owner, Responder respond,
+    std::optional<protocol::Source> source = std::nullopt) {
   auto self = session.shared_from_this();
-  return [self, owner, respond](Result<std::vector<backends::BreakpointReport>> r) {
+  return [self, owner, respond, source](Result<std::vector<backends::BreakpointReport>> r) {
     if (!r) return respond(r.takeError());
     protocol::BreakpointsBody out;
-    for (const auto& s : *r) out.breakpoints.push_back(toProtocol(*self, owner, s));
+    for (const auto& s : *r) {
+      out.breakpoints.push_back(toProtocol(*self, owner, s));
+      if (source) out.breakpoints.back().source = source;
+    }
     respond(body(out));
   };
 }

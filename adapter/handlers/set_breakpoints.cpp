@@ -16,19 +16,7 @@ class SetBreakpointsHandler final : public TypedHandler<protocol::SetBreakpoints
                            "invalid 'setBreakpoints' request: arguments.source.path: required field "
                            "is missing (Strata sets breakpoints by path)",
                            false});
-    auto source = args.source;
-    auto self = session.shared_from_this();
-    auto* owner = session.backend();
-    auto reply = [self, owner, respond, source](Result<std::vector<backends::BreakpointReport>> r) {
-      if (!r) return respond(r.takeError());
-      protocol::BreakpointsBody out;
-      for (const auto& s : *r) {
-        protocol::Breakpoint b = toProtocol(*self, owner, s);
-        b.source = source;
-        out.breakpoints.push_back(std::move(b));
-      }
-      respond(body(out));
-    };
+    const auto& source = args.source;
     if (!session.backend()) {
       // Before launch there is nothing to place them in yet: kept, placed at launch/attach.
       auto ids = session.keepEarlyBreakpoints(*args.source.path, specs);
@@ -39,7 +27,8 @@ class SetBreakpointsHandler final : public TypedHandler<protocol::SetBreakpoints
       }
       return respond(body(out));
     }
-    session.backend()->setSourceBreakpoints(*args.source.path, specs, reply);
+    session.backend()->setSourceBreakpoints(*args.source.path, specs,
+                                            breakpointsReply(session, session.backend(), std::move(respond), source));
   }
 };
 

@@ -128,13 +128,35 @@ void LiveGpuCollection::finish(std::function<void()> done) {
 
 // ---- late start and stop --------------------------------------------------------------------
 
+Result<Backend*> LiveGpuCollection::programToCommand() {
+  if (busy_) return Error{errors::kGpuCollectionState, "a GPU collection start or stop is already on its way", false};
+  Backend* program = debugger_ ? debugger_() : nullptr;
+  if (!program || ended_) return noProgram();
+  return program;
+}
+
+void LiveGpuCollection::command(Backend& program, GpuCollectorCommand c, std::string instead,
+                                std::function<void(Reply<void>)> done, Reply<void> reply) {
+  busy_ = true;
+  std::weak_ptr<bool> alive = alive_;
+  program.gpuCollector(c, [this, alive, instead = std::move(instead), done = std::move(done), reply](Result<std::string> r) {
+    auto a = alive.lock();
+    if (!a || !*a) return;
+    busy_ = false;
+    if (!r) {
+      Error e = r.takeError();
+      if (e.id == errors::kUnsupportedRequest) e.message += "; " + instead;
+      return reply(std::move(e));
+    }
+    done(reply);
+  });
+}
+
 void LiveGpuCollection::start(const std::string& text, Reply<void> reply) {
   if (!isMode(text))
     return reply(Error{errors::kBadArguments, "gpuStart: mode '" + text + "' is not one of trace, stacks", false});
-  if (busy_)
-    return reply(Error{errors::kGpuCollectionState, "a GPU collection start or stop is already on its way", false});
-  Backend* program = debugger_ ? debugger_() : nullptr;
-  if (!program || ended_) return reply(noProgram());
+  auto program = programToCommand();
+  if (!program) return reply(program.takeError());
   if (collecting_)
     return reply(Error{errors::kGpuCollectionState,
                        "GPU collection is already running (" + std::string(cuda::gpuModeName(mode_)) +
@@ -147,53 +169,33 @@ void LiveGpuCollection::start(const std::string& text, Reply<void> reply) {
   }
   auto late = collection_->lateStart(mode);
   if (!late) return reply(late.takeError());
-  busy_ = true;
-  std::weak_ptr<bool> alive = alive_;
-  program->gpuCollector(GpuCollectorCommand{true, late->collector, late->config},
-                        [this, alive, reply, mode](Result<std::string> r) {
-                          auto a = alive.lock();
-                          if (!a || !*a) return;
-                          busy_ = false;
-                          if (!r) {
-                            Error e = r.takeError();
-                            if (e.id == errors::kUnsupportedRequest)
-                              e.message += "; launch the program with \"gpu\": \"trace\" or \"stacks\" instead";
-                            return reply(std::move(e));
-                          }
-                          collecting_ = true;
-                          mode_ = mode;
-                          collection_->start();
-                          collection_->poll();
-                          reply({});
-                        });
+  command(**program, GpuCollectorCommand{true, late->collector, late->config},
+          "launch the program with \"gpu\": \"trace\" or \"stacks\" instead",
+          [this, mode](Reply<void> done) {
+            collecting_ = true;
+            mode_ = mode;
+            collection_->start();
+            collection_->poll();
+            done({});
+          },
+          std::move(reply));
 }
 
 void LiveGpuCollection::stop(Reply<void> reply) {
-  if (busy_)
-    return reply(Error{errors::kGpuCollectionState, "a GPU collection start or stop is already on its way", false});
-  Backend* program = debugger_ ? debugger_() : nullptr;
-  if (!program || ended_) return reply(noProgram());
+  auto program = programToCommand();
+  if (!program) return reply(program.takeError());
   if (!collection_ || !collecting_)
     return reply(Error{errors::kGpuCollectionState, "GPU collection is not running in this session", false});
-  busy_ = true;
-  std::weak_ptr<bool> alive = alive_;
-  program->gpuCollector(GpuCollectorCommand{false, collection_->files().collector, ""},
-                        [this, alive, reply](Result<std::string> r) {
-                          auto a = alive.lock();
-                          if (!a || !*a) return;
-                          busy_ = false;
-                          if (!r) {
-                            Error e = r.takeError();
-                            if (e.id == errors::kUnsupportedRequest)
-                              e.message += "; collection ends with the program";
-                            return reply(std::move(e));
-                          }
-                          collecting_ = false;
-                          // What the collector flushed while stopping goes into the store first.
-                          collection_->flushAtStop([alive, reply] {
-                            if (auto b = alive.lock(); b && *b) reply({});
-                          });
-                        });
+  command(**program, GpuCollectorCommand{false, collection_->files().collector, ""}, "collection ends with the program",
+          [this](Reply<void> done) {
+            collecting_ = false;
+            // What the collector flushed while stopping goes into the store first.
+            std::weak_ptr<bool> alive = alive_;
+            collection_->flushAtStop([alive, done] {
+              if (auto b = alive.lock(); b && *b) done({});
+            });
+          },
+          std::move(reply));
 }
 
 // ---- hardware metrics ------------------------------------------------------------------------

@@ -33,6 +33,12 @@ class LiveGpuCollection final : public GpuCollectionControl {
  private:
   Result<cuda::GpuCollection*> make(cuda::GpuMode mode, const std::string& command);
   cuda::GpuCallbacks callbacks();
+  // The program a late start or stop goes to: one command at a time, while a program runs.
+  Result<Backend*> programToCommand();
+  // Sends it; `done` finishes a command the collector took, and one the program cannot take is
+  // told what to do `instead`.
+  void command(Backend& program, GpuCollectorCommand c, std::string instead, std::function<void(Reply<void>)> done,
+               Reply<void> reply);
 
   asio::io_context& io_;
   GpuBackend& gpu_;
