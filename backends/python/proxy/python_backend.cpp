@@ -292,38 +292,32 @@ void PythonBackend::abandonStart() {
 }
 
 void PythonBackend::onAgentEvent(const std::string& event, const json::value& body) {
-  const json::object empty;
-  const json::object& o = body.is_object() ? body.get_object() : empty;
-  if (event == "stopped") return host_.stopped(agent::stopReport(body));
+  // An event the agent got wrong is said, not guessed at: the rest of the session goes on.
+  auto bad = [this](const Error& e) { host_.output(OutputCategory::Important, "Strata: " + e.message + "\n"); };
+  if (event == "stopped") {
+    auto r = agent::stopReport(body);
+    return r ? host_.stopped(*r) : bad(r.error());
+  }
   if (event == "continued") {
-    auto* t = o.if_contains("threadId");
-    auto* all = o.if_contains("allThreadsContinued");
-    return host_.continued(t && t->is_int64() ? t->get_int64() : 0, !all || !all->is_bool() || all->get_bool());
+    auto r = agent::continuedEvent(body);
+    return r ? host_.continued(r->threadId, r->allThreads) : bad(r.error());
   }
   if (event == "thread") {
-    auto* t = o.if_contains("threadId");
-    auto* reason = o.if_contains("reason");
-    if (!t || !t->is_int64() || !reason || !reason->is_string()) return;
-    return host_.threadChanged(t->get_int64(), reason->get_string() == "started");
+    auto r = agent::threadEvent(body);
+    return r ? host_.threadChanged(r->threadId, r->started) : bad(r.error());
   }
   if (event == "output") {
-    auto* text = o.if_contains("output");
-    auto* cat = o.if_contains("category");
-    if (!text || !text->is_string()) return;
-    std::string c = cat && cat->is_string() ? std::string(cat->get_string()) : "console";
-    OutputCategory category = c == "stdout"      ? OutputCategory::Stdout
-                              : c == "stderr"    ? OutputCategory::Stderr
-                              : c == "important" ? OutputCategory::Important
-                                                 : OutputCategory::Console;
-    return host_.output(category, std::string(text->get_string()));
+    auto r = agent::outputEvent(body);
+    return r ? host_.output(r->category, std::move(r->text)) : bad(r.error());
   }
   if (event == "breakpoint") {
-    if (auto* b = o.if_contains("breakpoint")) host_.breakpointChanged(agent::breakpointReport(*b));
-    return;
+    auto r = agent::breakpointEvent(body);
+    return r ? host_.breakpointChanged(*r) : bad(r.error());
   }
   if (event == "exited") {
-    if (auto* c = o.if_contains("exitCode"); c && c->is_int64()) agentExitCode_ = c->get_int64();
-    return;
+    auto r = agent::exitedEvent(body);
+    if (r) agentExitCode_ = *r;
+    return r ? void() : bad(r.error());
   }
   if (event == "terminated" && attached_) reportExit(ExitStatus{static_cast<int>(agentExitCode_.value_or(0)), {}});
 }
@@ -386,24 +380,24 @@ void PythonBackend::configurationDone(Reply<void> reply) {
 void PythonBackend::setSourceBreakpoints(const std::string& path, const std::vector<SourceBreakpointSpec>& bps,
                                          Reply<std::vector<BreakpointReport>> reply) {
   call("setBreakpoints", agent::breakpointsArguments(path, bps), std::move(reply),
-       [](const json::value& b) { return Result(agent::breakpointReports(b)); });
+       agent::breakpointReports);
 }
 
 void PythonBackend::setFunctionBreakpoints(const std::vector<FunctionBreakpointSpec>& bps,
                                            Reply<std::vector<BreakpointReport>> reply) {
   call("setFunctionBreakpoints", agent::functionBreakpointsArguments(bps), std::move(reply),
-       [](const json::value& b) { return Result(agent::breakpointReports(b)); });
+       agent::breakpointReports);
 }
 
 void PythonBackend::setExceptionBreakpoints(const std::vector<ExceptionFilterSpec>& filters,
                                             Reply<std::vector<BreakpointReport>> reply) {
   call("setExceptionBreakpoints", agent::exceptionBreakpointsArguments(filters), std::move(reply),
-       [](const json::value& b) { return Result(agent::breakpointReports(b)); });
+       agent::breakpointReports);
 }
 
 void PythonBackend::threads(Reply<std::vector<ThreadInfo>> reply) {
   if ((!link_ || link_->closed()) && process_) return process_->threads(std::move(reply));
-  call("threads", json::object{}, std::move(reply), [](const json::value& b) { return Result(agent::threads(b)); });
+  call("threads", json::object{}, std::move(reply), agent::threads);
 }
 
 void PythonBackend::terminate(bool force, Reply<void> reply) {
@@ -459,31 +453,31 @@ void PythonBackend::pause(std::int64_t threadId, Reply<void> reply) {
 void PythonBackend::stackTrace(std::int64_t threadId, std::int64_t startFrame, std::int64_t levels,
                                Reply<StackPage> reply) {
   call("stackTrace", json::object{{"threadId", threadId}, {"startFrame", startFrame}, {"levels", levels}},
-       std::move(reply), [](const json::value& b) { return Result(agent::stackPage(b)); });
+       std::move(reply), agent::stackPage);
 }
 
 void PythonBackend::scopes(std::int64_t frameId, Reply<std::vector<ScopeInfo>> reply) {
   call("scopes", json::object{{"frameId", frameId}}, std::move(reply),
-       [](const json::value& b) { return Result(agent::scopes(b)); });
+       agent::scopes);
 }
 
 void PythonBackend::variables(const VariablesQuery& q, Reply<std::vector<ValueInfo>> reply) {
   json::object args{{"variablesReference", q.variablesReference}, {"start", q.start}, {"count", q.count}};
   if (!q.filter.empty()) args["filter"] = q.filter;
-  call("variables", std::move(args), std::move(reply), [](const json::value& b) { return Result(agent::variables(b)); });
+  call("variables", std::move(args), std::move(reply), agent::variables);
 }
 
 void PythonBackend::evaluate(const EvaluateQuery& q, Reply<ValueInfo> reply) {
   json::object args{{"expression", q.expression}, {"context", q.context}};
   if (q.frameId) args["frameId"] = *q.frameId;
   call("evaluate", std::move(args), std::move(reply),
-       [](const json::value& b) { return Result(agent::value(b, "result")); });
+       agent::evaluated);
 }
 
 void PythonBackend::setVariable(std::int64_t ref, const std::string& name, const std::string& value,
                                 Reply<ValueInfo> reply) {
   call("setVariable", json::object{{"variablesReference", ref}, {"name", name}, {"value", value}},
-       std::move(reply), [](const json::value& b) { return Result(agent::value(b, "value")); });
+       std::move(reply), agent::assigned);
 }
 
 void PythonBackend::setExpression(const std::string& expression, const std::string& value,
@@ -491,19 +485,19 @@ void PythonBackend::setExpression(const std::string& expression, const std::stri
   json::object args{{"expression", expression}, {"value", value}};
   if (frameId) args["frameId"] = *frameId;
   call("setExpression", std::move(args), std::move(reply),
-       [](const json::value& b) { return Result(agent::value(b, "value")); });
+       agent::assigned);
 }
 
 void PythonBackend::completions(const CompletionsQuery& q, Reply<std::vector<CompletionEntry>> reply) {
   json::object args{{"text", q.text}, {"column", q.column}, {"line", q.line}};
   if (q.frameId) args["frameId"] = *q.frameId;
   call("completions", std::move(args), std::move(reply),
-       [](const json::value& b) { return Result(agent::completions(b)); });
+       agent::completions);
 }
 
 void PythonBackend::exceptionInfo(std::int64_t threadId, Reply<ExceptionInfo> reply) {
   call("exceptionInfo", json::object{{"threadId", threadId}}, std::move(reply),
-       [](const json::value& b) { return Result(agent::exceptionInfo(b)); });
+       agent::exceptionInfo);
 }
 
 void PythonBackend::gpuCollector(const GpuCollectorCommand& command, Reply<std::string> reply) {
@@ -521,7 +515,7 @@ void PythonBackend::gpuCollector(const GpuCollectorCommand& command, Reply<std::
 
 void PythonBackend::source(std::int64_t sourceReference, Reply<SourceContent> reply) {
   call("source", json::object{{"sourceReference", sourceReference}}, std::move(reply),
-       [](const json::value& b) { return Result(agent::sourceContent(b)); });
+       agent::sourceContent);
 }
 
 }  // namespace strata::backends

@@ -1,48 +1,58 @@
-// Agent JSON <-> neutral types; missing or mistyped fields read as empty, never throw.
+// Agent JSON <-> neutral types. The agent's bodies are DAP's, so protocol/'s codec reads them:
+// a missing or mistyped field is an error that names it ("stackFrames[2].line: ..."), never a
+// silent default.
 #include "backends/python/proxy/translate.hpp"
+
+#include "strata/protocol/debug_types.hpp"
+#include "strata/protocol/types.hpp"
 
 namespace strata::backends::agent {
 namespace {
 
-const json::object& obj(const json::value& v) {
-  static const json::object empty;
-  return v.is_object() ? v.get_object() : empty;
-}
-std::string str(const json::object& o, const char* key) {
-  auto* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->get_string()) : std::string();
-}
-std::optional<std::int64_t> optInt(const json::object& o, const char* key) {
-  auto* v = o.if_contains(key);
-  if (v && v->is_int64()) return v->get_int64();
-  if (v && v->is_uint64()) return static_cast<std::int64_t>(v->get_uint64());
-  if (v && v->is_double()) return static_cast<std::int64_t>(v->get_double());
-  return std::nullopt;
-}
-std::int64_t num(const json::object& o, const char* key) { return optInt(o, key).value_or(0); }
-bool flag(const json::object& o, const char* key, bool fallback = false) {
-  auto* v = o.if_contains(key);
-  return v && v->is_bool() ? v->get_bool() : fallback;
-}
-const json::array& arr(const json::object& o, const char* key) {
-  static const json::array empty;
-  auto* v = o.if_contains(key);
-  return v && v->is_array() ? v->get_array() : empty;
-}
 void putOpt(json::object& o, const char* key, const std::optional<std::string>& v) {
   if (v) o[key] = *v;
 }
 
-std::optional<ValueHint> hint(const json::object& o) {
-  auto* h = o.if_contains("presentationHint");
-  if (!h || !h->is_object()) return std::nullopt;
-  const auto& ho = h->get_object();
+template <class Body>
+Result<Body> decodeBody(const json::value& body, const char* what) {
+  auto r = protocol::decode<Body>(body, what);
+  if (!r) {
+    Error e = r.takeError();
+    e.message = "the agent's " + e.message;
+    return e;
+  }
+  return r;
+}
+
+std::optional<ValueHint> hint(const std::optional<protocol::VariablePresentationHint>& h) {
+  if (!h) return std::nullopt;
   ValueHint out;
-  out.kind = str(ho, "kind");
-  out.visibility = str(ho, "visibility");
-  out.lazy = flag(ho, "lazy");
-  for (const auto& a : arr(ho, "attributes"))
-    if (a.is_string()) out.attributes.emplace_back(a.get_string());
+  out.kind = h->kind.value_or("");
+  out.visibility = h->visibility.value_or("");
+  out.lazy = h->lazy.value_or(false);
+  if (h->attributes) out.attributes = *h->attributes;
+  return out;
+}
+
+BreakpointReport report(const protocol::Breakpoint& b) {
+  BreakpointReport s;
+  s.verified = b.verified;
+  s.line = b.line;
+  s.message = b.message.value_or("");
+  s.id = b.id;
+  if (b.source && b.source->path && !b.source->path->empty()) s.path = b.source->path;
+  return s;
+}
+
+// What evaluate, setVariable and setExpression answer alike.
+template <class Body>
+ValueInfo valueOf(const Body& b, std::string text) {
+  ValueInfo out;
+  out.value = std::move(text);
+  out.type = b.type.value_or("");
+  out.hint = hint(b.presentationHint);
+  out.namedVariables = b.namedVariables;
+  out.indexedVariables = b.indexedVariables;
   return out;
 }
 
@@ -83,65 +93,53 @@ json::value exceptionBreakpointsArguments(const std::vector<ExceptionFilterSpec>
   return json::object{{"filters", json::array{}}, {"filterOptions", std::move(options)}};
 }
 
-BreakpointReport breakpointReport(const json::value& v) {
-  const auto& o = obj(v);
-  BreakpointReport s;
-  s.verified = flag(o, "verified");
-  s.line = optInt(o, "line");
-  s.message = str(o, "message");
-  s.id = optInt(o, "id");
-  if (auto* src = o.if_contains("source"); src && src->is_object()) {
-    std::string p = str(src->get_object(), "path");
-    if (!p.empty()) s.path = p;
-  }
-  return s;
-}
-
-std::vector<BreakpointReport> breakpointReports(const json::value& body) {
+Result<std::vector<BreakpointReport>> breakpointReports(const json::value& body) {
+  auto b = decodeBody<protocol::BreakpointsBody>(body, "body");
+  if (!b) return b.takeError();
   std::vector<BreakpointReport> out;
-  for (const auto& b : arr(obj(body), "breakpoints")) out.push_back(breakpointReport(b));
+  for (const auto& bp : b->breakpoints) out.push_back(report(bp));
   return out;
 }
 
-StopReport stopReport(const json::value& body) {
-  const auto& o = obj(body);
+Result<StopReport> stopReport(const json::value& body) {
+  auto b = decodeBody<protocol::StoppedEventBody>(body, "stopped event");
+  if (!b) return b.takeError();
   StopReport s;
-  s.reason = str(o, "reason");
-  s.threadId = optInt(o, "threadId");
-  s.description = str(o, "description");
-  s.text = str(o, "text");
-  s.allThreadsStopped = flag(o, "allThreadsStopped", true);
-  for (const auto& id : arr(o, "hitBreakpointIds"))
-    if (id.is_int64()) s.hitBreakpointIds.push_back(id.get_int64());
+  s.reason = b->reason;
+  s.threadId = b->threadId;
+  s.description = b->description.value_or("");
+  s.text = b->text.value_or("");
+  s.allThreadsStopped = b->allThreadsStopped.value_or(true);
+  if (b->hitBreakpointIds) s.hitBreakpointIds = *b->hitBreakpointIds;
   return s;
 }
 
-std::vector<ThreadInfo> threads(const json::value& body) {
+Result<std::vector<ThreadInfo>> threads(const json::value& body) {
+  auto b = decodeBody<protocol::ThreadsBody>(body, "body");
+  if (!b) return b.takeError();
   std::vector<ThreadInfo> out;
-  for (const auto& t : arr(obj(body), "threads")) out.push_back({num(obj(t), "id"), str(obj(t), "name")});
+  for (const auto& t : b->threads) out.push_back({t.id, t.name});
   return out;
 }
 
-StackPage stackPage(const json::value& body) {
-  const auto& o = obj(body);
+Result<StackPage> stackPage(const json::value& body) {
+  auto b = decodeBody<protocol::StackTraceBody>(body, "body");
+  if (!b) return b.takeError();
   StackPage page;
-  page.totalFrames = optInt(o, "totalFrames");
-  for (const auto& fv : arr(o, "stackFrames")) {
-    const auto& f = obj(fv);
+  page.totalFrames = b->totalFrames;
+  for (const auto& f : b->stackFrames) {
     FrameInfo fr;
-    fr.id = num(f, "id");
-    fr.name = str(f, "name");
-    fr.line = num(f, "line");
-    fr.column = num(f, "column");
-    fr.presentationHint = str(f, "presentationHint");
-    if (auto* src = f.if_contains("source"); src && src->is_object()) {
-      const auto& so = src->get_object();
+    fr.id = f.id;
+    fr.name = f.name;
+    fr.line = f.line;
+    fr.column = f.column;
+    fr.presentationHint = f.presentationHint.value_or("");
+    if (f.source) {
       SourceInfo si;
-      si.name = str(so, "name");
-      std::string p = str(so, "path");
-      if (!p.empty()) si.path = p;
-      si.reference = num(so, "sourceReference");
-      si.presentationHint = str(so, "presentationHint");
+      si.name = f.source->name.value_or("");
+      if (f.source->path && !f.source->path->empty()) si.path = f.source->path;
+      si.reference = f.source->sourceReference.value_or(0);
+      si.presentationHint = f.source->presentationHint.value_or("");
       fr.source = std::move(si);
     }
     page.frames.push_back(std::move(fr));
@@ -149,64 +147,115 @@ StackPage stackPage(const json::value& body) {
   return page;
 }
 
-std::vector<ScopeInfo> scopes(const json::value& body) {
+Result<std::vector<ScopeInfo>> scopes(const json::value& body) {
+  auto b = decodeBody<protocol::ScopesBody>(body, "body");
+  if (!b) return b.takeError();
   std::vector<ScopeInfo> out;
-  for (const auto& sv : arr(obj(body), "scopes")) {
-    const auto& s = obj(sv);
-    out.push_back({str(s, "name"), str(s, "presentationHint"), num(s, "variablesReference"),
-                   optInt(s, "namedVariables"), optInt(s, "indexedVariables"), flag(s, "expensive")});
-  }
+  for (const auto& s : b->scopes)
+    out.push_back({s.name, s.presentationHint.value_or(""), s.variablesReference, s.namedVariables,
+                   s.indexedVariables, s.expensive});
   return out;
 }
 
-ValueInfo value(const json::value& v, const char* valueKey) {
-  const auto& o = obj(v);
-  ValueInfo out;
-  out.name = str(o, "name");
-  out.value = str(o, valueKey);
-  out.type = str(o, "type");
-  out.evaluateName = str(o, "evaluateName");
-  out.variablesReference = num(o, "variablesReference");
-  out.namedVariables = optInt(o, "namedVariables");
-  out.indexedVariables = optInt(o, "indexedVariables");
-  out.hint = hint(o);
-  return out;
-}
-
-std::vector<ValueInfo> variables(const json::value& body) {
+Result<std::vector<ValueInfo>> variables(const json::value& body) {
+  auto b = decodeBody<protocol::VariablesBody>(body, "body");
+  if (!b) return b.takeError();
   std::vector<ValueInfo> out;
-  for (const auto& v : arr(obj(body), "variables")) out.push_back(value(v, "value"));
-  return out;
-}
-
-std::vector<CompletionEntry> completions(const json::value& body) {
-  std::vector<CompletionEntry> out;
-  for (const auto& cv : arr(obj(body), "targets")) {
-    const auto& c = obj(cv);
-    out.push_back({str(c, "label"), str(c, "text"), str(c, "type"), optInt(c, "start"), optInt(c, "length")});
+  for (const auto& v : b->variables) {
+    ValueInfo o;
+    o.name = v.name;
+    o.value = v.value;
+    o.type = v.type.value_or("");
+    o.evaluateName = v.evaluateName.value_or("");
+    o.variablesReference = v.variablesReference;
+    o.namedVariables = v.namedVariables;
+    o.indexedVariables = v.indexedVariables;
+    o.hint = hint(v.presentationHint);
+    out.push_back(std::move(o));
   }
   return out;
 }
 
-ExceptionInfo exceptionInfo(const json::value& body) {
-  const auto& o = obj(body);
+Result<ValueInfo> evaluated(const json::value& body) {
+  auto b = decodeBody<protocol::EvaluateResponseBody>(body, "body");
+  if (!b) return b.takeError();
+  ValueInfo out = valueOf(*b, b->result);
+  out.variablesReference = b->variablesReference;
+  return out;
+}
+
+Result<ValueInfo> assigned(const json::value& body) {
+  auto b = decodeBody<protocol::SetValueResponseBody>(body, "body");
+  if (!b) return b.takeError();
+  ValueInfo out = valueOf(*b, b->value);
+  out.variablesReference = b->variablesReference.value_or(0);
+  return out;
+}
+
+Result<std::vector<CompletionEntry>> completions(const json::value& body) {
+  auto b = decodeBody<protocol::CompletionsBody>(body, "body");
+  if (!b) return b.takeError();
+  std::vector<CompletionEntry> out;
+  for (const auto& c : b->targets)
+    out.push_back({c.label, c.text.value_or(""), c.type.value_or(""), c.start, c.length});
+  return out;
+}
+
+Result<ExceptionInfo> exceptionInfo(const json::value& body) {
+  auto b = decodeBody<protocol::ExceptionInfoResponseBody>(body, "body");
+  if (!b) return b.takeError();
   ExceptionInfo d;
-  d.exceptionId = str(o, "exceptionId");
-  d.description = str(o, "description");
-  d.breakMode = str(o, "breakMode");
-  if (auto* det = o.if_contains("details"); det && det->is_object()) {
-    const auto& x = det->get_object();
-    d.message = str(x, "message");
-    d.typeName = str(x, "typeName");
-    d.fullTypeName = str(x, "fullTypeName");
-    d.stackTrace = str(x, "stackTrace");
+  d.exceptionId = b->exceptionId;
+  d.description = b->description.value_or("");
+  d.breakMode = b->breakMode;
+  if (b->details) {
+    d.message = b->details->message.value_or("");
+    d.typeName = b->details->typeName.value_or("");
+    d.fullTypeName = b->details->fullTypeName.value_or("");
+    d.stackTrace = b->details->stackTrace.value_or("");
   }
   return d;
 }
 
-SourceContent sourceContent(const json::value& body) {
-  const auto& o = obj(body);
-  return {str(o, "content"), str(o, "mimeType")};
+Result<SourceContent> sourceContent(const json::value& body) {
+  auto b = decodeBody<protocol::SourceResponseBody>(body, "body");
+  if (!b) return b.takeError();
+  return SourceContent{b->content, b->mimeType.value_or("")};
+}
+
+Result<ContinuedReport> continuedEvent(const json::value& body) {
+  auto b = decodeBody<protocol::ContinuedEventBody>(body, "continued event");
+  if (!b) return b.takeError();
+  return ContinuedReport{b->threadId, b->allThreadsContinued.value_or(true)};
+}
+
+Result<ThreadReport> threadEvent(const json::value& body) {
+  auto b = decodeBody<protocol::ThreadEventBody>(body, "thread event");
+  if (!b) return b.takeError();
+  return ThreadReport{b->threadId, b->reason == "started"};
+}
+
+Result<OutputReport> outputEvent(const json::value& body) {
+  auto b = decodeBody<protocol::OutputEventBody>(body, "output event");
+  if (!b) return b.takeError();
+  const std::string c = b->category.value_or("console");
+  OutputCategory category = c == "stdout"      ? OutputCategory::Stdout
+                            : c == "stderr"    ? OutputCategory::Stderr
+                            : c == "important" ? OutputCategory::Important
+                                               : OutputCategory::Console;
+  return OutputReport{category, b->output};
+}
+
+Result<BreakpointReport> breakpointEvent(const json::value& body) {
+  auto b = decodeBody<protocol::BreakpointEventBody>(body, "breakpoint event");
+  if (!b) return b.takeError();
+  return report(b->breakpoint);
+}
+
+Result<std::int64_t> exitedEvent(const json::value& body) {
+  auto b = decodeBody<protocol::ExitedEventBody>(body, "exited event");
+  if (!b) return b.takeError();
+  return b->exitCode;
 }
 
 const char* granularityName(Granularity g) {
