@@ -2,8 +2,6 @@
 // and the GPU backend every session holds beside it.
 #include "adapter/builtin_backends.hpp"
 
-#include "adapter/cli/stacks.hpp"
-
 #include "backends/cuda/service/gpu_backend.hpp"
 #include "backends/cuda/service/live_collection.hpp"
 #include "backends/mixed/mixed_backend.hpp"
@@ -12,13 +10,15 @@
 #include "backends/python/attach/pid_attach_backend.hpp"
 #include "backends/python/proxy/python_backend.hpp"
 #include "backends/ranks/ranks_backend.hpp"
+#include "strata/stacks/stacks.hpp"
 
 namespace strata::adapter {
 
 BackendFactory builtinBackends() {
   BackendFactory f;
-  f.parallelStacks = [](std::vector<int> pids, bool children, bool pythonOnly) -> Result<json::value> {
-    auto tree = cli::parallelStacks(std::vector<pid_t>(pids.begin(), pids.end()), children, pythonOnly);
+  f.parallelStacks = [](std::vector<int> pids, bool children, bool pythonOnly,
+                        const std::function<bool()>& cancelled) -> Result<json::value> {
+    auto tree = stacks::parallelStacks(std::vector<pid_t>(pids.begin(), pids.end()), children, pythonOnly, cancelled);
     if (!tree) return tree.takeError();
     return json::value(std::move(tree->json));
   };

@@ -69,6 +69,8 @@ Session::Session(asio::io_context& io, std::shared_ptr<protocol::Connection> con
 }
 
 Session::~Session() {
+  cancelWork_->store(true);
+  if (worker_) worker_->join();
   // Backends first (they may still report while going), then their ports.
   while (!backends_.empty()) {
     backends_.back().backend.reset();
@@ -292,8 +294,19 @@ void Session::closeAfterFlush() {
   connection_->close();
 }
 
+void Session::offload(Offloaded work, std::function<void(Result<boost::json::value>)> done) {
+  if (!worker_) worker_ = std::make_unique<asio::thread_pool>(1);
+  asio::post(*worker_, [&io = io_, cancel = cancelWork_, work = std::move(work), done = std::move(done)]() mutable {
+    Result<boost::json::value> r = work([&cancel] { return cancel->load(); });
+    // The worker keeps nothing of the session once the result is on its way.
+    asio::post(io, [done = std::move(done), r = std::move(r)]() mutable { done(std::move(r)); });
+    work = nullptr;
+  });
+}
+
 void Session::onClosed() {
   if (ended_) return;
+  cancelWork_->store(true);
   note("connection closed");
   if (debugger_ && !debuggeeEnded_) debugger_->detach([](Result<void>) {});
   ended_ = true;

@@ -5,6 +5,7 @@
 
 #include <boost/asio.hpp>
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <optional>
@@ -42,8 +43,11 @@ struct BackendFactory {
   // promised in the initialize response too.
   std::vector<backends::BackendFeatures> services;
   // Reads the stacks of several processes into one tree (the parallelStacks request; none: the
-  // request is answered with an error). It blocks: the session calls it off its own thread.
-  std::function<Result<boost::json::value>(std::vector<int> pids, bool children, bool pythonOnly)> parallelStacks;
+  // request is answered with an error). It blocks: the session calls it on its worker
+  // (Session::offload), and it stops early once `cancelled()` says so.
+  std::function<Result<boost::json::value>(std::vector<int> pids, bool children, bool pythonOnly,
+                                           const std::function<bool()>& cancelled)>
+      parallelStacks;
 };
 
 struct SessionOptions {
@@ -64,6 +68,12 @@ class Session final : public std::enable_shared_from_this<Session> {
 
   // ---- for handlers ----
   asio::io_context& io() { return io_; }
+  // Blocking work (reading other processes' stacks) on the session's own worker thread, one job
+  // at a time, so that the session keeps answering; `done` gets the result on the session's
+  // thread. When the session ends, a job under way is told to stop (`cancelled()`) and the
+  // worker is joined.
+  using Offloaded = std::function<Result<boost::json::value>(const std::function<bool()>& cancelled)>;
+  void offload(Offloaded work, std::function<void(Result<boost::json::value>)> done);
   State state() const { return state_; }
   const protocol::InitializeRequestArguments& client() const { return client_; }
   void markInitialized(const protocol::InitializeRequestArguments& client);
@@ -210,6 +220,8 @@ class Session final : public std::enable_shared_from_this<Session> {
   backends::Backend* gpu_ = nullptr;
   std::map<std::int64_t, backends::Backend*> threadOwners_;
   std::set<std::string> progress_;  // ids of progress started and not yet ended
+  std::unique_ptr<asio::thread_pool> worker_;  // made on the first offload
+  std::shared_ptr<std::atomic<bool>> cancelWork_ = std::make_shared<std::atomic<bool>>(false);
   Handles frames_, variables_, sources_, breakpoints_;
   std::uint64_t anyRan_ = 0, programRan_ = 0;        // IdScope epochs: of no thread, of every thread
   std::map<std::int64_t, std::uint64_t> threadRan_;  // ...and of each thread besides

@@ -1,10 +1,8 @@
 // parallelStacks: the stacks of every thread of several processes (the ranks of a distributed
 // job, named one by one or as a launcher's descendants) merged into one tree, read-only. Any
 // session can ask, before or without a launch: the processes are read from the outside, one
-// at a time, on a thread of their own so that the session keeps answering meanwhile. The
-// reading is the backend factory's (strata-dap's: the `strata stacks --tree` reader).
-#include <thread>
-
+// at a time, on the session's worker so that the session keeps answering meanwhile. The
+// reading is the backend factory's (strata-dap's: backends/stacks, as `strata stacks --tree`).
 #include "adapter/handlers/common.hpp"
 
 namespace strata::adapter {
@@ -41,11 +39,11 @@ class ParallelStacksHandler final : public TypedHandler<protocol::ParallelStacks
     if (pids.empty()) return bad("processIds or processTree: name the processes to read");
     bool tree = args.processTree.has_value();
     bool pythonOnly = args.pythonOnly.value_or(false);
-    asio::io_context& io = session.io();
-    std::thread([&io, reader, pids = std::move(pids), tree, pythonOnly, respond = std::move(respond)]() mutable {
-      Result<json::value> body = reader(std::move(pids), tree, pythonOnly);
-      asio::post(io, [respond = std::move(respond), body = std::move(body)]() mutable { respond(std::move(body)); });
-    }).detach();
+    session.offload(
+        [reader, pids = std::move(pids), tree, pythonOnly](const std::function<bool()>& cancelled) mutable {
+          return reader(std::move(pids), tree, pythonOnly, cancelled);
+        },
+        std::move(respond));
   }
 };
 
