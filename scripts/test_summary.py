@@ -24,15 +24,38 @@ def counts(out):
     # unittest
     u = re.search(r"^Ran (\d+) tests? in", out, re.M)
     if u:
-        n = int(u.group(1))
-        skipped = int((re.search(r"skipped=(\d+)", out) or [0, 0])[1])
-        failed = sum(int(x) for x in re.findall(r"(?:failures|errors)=(\d+)", out))
-        return n, n - skipped - failed, failed, skipped
+        return unittest_counts(int(u.group(1)), out)
     # libFuzzer
     f = re.search(r"stat::number_of_executed_units:\s*(\d+)", out)
     if f:
         return int(f.group(1)), None, None, 0
     return None
+
+
+# unittest -v: the line each case starts ("test_x (module.Class.test_x) ... "), and from 3.11 on
+# the same for a class's or module's fixture that skipped or failed ("setUpClass (module.Class) ... ").
+UNITTEST_START = re.compile(r"^(\S+) \([\w.]+\) \.\.\. ", re.M)
+UNITTEST_FIXTURES = {"setUpClass", "tearDownClass", "setUpModule", "tearDownModule"}
+
+
+def unittest_counts(ran, out):
+    """(tests, passed, failed, skipped) of a unittest -v run whose summary said "Ran `ran` tests".
+
+    "Ran N" is not the number of cases on every version: 3.12.0 and 3.12.1 leave out the cases
+    skipped before they ran (@skip, @skipIf, @skipUnless), which the others count. The verbose
+    lines name every case that started, skipped or not, on every version, so the cases are the
+    larger of the two. A fixture's skip (SkipTest in setUpClass) is one in "skipped=K" and in no
+    "Ran N": it counts as one case (a line "setUpClass (...) ... skipped" from 3.11 on, a bare
+    "skipped '...'" on 3.10)."""
+    # The last "OK (...)" or "FAILED (...)" line: "failures=F, errors=E, skipped=K".
+    tail = (re.findall(r"^(?:OK|FAILED)(?: \((.*)\))?$", out, re.M) or [""])[-1]
+    skipped = sum(int(x) for x in re.findall(r"\bskipped=(\d+)", tail))
+    failed = sum(int(x) for x in re.findall(r"\b(?:failures|errors|unexpected successes)=(\d+)", tail))
+    started = [m.group(1) for m in UNITTEST_START.finditer(out)]
+    cases = sum(1 for name in started if name not in UNITTEST_FIXTURES)
+    fixtures = len(started) - cases + len(re.findall(r"^skipped (['\"]).*\1$", out, re.M))
+    tests = max(ran, cases) + fixtures
+    return tests, max(tests - skipped - failed, 0), failed, skipped
 
 
 def case_skips(out):
