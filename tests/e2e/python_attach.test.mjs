@@ -117,7 +117,7 @@ forEachPython((py) => {
     }
   });
 
-  test(`${v}: the link drops while stopped: the program runs on within 2 s and a new attach works`, async () => {
+  test(`${v}: the link drops while stopped: the program runs on and a new attach works`, async () => {
     const portFile = tempFile('port');
     const proc = startAgent(py, ['--listen', '127.0.0.1:0', '--port-file', portFile, '--wait-for-client', ticker]);
     try {
@@ -126,9 +126,8 @@ forEachPython((py) => {
       assert.equal(first.stopped.body.reason, 'breakpoint');
       assert.doesNotMatch(proc.out, /tick 3\n/);
       first.c.adapterProcess.kill('SIGKILL');
-      const t0 = Date.now();
-      await waitUntil(() => /tick 4\n/.test(proc.out), 5000, 'the program to run on');
-      assert.ok(Date.now() - t0 < 2000, `resumed after ${Date.now() - t0} ms`);
+      // A hang guard: how soon it runs on is bench/python/link_drop.py's to measure.
+      await waitUntil(() => /tick 4\n/.test(proc.out), 20000, 'the program to run on');
       // It listens again: a second client attaches and stops it.
       const { c, stopped } = await attachAndStop(port, 'i > 5');
       const f = await topFrame(c, stopped.body.threadId);

@@ -40,12 +40,12 @@ test('a native session torn down with its engine stuck does not hold up another 
     const stop = await bStop;
     a._socket.destroy();
     await new Promise((resolve) => setTimeout(resolve, 200));
-    // B is answered at once, again and again, while A's teardown is stuck.
+    // B is answered, again and again, while A's teardown is stuck.
+    // A's teardown never ends while the adapter runs, so a held-up thread never answers B: the
+    // timeout is a hang guard, not a measurement.
     for (let i = 0; i < 10; ++i) {
-      const started = Date.now();
-      const st = await withTimeout(b.stackTraceRequest({ threadId: stop.body.threadId }), 2000, 'a stack trace for B');
+      const st = await withTimeout(b.stackTraceRequest({ threadId: stop.body.threadId }), 20000, 'a stack trace for B');
       assert.equal(st.body.stackFrames[0].line, line);
-      assert.ok(Date.now() - started < 2000);
     }
     const ended = b.waitForEvent('terminated', 30000);
     await b.continueRequest({ threadId: stop.body.threadId });

@@ -36,9 +36,9 @@ class Lifecycle(AgentCase):
         self.addCleanup(c2.close)
         caps = c2.request("initialize", adapterID="strata", timeout=2)
         self.assertTrue(caps["supportsConfigurationDoneRequest"])
-        t0 = time.monotonic()
+        # It runs on to its end (finish's timeout is a hang guard; how soon it resumes is
+        # bench/python/link_drop.py's to measure).
         rc, _, err = self.finish()
-        self.assertLess(time.monotonic() - t0, 5)
         self.assertEqual(rc, 0, err)
         with open(out) as f:
             self.assertTrue(f.read().startswith("435"))
