@@ -74,7 +74,7 @@ def _run(kind, target, args, entry):
     sys.modules["__main__"] = mod
     code = compile(source, filename, "exec", dont_inherit=True)
     from . import _agent
-    code = _agent.get().monitor.prepare_main(code)
+    code = _agent.get().monitor.tables.prepare_main(code)
     if entry:
         entry(code)
     exec(code, g)
@@ -114,7 +114,7 @@ def main():
         ident = threading.get_ident()
 
         def entry(code):
-            agent.monitor.request_entry(ident, code)
+            agent.monitor.parking.request_entry(ident, code)
     try:
         _run(kind, target, args, entry)
     except SystemExit as e:

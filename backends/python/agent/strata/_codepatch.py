@@ -75,7 +75,7 @@ class Patcher:
             self.stale.add(code)
             return False
         frame = sys._getframe(1)
-        self.m.arm_patched(code, frame.f_globals)
+        self.m.tables.arm_patched(code, frame.f_globals)
         return code in self.m.codes
 
     def _on_exec(self, code):
@@ -163,7 +163,7 @@ class Patcher:
     def _arm_traced(self, globals_):
         todo, self.traced = self.traced, []
         for code, canon in todo:
-            self.m.arm_traced(code, globals_)
+            self.m.tables.arm_traced(code, globals_)
 
     def _scan(self, names):
         """One pass over the collector's objects: functions of the file (`names`: its filenames),
@@ -217,12 +217,12 @@ class Patcher:
                 try:
                     f.__code__ = new
                 except (ValueError, TypeError):
-                    self.m.arm_traced(orig, f.__globals__)
+                    self.m.tables.arm_traced(orig, f.__globals__)
                     continue
                 rec.append((f, orig, new))
         self._arm_traced(None)
         for code, globals_ in live.items():
-            self.m.arm_traced(code, globals_)
+            self.m.tables.arm_traced(code, globals_)
 
     def revert(self, canon, live=(), patched=None):
         """Every function and module constant of `canon` gets its original code back. `patched`:
@@ -235,7 +235,7 @@ class Patcher:
             if code is not None and i < len(code.co_consts) and code.co_consts[i] is new:
                 # A code object's hash covers its constants: where it is a key (armed), it is
                 # taken out for the swap and put back.
-                self.m.rekeyed(code, lambda code=code, i=i, orig=orig: self.core.swap_const(code, i, orig))
+                self.m.tables.rekeyed(code, lambda code=code, i=i, orig=orig: self.core.swap_const(code, i, orig))
         gone = {c for c, (k, _) in self.made.items() if k == canon}
         if not gone:
             return

@@ -176,6 +176,16 @@ def exception_table(code):
     return entries
 
 
+def caught_by_runtime(exc, frame):
+    """Exceptions that C code (for loops, generators, attribute fallback) consumes
+    without any handler in a code object's exception table."""
+    if isinstance(exc, (StopIteration, StopAsyncIteration, GeneratorExit)):
+        return True
+    if isinstance(exc, SystemExit) and exc.code in (None, 0):
+        return True
+    return isinstance(exc, AttributeError) and frame.f_code.co_name in ("__getattr__", "__getattribute__")
+
+
 def find_catcher(frame, exc, is_boundary):
     """The first frame from `frame` outwards whose handler will catch exc, or None."""
     f = frame

@@ -170,7 +170,7 @@ def stop_on_error(monitor, info, frame):
     whether it stopped."""
     import threading
     from . import _exceptions as excmod
-    from ._monitor import PKG_DIR
+    from ._usercode import PKG_DIR, is_launcher
     ident = threading.get_ident()
     if ident in monitor.internal or not monitor.active or not monitor.cuda_errors:
         return False
@@ -189,8 +189,8 @@ def stop_on_error(monitor, info, frame):
     ts.busy = True
     try:
         ts.exc, ts.exc_mode = CudaError(info), "always"
-        ts.exc_text = excmod.stack_text(f, f"{info['error']}: {info['message']}", monitor._is_launcher)
-        monitor.stop(ts, f, "exception", description=info["message"], text=info["error"])
+        ts.exc_text = excmod.stack_text(f, f"{info['error']}: {info['message']}", is_launcher)
+        monitor.parking.stop(ts, f, "exception", description=info["message"], text=info["error"])
     finally:
         ts.exc = None
         ts.busy = False

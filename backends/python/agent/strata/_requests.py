@@ -9,7 +9,7 @@ from . import _evaluate
 from . import _link
 from . import _exceptions as excmod
 from ._inspect import ReprTimeout
-from ._monitor import PKG_DIR
+from ._usercode import PKG_DIR
 from ._sources import getlines
 
 # How long an evaluation may run before it is interrupted (seconds).
@@ -81,8 +81,7 @@ class RequestHandlers:
         for k in ("justMyCode", "stopOnEntry"):
             if k in args:
                 self.options[k] = bool(args[k])
-        self.monitor.just_my_code = self.options["justMyCode"]
-        self.monitor._user_cache.clear()
+        self.monitor.user.set_just_my_code(self.options["justMyCode"])
         if args.get("redirectOutput"):
             self.redirect_output(True)
 
@@ -163,15 +162,15 @@ class RequestHandlers:
         text = None
         if path.startswith("<"):
             text = "".join(getlines(path)) or None
-        bps = self.monitor.set_breakpoints(path, specs, text)
+        bps = self.monitor.tables.set_breakpoints(path, specs, text)
         return {"breakpoints": [b.to_dap() for b in bps]}
 
     def on_setFunctionBreakpoints(self, args):
-        bps = self.monitor.set_function_breakpoints(args.get("breakpoints", []))
+        bps = self.monitor.tables.set_function_breakpoints(args.get("breakpoints", []))
         return {"breakpoints": [b.to_dap() for b in bps]}
 
     def on_setExceptionBreakpoints(self, args):
-        errors = self.monitor.set_exception_filters(args.get("filters", []), args.get("filterOptions"))
+        errors = self.monitor.tables.set_exception_filters(args.get("filters", []), args.get("filterOptions"))
         names = list(args.get("filters", [])) + [o.get("filterId") for o in args.get("filterOptions") or ()]
         out = []
         for n in names:
@@ -200,7 +199,7 @@ class RequestHandlers:
         ident = self._ident(args, required=step is not None)
         single = bool(args.get("singleThread"))
         self.invalidate()
-        self.monitor.resume(ident, single, step)
+        self.monitor.parking.resume(ident, single, step)
         return single
 
     def on_continue(self, args):
@@ -217,7 +216,7 @@ class RequestHandlers:
         self._resume(args, "out")
 
     def on_pause(self, args):
-        self.monitor.request_pause()
+        self.monitor.parking.request_pause()
 
     # ---- inspection ----------------------------------------------------------------------
     def on_threads(self, args):
@@ -225,10 +224,11 @@ class RequestHandlers:
         return {"threads": [{"id": tid, "name": name} for tid, name in self._python_threads().items()]}
 
     def _top_frame(self, ident):
-        f = self.monitor.parked_frame(ident)
+        parking = self.monitor.parking
+        f = parking.parked_frame(ident)
         if f is None:
-            self.monitor.wait_parked(ident, PARK_WAIT)
-            f = self.monitor.parked_frame(ident)
+            parking.wait_parked(ident, PARK_WAIT)
+            f = parking.parked_frame(ident)
         if f is None:
             f = sys._current_frames().get(ident)
         while f is not None and f.f_code.co_filename.startswith(PKG_DIR):

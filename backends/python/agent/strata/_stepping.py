@@ -1,14 +1,14 @@
-"""Where a step ends: the decisions the monitor's line, return and instruction callbacks make for
-a thread that steps, and, in mixed mode, what the native debugger said of that step."""
-import os
+"""Where a step ends: the decisions the monitor's line callback makes for a thread that steps, the
+return and instruction callbacks that find a step's return point, and, in mixed mode, what the
+native debugger said of that step.
+
+Stepper is handed the monitor; it keeps the monitor's thread table, its justMyCode test and its
+stop as its own attributes, since its callbacks run on every return while a step is in
+progress. The core is set by Monitor.install, before any callback can run."""
 import sys
 import threading
 
-from ._events import M
-
-E = M.events
-TOOL = M.DEBUGGER_ID
-PKG_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+from ._usercode import PKG_DIR
 
 
 def frame_depth(f):
@@ -19,22 +19,28 @@ def frame_depth(f):
     return n
 
 
-class Stepping:
-    """Mixed into Monitor (which has threads, cond, core, codes, _instr_codes, is_user, stop and
-    _update_events)."""
+class Stepper:
+    def __init__(self, monitor):
+        self.m = monitor
+        self.threads = monitor.threads
+        self.is_user = monitor.is_user
+        self.stop = monitor.stop
+        self.events = monitor.events
+        self.core = None
 
-    def _mixed_step_taken(self, ts):
+    def mixed_step_taken(self, ts):
         """Mixed mode: what the native debugger said of this thread's step while it ran C/C++
         code (strata_mixed_steps in the core): held lines run on; a dropped step ends here."""
-        mode = self.core.mixed_step(ts.tid)
+        core = self.core
+        mode = core.mixed_step(ts.tid)
         if mode == 2:
-            with self.cond:
+            with self.m.cond:
                 ts.step = None
-                self.core.mixed_step_clear(ts.tid)
-                self._update_events()
+                core.mixed_step_clear(ts.tid)
+                self.events.update()
         return mode in (0, 3)
 
-    def _step_done(self, ts, frame):
+    def step_done(self, ts, frame):
         mode, sframe, sdepth = ts.step
         user = self.is_user(frame)
         if mode == "entry" and sframe is not None:
@@ -50,7 +56,7 @@ class Stepping:
             ts.step = ("in", None, 0)
         return False
 
-    def _on_return(self, code, offset, retval):
+    def on_return(self, code, offset, retval):
         """The frame a step started in returns: the step ends in its caller, at the call."""
         ts = self.threads.get(threading.get_ident())
         if ts is None or ts.busy or ts.step is None or ts.step[0] not in ("over", "in", "out"):
@@ -65,12 +71,10 @@ class Stepping:
         ts.step = ("return", caller, frame_depth(caller))
         # The next instruction the caller runs is the return point; LINE would only come
         # at its next line.
-        self._instr_codes.add(caller.f_code)
-        M.set_local_events(TOOL, caller.f_code,
-                           E.INSTRUCTION | (E.LINE | E.JUMP if caller.f_code in self.codes else 0))
+        self.events.watch_return_point(caller.f_code)
         return None
 
-    def _on_instruction(self, code, offset):
+    def on_instruction(self, code, offset):
         ts = self.threads.get(threading.get_ident())
         if ts is None or ts.busy or ts.step is None or ts.step[0] != "return":
             return None
@@ -78,8 +82,3 @@ class Stepping:
         if frame is ts.step[1]:
             self.stop(ts, frame, "step")
         return None
-
-    def _drop_instruction_events(self):
-        for code in self._instr_codes:
-            M.set_local_events(TOOL, code, E.LINE | E.JUMP if code in self.codes else 0)
-        self._instr_codes.clear()
