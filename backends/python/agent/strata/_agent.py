@@ -1,4 +1,7 @@
-"""The in-target agent: owns the link, its internal threads, output delivery and the lifecycle."""
+"""The in-target agent: owns the link, its internal threads, output delivery and the lifecycle.
+
+It hands itself to the objects it is made of: the monitor (_monitor.Monitor: breakpoints,
+stops, steps) and the request handlers (_requests.Requests); neither imports this module."""
 import atexit
 import functools
 import os
@@ -7,10 +10,10 @@ import threading
 import time
 
 from . import _link
+from . import _ranks
 from ._breakpoints import Breakpoint
-from ._inspect import Inspector, ReprGuard
 from ._monitor import Monitor
-from ._requests import RequestHandlers
+from ._requests import Requests
 
 _agent = None
 
@@ -42,11 +45,11 @@ def get():
     return _agent
 
 
-class Agent(RequestHandlers):
+class Agent:
     def __init__(self):
         self.monitor = Monitor(self)
         self.internal = self.monitor.internal
-        self.inspector = Inspector(ReprGuard(self.monitor, self.internal))
+        self.requests = Requests(self)
         self.conn = None
         self.listener = None
         self.listen_address = None
@@ -55,7 +58,6 @@ class Agent(RequestHandlers):
         self.configured = threading.Event()
         self.connected = threading.Event()
         self.options = {"justMyCode": True, "stopOnEntry": False}
-        self.columns_start_at_1 = True
         self.exit_code = None
         self.main_ident = threading.main_thread().ident
         self._flush_lock = threading.Lock()
@@ -63,10 +65,6 @@ class Agent(RequestHandlers):
         self._server = None
         self._pump = None
         self._known_threads = {}
-        self._sources = {}
-        self._frames = {}
-        self._frame_ids = {}
-        self._next_frame = 1
         self._exited = False
         self._closing = False
         self._handover = False
@@ -142,7 +140,7 @@ class Agent(RequestHandlers):
 
     def _session(self, conn):
         self.connected.set()
-        self._known_threads = self._python_threads()
+        self._known_threads = self.python_threads()
         try:
             self.monitor.install()
         except RuntimeError as e:
@@ -156,7 +154,7 @@ class Agent(RequestHandlers):
             while True:
                 msg = conn.read()
                 if msg.get("type") == "request":
-                    self.dispatch(msg)
+                    self.requests.dispatch(msg)
                     if self._closing:
                         break
         except (_link.LinkClosed, ValueError):
@@ -171,7 +169,7 @@ class Agent(RequestHandlers):
         self.redirect_output(False)
         self.flush_logs()
         self.monitor.uninstall()
-        self.invalidate()
+        self.requests.invalidate()
         conn.close()
         self._closing = False
         self.connected.clear()
@@ -180,6 +178,21 @@ class Agent(RequestHandlers):
             self._handover = False
             return
         self.configured.set()
+
+    def hand_over(self, token):
+        """This process gets a debug session of its own (strataHandover): a listener on loopback
+        for it, with `token`; the session ends after the reply. Returns the port."""
+        if self.listener is None:
+            self.token = token
+            self.listener = _link.make_listener("127.0.0.1", 0)
+            self.listen_address = self.listener.getsockname()[:2]
+        self._handover = True
+        self._closing = True
+        return self.listen_address[1]
+
+    def close_after_reply(self):
+        """The session ends once the request being served has its reply (disconnect)."""
+        self._closing = True
 
     def send(self, msg):
         conn = self.conn
@@ -251,7 +264,7 @@ class Agent(RequestHandlers):
             tail += loc
         return tail + "}}"
 
-    def _python_threads(self):
+    def python_threads(self):
         out = {}
         for t in threading.enumerate():
             if t.ident in self.internal or t.native_id is None:
@@ -273,14 +286,14 @@ class Agent(RequestHandlers):
                 now = time.monotonic()
                 if now - last_threads >= 0.1 and self.connected.is_set() and self.conn is not None:
                     last_threads = now
-                    self._thread_events()
+                    self.thread_events()
             except Exception:
                 pass
 
-    def _thread_events(self):
+    def thread_events(self):
         if len(self.monitor.threads) > 64:
             self.monitor.forget_dead_threads({t.ident for t in threading.enumerate()})
-        now = self._python_threads()
+        now = self.python_threads()
         old = self._known_threads
         self._known_threads = now
         for tid, name in now.items():
@@ -318,7 +331,7 @@ class Agent(RequestHandlers):
             return
         self._exited = True
         self.flush_logs()
-        self._thread_events()
+        self.thread_events()
         code = self.exit_code if self.exit_code is not None else 0
         self.send_event("exited", {"exitCode": code})
         self.send_event("terminated")
@@ -353,8 +366,7 @@ class Agent(RequestHandlers):
         self._exited = False
         if os.environ.get("STRATA_RANKS"):
             # A process of a job launched with "ranks": the child dials the debugger too.
-            from . import _ranks
-            _ranks.boot()
+            _ranks.boot(self)
 
     def redirect_output(self, on):
         """Copies the program's stdout/stderr to the client as output events, queued with
@@ -368,11 +380,6 @@ class Agent(RequestHandlers):
                 s = getattr(sys, name)
                 if getattr(s, "_strata_tee", False):
                     setattr(sys, name, s._inner)
-
-    def invalidate(self):
-        self.inspector.clear()
-        self._frames.clear()
-        self._frame_ids.clear()
 
     def stop_here(self, frame, reason="pause", description=None):
         if not self.connected.is_set() or not self.monitor.installed:

@@ -1,6 +1,7 @@
 """The processes of a distributed job strata-dap launched ("ranks": true): each dials the
 debugger named in STRATA_RANKS when it starts (the sitecustomize in _rankboot/) or when it is
-forked from one that does (a DataLoader worker), and waits for its breakpoints."""
+forked from one that does (a DataLoader worker), and waits for its breakpoints. The agent is
+handed in: this module does not import _agent."""
 import os
 import sys
 
@@ -25,14 +26,14 @@ def describe():
             "argv": list(sys.argv[:8]), "executable": sys.executable}
 
 
-def boot():
+def boot(agent):
+    """Dials the debugger named in STRATA_RANKS with `agent` (the process's _agent.get()) and
+    waits for it to configure this process."""
     address = os.environ.get("STRATA_RANKS")
     if not address:
         return False
-    from . import _agent
     from ._link import parse_address
     host, port = parse_address(address)
-    agent = _agent.get()
     agent.configured.clear()
     try:
         agent.connect(host, port, launch_token_line=True)

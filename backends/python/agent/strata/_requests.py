@@ -1,4 +1,7 @@
-"""One method per DAP request the agent serves; errors become success:false responses."""
+"""One method per DAP request the agent serves; errors become success:false responses.
+
+Requests is handed the agent (its link, options, output redirection and session) and keeps what
+only requests use: the variables (Inspector) and the frames of a stop (_stack.Frames)."""
 import functools
 import os
 import sys
@@ -6,21 +9,15 @@ import threading
 
 from . import _breakpoints as bpmod
 from . import _evaluate
-from . import _link
 from . import _exceptions as excmod
-from ._inspect import ReprTimeout
-from ._usercode import PKG_DIR
+from . import _ranks
+from ._inspect import Inspector, ReprGuard, ReprTimeout
 from ._sources import getlines
+from ._stack import Frames
 
 # How long an evaluation may run before it is interrupted (seconds).
 EVAL_LIMITS = {"repl": 30.0, "clipboard": 10.0}
 EVAL_LIMIT_DEFAULT = 3.0
-# How long a stack request waits for a thread still running Python code to park (seconds).
-PARK_WAIT = 0.05
-
-
-_RUNPY = os.path.splitext(getattr(sys.modules.get("runpy"), "__file__", "") or "runpy")[0] + ".py"
-
 
 class RequestError(Exception):
     pass
@@ -47,7 +44,19 @@ CAPABILITIES = {
 }
 
 
-class RequestHandlers:
+class Requests:
+    def __init__(self, agent):
+        self.agent = agent
+        self.monitor = agent.monitor
+        self.inspector = Inspector(ReprGuard(self.monitor, self.monitor.internal))
+        self.frames = Frames(self.monitor)
+        self.columns_start_at_1 = True
+
+    def invalidate(self):
+        """The program runs again (or the session ends): variables and frame ids go."""
+        self.inspector.clear()
+        self.frames.invalidate()
+
     def dispatch(self, req):
         command = req.get("command", "")
         args = req.get("arguments") or {}
@@ -68,22 +77,23 @@ class RequestHandlers:
             resp["success"] = False
             resp["message"] = msg.strip("'\"") if isinstance(e, KeyError) else msg
             resp["body"] = {"error": {"id": 1, "format": resp["message"], "showUser": False}}
-        self.send(resp)
+        self.agent.send(resp)
         if after:
             after()
 
     # ---- session -------------------------------------------------------------------------
     def on_initialize(self, args):
         self.columns_start_at_1 = args.get("columnsStartAt1", True)
-        return dict(CAPABILITIES), lambda: self.send_event("initialized")
+        return dict(CAPABILITIES), lambda: self.agent.send_event("initialized")
 
     def _take_options(self, args):
+        options = self.agent.options
         for k in ("justMyCode", "stopOnEntry"):
             if k in args:
-                self.options[k] = bool(args[k])
-        self.monitor.user.set_just_my_code(self.options["justMyCode"])
+                options[k] = bool(args[k])
+        self.monitor.user.set_just_my_code(options["justMyCode"])
         if args.get("redirectOutput"):
-            self.redirect_output(True)
+            self.agent.redirect_output(True)
 
     def on_configure(self, args):
         self._take_options(args)
@@ -92,11 +102,10 @@ class RequestHandlers:
     on_launch = on_configure
 
     def on_configurationDone(self, args):
-        return None, self.configured.set
+        return None, self.agent.configured.set
 
     # ---- the processes of a distributed job (strata-dap's ranks session) --------------------
     def on_strataProcess(self, args):
-        from . import _ranks
         return _ranks.describe()
 
     def on_strataHandover(self, args):
@@ -105,16 +114,10 @@ class RequestHandlers:
         token = args.get("token")
         if not token:
             raise RequestError("arguments.token is required")
-        if self.listener is None:
-            self.token = token
-            self.listener = _link.make_listener("127.0.0.1", 0)
-            self.listen_address = self.listener.getsockname()[:2]
-        self._handover = True
-        self._closing = True
-        return {"port": self.listen_address[1]}
+        return {"port": self.agent.hand_over(token)}
 
     def on_disconnect(self, args):
-        self._closing = True
+        self.agent.close_after_reply()
         if args.get("terminateDebuggee"):
             return None, lambda: os._exit(0)
         return None
@@ -153,7 +156,7 @@ class RequestHandlers:
         path = src.get("path")
         if not path:
             ref = src.get("sourceReference")
-            path = self._sources.get(ref)
+            path = self.frames.sources.get(ref)
             if not path:
                 raise RequestError("arguments.source.path is required")
         specs = args.get("breakpoints")
@@ -220,88 +223,25 @@ class RequestHandlers:
 
     # ---- inspection ----------------------------------------------------------------------
     def on_threads(self, args):
-        self._thread_events()
-        return {"threads": [{"id": tid, "name": name} for tid, name in self._python_threads().items()]}
-
-    def _top_frame(self, ident):
-        parking = self.monitor.parking
-        f = parking.parked_frame(ident)
-        if f is None:
-            parking.wait_parked(ident, PARK_WAIT)
-            f = parking.parked_frame(ident)
-        if f is None:
-            f = sys._current_frames().get(ident)
-        while f is not None and f.f_code.co_filename.startswith(PKG_DIR):
-            f = f.f_back
-        return f
-
-    def _frame_list(self, ident):
-        out = []
-        f = self._top_frame(ident)
-        while f is not None:
-            # Below the program's first frame sit only the launcher's (strata, runpy).
-            fn = f.f_code.co_filename
-            if fn.startswith(PKG_DIR) or fn in ("<frozen runpy>", _RUNPY):
-                break
-            out.append(f)
-            f = f.f_back
-        return out
-
-    def _frame_id(self, frame, ident):
-        key = id(frame)
-        fid = self._frame_ids.get(key)
-        if fid is None:
-            fid = self._next_frame
-            self._next_frame += 1
-            self._frame_ids[key] = fid
-            self._frames[fid] = (frame, ident)
-        return fid
+        self.agent.thread_events()
+        return {"threads": [{"id": tid, "name": name} for tid, name in self.agent.python_threads().items()]}
 
     def _frame(self, args, key="frameId", required=True):
         fid = args.get(key)
         if fid is None and not required:
             return None
-        got = self._frames.get(fid)
-        if got is None:
+        frame = self.frames.get(fid)
+        if frame is None:
             raise RequestError(f"unknown frameId {fid} (frames are valid while stopped)")
-        return got[0]
-
-    def _source(self, filename):
-        if not filename.startswith("<") and os.path.exists(filename):
-            return {"name": os.path.basename(filename), "path": filename}
-        ref = None
-        for r, fn in self._sources.items():
-            if fn == filename:
-                ref = r
-        if ref is None and getlines(filename):
-            ref = len(self._sources) + 1
-            self._sources[ref] = filename
-        src = {"name": filename}
-        if ref:
-            src["sourceReference"] = ref
-        else:
-            src["presentationHint"] = "deemphasize"
-        return src
+        return frame
 
     def on_stackTrace(self, args):
-        ident = self._ident(args)
-        frames = self._frame_list(ident)
-        start = args.get("startFrame") or 0
-        levels = args.get("levels") or 0
-        sel = frames[start:start + levels] if levels else frames[start:]
-        out = []
-        for f in sel:
-            item = {"id": self._frame_id(f, ident), "name": bpmod.qualname(f.f_code, f),
-                    "line": f.f_lineno or f.f_code.co_firstlineno, "column": 1,
-                    "source": self._source(f.f_code.co_filename)}
-            if not self.monitor.is_user(f):
-                item["presentationHint"] = "subtle"
-            out.append(item)
-        return {"stackFrames": out, "totalFrames": len(frames)}
+        return self.frames.stack_trace(self._ident(args), args.get("startFrame") or 0,
+                                       args.get("levels") or 0)
 
     def on_source(self, args):
         ref = args.get("sourceReference") or (args.get("source") or {}).get("sourceReference")
-        fn = self._sources.get(ref)
+        fn = self.frames.sources.get(ref)
         lines = getlines(fn) if fn else []
         if not lines:
             raise RequestError(f"no source available for sourceReference {ref}")
@@ -364,9 +304,7 @@ class RequestHandlers:
             raise RequestError(f"unknown variablesReference {ref}")
         frame = prov[2] if prov[0] == "scope" else None
         if frame is None:
-            for f, _ in self._frames.values():
-                frame = f
-                break
+            frame = self.frames.any_frame()
         value, _ = _evaluate.evaluate(self.monitor.core, frame, args.get("value", ""), "watch")
         _evaluate.set_child(self.monitor.core, prov, args.get("name", ""), value)
         var = self.inspector.variable(args.get("name", ""), value)

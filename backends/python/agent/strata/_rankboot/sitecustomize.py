@@ -10,8 +10,8 @@ def _strata_rank_boot():
     here = os.path.dirname(os.path.abspath(__file__))
     if os.environ.get("STRATA_RANKS"):
         try:
-            from strata import _ranks
-            _ranks.boot()
+            from strata import _agent, _ranks
+            _ranks.boot(_agent.get())
         except Exception as e:  # noqa: BLE001 - the job must run even if the debugger cannot
             sys.stderr.write(f"strata: this process runs without the debugger: {type(e).__name__}: {e}\n")
     # The sitecustomize this module stands in front of (a distribution's, a virtual env's).
