@@ -133,7 +133,7 @@ MixedBackend::MixedBackend(asio::io_context& io, BackendHost& host)
       host_(host),
       pySide_(std::make_unique<Side>(*this, kPython)),
       nativeSide_(std::make_unique<Side>(*this, kNative)),
-      native_(std::make_unique<NativeBackend>(io, *nativeSide_)) {
+      native_(makeNativeLayer(io, *nativeSide_)) {
   auto launcher = std::make_unique<PythonBackend>(io, *pySide_);
   pyLaunch_ = launcher.get();
   py_ = std::move(launcher);
@@ -142,7 +142,7 @@ MixedBackend::MixedBackend(asio::io_context& io, BackendHost& host)
 MixedBackend::~MixedBackend() = default;
 
 BackendFeatures MixedBackend::staticFeatures() {
-  BackendFeatures p = PythonBackend::staticFeatures(), n = NativeBackend::staticFeatures(), f = n;
+  BackendFeatures p = PythonBackend::staticFeatures(), n = nativeFeatures(), f = n;
   f.conditionalBreakpoints |= p.conditionalBreakpoints;
   f.hitConditionalBreakpoints |= p.hitConditionalBreakpoints;
   f.logPoints |= p.logPoints;

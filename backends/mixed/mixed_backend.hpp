@@ -10,7 +10,7 @@
 #include <set>
 
 #include "backends/backend.hpp"
-#include "backends/native/backend/native_backend.hpp"
+#include "backends/native/backend/native_layer.hpp"
 #include "backends/python/attach/pid_attach_backend.hpp"
 #include "backends/python/proxy/python_backend.hpp"
 #include "strata/python/remote/py_remote.hpp"
@@ -133,7 +133,7 @@ class MixedBackend final : public Backend {
   std::unique_ptr<Side> pySide_, nativeSide_;
   std::unique_ptr<Backend> py_;  // PythonBackend (launch) or PidAttachBackend (attach)
   PythonBackend* pyLaunch_ = nullptr;
-  std::unique_ptr<NativeBackend> native_;
+  std::unique_ptr<NativeLayer> native_;
   std::string agentDir_;
   std::string interpreter_;  // the ELF file the native debugger started
   // Threads with a Python step armed in the agent (a step that may end in either layer), the

@@ -513,4 +513,10 @@ void NativeBackend::setDataBreakpoints(const std::vector<DataBreakpointSpec>& br
   }));
 }
 
+std::unique_ptr<NativeLayer> makeNativeLayer(asio::io_context& io, BackendHost& host) {
+  return std::make_unique<NativeBackend>(io, host);
+}
+
+BackendFeatures nativeFeatures() { return NativeBackend::staticFeatures(); }
+
 }  // namespace strata::backends

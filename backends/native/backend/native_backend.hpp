@@ -8,13 +8,14 @@
 #include <memory>
 
 #include "backends/backend.hpp"
+#include "backends/native/backend/native_layer.hpp"
 #include "strata/native/debugger/debugger.hpp"
 
 namespace strata::backends {
 
 namespace asio = boost::asio;
 
-class NativeBackend final : public Backend {
+class NativeBackend final : public NativeLayer {
  public:
   NativeBackend(asio::io_context& io, BackendHost& host);
   ~NativeBackend() override;
@@ -59,18 +60,15 @@ class NativeBackend final : public Backend {
   void modules(Reply<std::vector<ModuleInfo>> reply) override;
   void loadedSources(Reply<std::vector<SourceInfo>> reply) override;
   void stepInTargets(std::int64_t frameId, Reply<std::vector<StepInTargetInfo>> reply) override;
-  // Mixed mode: one thread's native frames while the program runs (every thread stopped for a
-  // moment, `alsoWhileStopped` run then, on the engine thread). The frames carry no ids.
+  // Mixed mode's (native_layer.hpp).
   void sampleStack(std::int64_t threadId, std::int64_t levels, std::function<void()> alsoWhileStopped,
-                   Reply<std::vector<FrameInfo>> reply);
-
-  // Mixed mode's stepping across the boundary (NativeDebugger's catchEntry and the rest).
+                   Reply<std::vector<FrameInfo>> reply) override;
   void catchEntry(std::int64_t threadId, native::debugger::OwnCode own, std::uint64_t returnTo, std::uint64_t returnSp,
-                  Reply<std::size_t> reply);
-  void cancelEntryCatch(Reply<void> reply);
-  void ownPlace(std::int64_t threadId, native::debugger::OwnCode own, Reply<native::debugger::OwnPlace> reply);
-  void symbolAddress(const std::string& name, const std::string& modulePart, Reply<std::uint64_t> reply);
-  void writeAddress(std::uint64_t address, std::vector<std::uint8_t> bytes, Reply<void> reply);
+                  Reply<std::size_t> reply) override;
+  void cancelEntryCatch(Reply<void> reply) override;
+  void ownPlace(std::int64_t threadId, native::debugger::OwnCode own, Reply<native::debugger::OwnPlace> reply) override;
+  void symbolAddress(const std::string& name, const std::string& modulePart, Reply<std::uint64_t> reply) override;
+  void writeAddress(std::uint64_t address, std::vector<std::uint8_t> bytes, Reply<void> reply) override;
 
   // Waits (at most `limit`) until every native debugger given up by a backend is torn down:
   // for the adapter's exit. False when some are still going.

@@ -34,5 +34,14 @@ std::string simplifyTypeName(std::string name);
 std::string quote(const std::string& s, bool truncated);
 std::string formatDouble(double d);
 std::string charLiteral(std::int64_t v);
+// The pieces of values.cpp that presenting a value (values_present.cpp) uses too.
+bool typeOf(Dwarf_Die* die, Dwarf_Die* out);
+bool isCharType(Dwarf_Die type);
+std::optional<std::uint64_t> arrayCount(Dwarf_Die array);
+std::vector<Dwarf_Die> fieldsOf(Dwarf_Die type);
+Value subValue(const Value& parent, std::string name, Dwarf_Die type, std::uint64_t byteOffset);
+Value fieldValue(const Value& parent, Dwarf_Die field);
+std::string formatScalar(const Value& v);
+Result<std::string> readCString(const Value& pointerValue, std::size_t limit, bool* truncated);
 
 }  // namespace strata::native::symbols

@@ -16,7 +16,7 @@
 
 namespace strata::backends {
 
-class PidAttachBackend final : public Backend, private BackendHost {
+class PidAttachBackend final : public Backend, public AgentProcess, private BackendHost {
  public:
   PidAttachBackend(asio::io_context& io, BackendHost& host);
   ~PidAttachBackend() override;
@@ -25,8 +25,8 @@ class PidAttachBackend final : public Backend, private BackendHost {
   static bool wants(std::int64_t pid);
   // Called once the agent is in (mixed mode attaches the native debugger then).
   void whenAgentIn(std::function<void()> hook) { agentInHook_ = std::move(hook); }
-  // The agent's backend once it is in (null before).
-  PythonBackend* agent() { return agent_.get(); }
+  // What the agent says of the process, once it is in (an error before).
+  void processFacts(Reply<ProcessFacts> reply) override;
   // The rank in the process's environment at the last snapshot (RANK, OMPI_COMM_WORLD_RANK, ...).
   std::optional<std::int64_t> snapshotRank() const { return snap_.rank; }
 

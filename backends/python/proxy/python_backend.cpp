@@ -173,6 +173,26 @@ void PythonBackend::agentRequest(const std::string& command, json::value argumen
   link_->request(command, std::move(arguments), std::move(reply));
 }
 
+void PythonBackend::processFacts(Reply<ProcessFacts> reply) {
+  agentRequest("strataProcess", json::object{}, [reply](Result<json::value> r) {
+    if (!r) return reply(r.takeError());
+    auto facts = agent::processFacts(*r);
+    if (!facts) return reply(facts.takeError());
+    reply(std::move(*facts));
+  });
+}
+
+void requestHandover(tcp::socket socket, const std::string& token, Reply<std::int64_t> reply) {
+  auto link = AgentLink::open(std::move(socket), AgentLink::Callbacks{[](const std::string&, const json::value&) {}, [] {}});
+  link->request("strataHandover", json::object{{"token", token}}, [link, reply](Result<json::value> r) {
+    link->close();
+    if (!r) return reply(r.takeError());
+    const json::value* port = r->is_object() ? r->get_object().if_contains("port") : nullptr;
+    if (!port || !port->is_int64()) return reply(Error{errors::kAgentUnavailable, "no port in its answer", false});
+    reply(port->as_int64());
+  });
+}
+
 void PythonBackend::listenForAgent(const AttachSpec& spec, Reply<void> reply) {
   std::weak_ptr<bool> alive = alive_;
   auto listener = protocol::Listener::open(io_, protocol::HostPort{spec.host, spec.port}, [this, alive](tcp::socket s) {

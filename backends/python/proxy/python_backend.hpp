@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 
+#include "backends/python/proxy/agent_process.hpp"
 #include "backends/backend.hpp"
 #include "backends/process/process_backend.hpp"
 #include "backends/python/proxy/agent_link.hpp"
@@ -17,7 +18,7 @@ namespace strata::backends {
 // Where the agent package (`strata/`) is: the build tree's, else one installed beside us.
 std::string agentPythonPath(const std::string& adapterExecutable);
 
-class PythonBackend final : public Backend, private BackendHost {
+class PythonBackend final : public Backend, public AgentProcess, private BackendHost {
  public:
   PythonBackend(asio::io_context& io, BackendHost& host);
   ~PythonBackend() override;
@@ -65,12 +66,13 @@ class PythonBackend final : public Backend, private BackendHost {
   // More arguments for the attach request it sends (a peer that is itself a strata-dap, which
   // needs to know what to attach to).
   void setStartArguments(boost::json::object arguments) { startArguments_ = std::move(arguments); }
-  // A request of the agent's own (strataProcess, strataHandover), its body as the agent sent it.
-  void agentRequest(const std::string& command, boost::json::value arguments, Reply<boost::json::value> reply);
+  void processFacts(Reply<ProcessFacts> reply) override;
   // The port an attach with `listen` waits on (0 when not listening).
   std::uint16_t listeningPort() const;
 
  private:
+  // A request of the agent's own (strataProcess), its body as the agent sent it.
+  void agentRequest(const std::string& command, boost::json::value arguments, Reply<boost::json::value> reply);
   // ---- BackendHost for the process runner underneath: passes through, except exits ----
   void output(OutputCategory category, std::string text) override { host_.output(category, std::move(text)); }
   void processStarted(const std::string& name, std::int64_t pid, bool launched) override {

@@ -258,6 +258,16 @@ Result<std::int64_t> exitedEvent(const json::value& body) {
   return b->exitCode;
 }
 
+Result<ProcessFacts> processFacts(const json::value& body) {
+  if (!body.is_object()) return Error{errors::kMalformedMessage, "the agent's strataProcess answer is not an object", false};
+  const auto& o = body.get_object();
+  ProcessFacts f;
+  if (auto* p = o.if_contains("pid"); p && p->is_int64()) f.pid = p->as_int64();
+  if (auto* r = o.if_contains("rank"); r && r->is_int64()) f.rank = r->as_int64();
+  if (auto* h = o.if_contains("host"); h && h->is_string()) f.host = std::string(h->get_string());
+  return f;
+}
+
 const char* granularityName(Granularity g) {
   switch (g) {
     case Granularity::Line: return "line";

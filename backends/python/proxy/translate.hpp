@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 
 #include "backends/model.hpp"
+#include "backends/python/proxy/agent_process.hpp"
 
 namespace strata::backends::agent {
 
@@ -33,6 +34,8 @@ struct OutputReport {
 Result<OutputReport> outputEvent(const json::value& body);
 Result<BreakpointReport> breakpointEvent(const json::value& body);
 Result<std::int64_t> exitedEvent(const json::value& body);
+// The answer to strataProcess: {pid?, rank?, host?}.
+Result<ProcessFacts> processFacts(const json::value& body);
 Result<std::vector<ThreadInfo>> threads(const json::value& body);
 Result<StackPage> stackPage(const json::value& body);
 Result<std::vector<ScopeInfo>> scopes(const json::value& body);
