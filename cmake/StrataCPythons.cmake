@@ -1,6 +1,32 @@
-# The CPythons a build can find, and offset tables generated from their internal headers: one
-# place for the Python memory reader's layouts (backends/python/remote) and the attach's
-# pending-call queues (backends/python/attach).
+# The CPythons a build can find, what each says of itself, and offset tables generated from
+# their internal headers: one place for the Python memory reader's layouts
+# (backends/python/remote), the attach's pending-call queues (backends/python/attach), and the
+# extensions built once per interpreter (the agent's core, examples/mixed).
+
+# What the interpreter PY says of itself, in the caller's OUT_FOUND (false when PY does not
+# run), OUT_VERSION (X.Y.Z), OUT_MAJOR, OUT_MINOR, OUT_INCLUDE (its headers' folder) and
+# OUT_EXT_SUFFIX (the file name ending of its extension modules).
+function(strata_python_info out py)
+  execute_process(
+    COMMAND "${py}" -c "import sys,sysconfig; v=sys.version_info; print(f'{v[0]}.{v[1]}.{v[2]}'); print(v[0]); print(v[1]); print(sysconfig.get_paths()['include']); print(sysconfig.get_config_var('EXT_SUFFIX'))"
+    OUTPUT_VARIABLE info RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+  if(NOT rc EQUAL 0)
+    set(${out}_FOUND FALSE PARENT_SCOPE)
+    return()
+  endif()
+  string(REPLACE "\n" ";" info "${info}")
+  list(GET info 0 version)
+  list(GET info 1 major)
+  list(GET info 2 minor)
+  list(GET info 3 include)
+  list(GET info 4 suffix)
+  set(${out}_FOUND TRUE PARENT_SCOPE)
+  set(${out}_VERSION "${version}" PARENT_SCOPE)
+  set(${out}_MAJOR "${major}" PARENT_SCOPE)
+  set(${out}_MINOR "${minor}" PARENT_SCOPE)
+  set(${out}_INCLUDE "${include}" PARENT_SCOPE)
+  set(${out}_EXT_SUFFIX "${suffix}" PARENT_SCOPE)
+endfunction()
 
 # Every CPython 3.MIN..3.MAX found: STRATA_PYTHONS, pyenv's versions, python3.N in /usr/bin,
 # and Debian's newer ones that scripts/debian-cpython.sh put under build/cpython3.N.
@@ -28,21 +54,12 @@ function(strata_find_cpythons out min max)
     if(py IN_LIST paths)
       continue()
     endif()
-    execute_process(
-      COMMAND "${py}" -c "import sys,sysconfig; v=sys.version_info; print(f'{v[0]}.{v[1]}.{v[2]}'); print(v[1]); print(sysconfig.get_paths()['include'])"
-      OUTPUT_VARIABLE info RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
-    if(NOT rc EQUAL 0)
-      continue()
-    endif()
-    string(REPLACE "\n" ";" info "${info}")
-    list(GET info 0 ver)
-    list(GET info 1 minor)
-    list(GET info 2 inc)
-    if(minor LESS min OR minor GREATER max)
+    strata_python_info(info "${py}")
+    if(NOT info_FOUND OR info_MINOR LESS min OR info_MINOR GREATER max)
       continue()
     endif()
     list(APPEND paths "${py}")
-    list(APPEND entries "${py}|${ver}|${minor}|${inc}")
+    list(APPEND entries "${py}|${info_VERSION}|${info_MINOR}|${info_INCLUDE}")
   endforeach()
   set(${out} "${entries}" PARENT_SCOPE)
 endfunction()
