@@ -124,30 +124,25 @@ class Requests:
 
     # ---- GPU collection started late (the adapter sends these; clients use gpuStart/gpuStop)
     def on_strataGpuStart(self, args):
-        collector = args.get("collector")
-        if not collector:
-            raise RequestError("arguments.collector (the path of libstrata_cupti.so) is required")
-        from . import _gpu
-        try:
-            result, status = _gpu.start(collector, args.get("config") or "",
-                                        functools.partial(_gpu.stop_on_error, self.monitor))
-        except OSError as e:
-            raise RequestError(f"cannot load the GPU collector {collector}: {e}")
-        if result != 0:
-            raise RequestError(f"GPU collection did not start: {status}")
-        return {"status": status}
+        return self._gpu_collection(args, "start", lambda gpu, collector: gpu.start(
+            collector, args.get("config") or "", functools.partial(gpu.stop_on_error, self.monitor)))
 
     def on_strataGpuStop(self, args):
+        return self._gpu_collection(args, "stop", lambda gpu, collector: gpu.stop(collector))
+
+    def _gpu_collection(self, args, verb, call):
+        """call(_gpu, the collector's path) -> (result, status) on the collector the request
+        names; its status, or a RequestError when it is not named, does not load or did not `verb`."""
         collector = args.get("collector")
         if not collector:
             raise RequestError("arguments.collector (the path of libstrata_cupti.so) is required")
         from . import _gpu
         try:
-            result, status = _gpu.stop(collector)
+            result, status = call(_gpu, collector)
         except OSError as e:
             raise RequestError(f"cannot load the GPU collector {collector}: {e}")
         if result != 0:
-            raise RequestError(f"GPU collection did not stop: {status}")
+            raise RequestError(f"GPU collection did not {verb}: {status}")
         return {"status": status}
 
     # ---- breakpoints ---------------------------------------------------------------------
