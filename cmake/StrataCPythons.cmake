@@ -28,19 +28,26 @@ function(strata_python_info out py)
   set(${out}_EXT_SUFFIX "${suffix}" PARENT_SCOPE)
 endfunction()
 
+# pyenv's CPythons 3.10..3.19 (the versions under $PYENV_ROOT, then under ~/.pyenv): sets OUT.
+function(strata_pyenv_pythons out)
+  set(pythons "")
+  foreach(root "$ENV{PYENV_ROOT}" "$ENV{HOME}/.pyenv")
+    if(root AND IS_DIRECTORY "${root}/versions")
+      file(GLOB found "${root}/versions/3.1[0-9]*/bin/python3.1[0-9]")
+      list(APPEND pythons ${found})
+    endif()
+  endforeach()
+  set(${out} "${pythons}" PARENT_SCOPE)
+endfunction()
+
 # Every CPython 3.MIN..3.MAX found: STRATA_PYTHONS, pyenv's versions, python3.N in /usr/bin,
 # and Debian's newer ones that scripts/debian-cpython.sh put under build/cpython3.N.
 # Sets OUT to entries "PATH|X.Y.Z|MINOR|INCLUDE_DIR", one per real path.
 function(strata_find_cpythons out min max)
   set(candidates ${STRATA_PYTHONS})
   file(GLOB fetched "${PROJECT_SOURCE_DIR}/build/cpython3.1[0-9]/usr/bin/python3.1[0-9]")
-  list(APPEND candidates ${fetched})
-  foreach(root "$ENV{PYENV_ROOT}" "$ENV{HOME}/.pyenv")
-    if(root AND IS_DIRECTORY "${root}/versions")
-      file(GLOB found "${root}/versions/3.1[0-9]*/bin/python3.1[0-9]")
-      list(APPEND candidates ${found})
-    endif()
-  endforeach()
+  strata_pyenv_pythons(pyenv)
+  list(APPEND candidates ${fetched} ${pyenv})
   foreach(minor RANGE ${min} ${max})
     find_program(STRATA_USR_BIN_PYTHON3_${minor} python3.${minor} PATHS /usr/bin NO_DEFAULT_PATH)
     if(STRATA_USR_BIN_PYTHON3_${minor})
