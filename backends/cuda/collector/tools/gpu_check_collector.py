@@ -8,15 +8,13 @@ lines; exits 1 when a check failed. (What collection costs is bench/gpu/collecti
 --examples holds vector_add, streams, oob_write, launch_loop; --sources their .cu files (for
 the marked lines); late_start.py is found beside this script.
 """
-import argparse
 import json
 import os
 import subprocess
 import sys
-import tempfile
 
 import check_report
-from check_report import STICKY, check, marker_line, say
+from check_report import STICKY, arguments, check, marker_line, say
 
 
 def run_dump(args, work, tag, program, mode="stacks", extra=()):
@@ -138,15 +136,8 @@ def check_late_start(args, work):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--dump", required=True)
-    p.add_argument("--examples", required=True)
-    p.add_argument("--sources", required=True)
-    p.add_argument("--python", default=sys.executable)
-    p.add_argument("--work", default=None)
-    args = p.parse_args()
-    work = args.work or tempfile.mkdtemp(prefix="strata-gpu-check-")
-    os.makedirs(work, exist_ok=True)  # the reports go here: made, whatever the caller named
+    args = arguments(("dump", "examples", "sources"), "strata-gpu-check-")
+    work = args.work  # the reports go here
     check_counts_and_lines(args, work)
     check_error_stop(args, work)
     check_late_start(args, work)

@@ -9,17 +9,15 @@ a check failed.
 
 The Python case needs the agent package (STRATA_AGENT_PYTHONPATH) and torch with CUDA.
 """
-import argparse
 import json
 import os
 import queue
 import subprocess
 import sys
-import tempfile
 import threading
 
 import check_report
-from check_report import STICKY, check, marker_line, say
+from check_report import STICKY, arguments, check, marker_line, say, session_checks, torch_missing
 
 
 class Dap:
@@ -112,12 +110,8 @@ def stop_of(dap_path, launch):
 def check_native(args, env):
     source = os.path.join(args.sources, "oob_write.cu")
     line = marker_line(source, "// @error:sync")
-    try:
-        c, stopped, frames, info = stop_of(args.dap, {"program": os.path.join(args.examples, "oob_write"), "env": env})
-    except Exception as e:  # noqa: BLE001 - reported, the other checks go on
-        say("FAIL", "native CUDA error stop", f"{type(e).__name__}: {e}")
-        return
-    try:
+
+    def checks(c, stopped, frames, info):
         top = frames[0] if frames else {}
         detail = f"reason {stopped.get('reason')}, text {stopped.get('text')}, top {top.get('name')} " \
                  f"{os.path.basename((top.get('source') or {}).get('path', '?'))}:{top.get('line')}"
@@ -134,10 +128,9 @@ def check_native(args, env):
         said = f"returned {stopped.get('text')} ("
         check("native program goes on after the stop", exited.get("exitCode") == 1 and said in c.output(),
               f"exit {exited.get('exitCode')}")
-    except Exception as e:  # noqa: BLE001
-        say("FAIL", "native CUDA error stop", f"{type(e).__name__}: {e}")
-    finally:
-        c.close()
+
+    session_checks("native CUDA error stop",
+                   lambda: stop_of(args.dap, {"program": os.path.join(args.examples, "oob_write"), "env": env}), checks)
 
 
 TORCH_PROGRAM = '''\
@@ -151,24 +144,16 @@ print("not reached: the synchronize raised")
 
 
 def check_python(args, env, work):
-    has = subprocess.run([args.python, "-c", "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)"],
-                         capture_output=True)
-    if has.returncode != 0:
-        say("SKIP", "Python CUDA error stop", f"PyTorch with CUDA is not available to {args.python}")
-        return
-    if not os.environ.get("STRATA_AGENT_PYTHONPATH"):
-        say("SKIP", "Python CUDA error stop", "STRATA_AGENT_PYTHONPATH (the agent package) is not set")
+    missing = torch_missing(args.python, agent=True)
+    if missing:
+        say("SKIP", "Python CUDA error stop", missing)
         return
     script = os.path.join(work, "cuda_error_torch.py")
     with open(script, "w") as f:
         f.write(TORCH_PROGRAM)
     lines = {marker_line(script, "# @error:torch"): "synchronize", marker_line(script, "# @error:index"): "index"}
-    try:
-        c, stopped, frames, info = stop_of(args.dap, {"program": script, "python": args.python, "env": env})
-    except Exception as e:  # noqa: BLE001
-        say("FAIL", "Python CUDA error stop", f"{type(e).__name__}: {e}")
-        return
-    try:
+
+    def checks(c, stopped, frames, info):
         top = frames[0] if frames else {}
         detail = f"reason {stopped.get('reason')}, text {stopped.get('text')}, top {top.get('name')} " \
                  f"{os.path.basename((top.get('source') or {}).get('path', '?'))}:{top.get('line')}; " \
@@ -185,26 +170,16 @@ def check_python(args, env, work):
         exited = c.event("exited", timeout=60)
         check("Python program goes on after the stop (torch raises the error)", exited.get("exitCode") == 1 and
               "device-side assert" in c.output(), f"exit {exited.get('exitCode')}")
-    except Exception as e:  # noqa: BLE001
-        say("FAIL", "Python CUDA error stop", f"{type(e).__name__}: {e}")
-    finally:
-        c.close()
+
+    session_checks("Python CUDA error stop",
+                   lambda: stop_of(args.dap, {"program": script, "python": args.python, "env": env}), checks)
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--dap", required=True)
-    p.add_argument("--collector", required=True)
-    p.add_argument("--examples", required=True)
-    p.add_argument("--sources", required=True)
-    p.add_argument("--python", default=sys.executable)
-    p.add_argument("--work")
-    args = p.parse_args()
-    work = args.work or tempfile.mkdtemp(prefix="strata-gpu-errors-")
-    os.makedirs(work, exist_ok=True)
-    env = {"CUDA_INJECTION64_PATH": os.path.abspath(args.collector), "STRATA_GPU_DIR": work, "STRATA_GPU_MODE": "stacks"}
+    args = arguments(("dap", "collector", "examples", "sources"), "strata-gpu-errors-")
+    env = {"CUDA_INJECTION64_PATH": os.path.abspath(args.collector), "STRATA_GPU_DIR": args.work, "STRATA_GPU_MODE": "stacks"}
     check_native(args, env)
-    check_python(args, env, work)
+    check_python(args, env, args.work)
     return 1 if check_report.failed else 0
 
 

@@ -8,13 +8,11 @@ PASS/FAIL/SKIP lines; exits 1 when a check failed.
 
 The Python cases need the agent package (STRATA_AGENT_PYTHONPATH) and torch with CUDA.
 """
-import argparse
 import os
-import subprocess
 import sys
 
 import check_report
-from check_report import check, marker_line, say
+from check_report import arguments, check, marker_line, say, session_checks, torch_missing
 from gpu_check_error_stop import Dap
 
 LAUNCHES = 10  # vector_add's launches (its argument)
@@ -66,13 +64,8 @@ def check_native(args):
     launch_line = marker_line(source, "// @launch:vector_add")
     stop_line = marker_line(source, "// @copy:c")
     name = "native session"
-    try:
-        c, verified = start(args.dap, {"program": os.path.join(args.examples, "vector_add"), "args": [str(LAUNCHES)],
-                                       "gpu": "stacks"}, {source: [stop_line]})
-    except Exception as e:  # noqa: BLE001 - reported, the other checks go on
-        say("FAIL", name, f"{type(e).__name__}: {e}")
-        return
-    try:
+
+    def checks(c, verified):
         if verified:
             what, stopped = stop_or_exit(c, 90)
             if what == "exited":
@@ -101,10 +94,14 @@ def check_native(args):
               kernel.get("occupancyUnavailable", "occupancy present"))
         important = [e["body"]["output"] for e in c.events if e["event"] == "output" and e["body"].get("category") == "important"]
         check(f"{name}: no problem reported", not important, "".join(important)[:400])
-    except Exception as e:  # noqa: BLE001
-        say("FAIL", name, f"{type(e).__name__}: {e}")
-    finally:
-        c.close()
+
+    launch = {"program": os.path.join(args.examples, "vector_add"), "args": [str(LAUNCHES)], "gpu": "stacks"}
+    session_checks(name, lambda: start(args.dap, launch, {source: [stop_line]}), checks)
+
+
+def train_launch(args, gpu):
+    """The launch of train_torch.py, 100 steps under args.python, with GPU collection `gpu`."""
+    return {"program": args.train, "python": args.python, "args": ["--steps", "100"], "gpu": gpu}
 
 
 def marked_lines(path):
@@ -116,13 +113,8 @@ def check_torch(args):
     name = "torch session"
     step_line = marker_line(args.train, "# @gpu:step")
     marked = marked_lines(args.train)
-    try:
-        c, verified = start(args.dap, {"program": args.train, "python": args.python, "args": ["--steps", "100"],
-                                       "gpu": "stacks"}, {args.train: [step_line]})
-    except Exception as e:  # noqa: BLE001
-        say("FAIL", name, f"{type(e).__name__}: {e}")
-        return
-    try:
+
+    def checks(c, verified):
         stopped = c.event("stopped", timeout=120)
         kernels = kernels_of(c)
         check(f"{name}: kernels at the first breakpoint", sum(kernels.values()) > 0, f"{sum(kernels.values())} kernels")
@@ -147,22 +139,15 @@ def check_torch(args):
         exited = c.event("exited", timeout=150)
         check(f"{name}: trains on the GPU to the end", exited.get("exitCode") == 0 and "steps on cuda" in c.output(),
               f"exit {exited.get('exitCode')}")
-    except Exception as e:  # noqa: BLE001
-        say("FAIL", name, f"{type(e).__name__}: {e}")
-    finally:
-        c.close()
+
+    session_checks(name, lambda: start(args.dap, train_launch(args, "stacks"), {args.train: [step_line]}), checks)
 
 
 def check_late(args):
     name = "late start"
     line = marker_line(args.train, "# @gpu:forward")
-    try:
-        c, verified = start(args.dap, {"program": args.train, "python": args.python, "args": ["--steps", "100"],
-                                       "gpu": "off"}, {args.train: [line]})
-    except Exception as e:  # noqa: BLE001
-        say("FAIL", name, f"{type(e).__name__}: {e}")
-        return
-    try:
+
+    def checks(c, verified):
         stopped = c.event("stopped", timeout=120)
         before = sum(kernels_of(c).values())
         check(f"{name}: mode off records nothing", before == 0, f"{before} kernels")
@@ -180,27 +165,16 @@ def check_late(args):
         final = sum(kernels_of(c).values())
         check(f"{name}: !gpu stop ends collection, the program goes on", exited.get("exitCode") == 0 and final == stopped_at,
               f"exit {exited.get('exitCode')}, {stopped_at} kernels at the stop, {final} at the end")
-    except Exception as e:  # noqa: BLE001
-        say("FAIL", name, f"{type(e).__name__}: {e}")
-    finally:
-        c.close()
+
+    session_checks(name, lambda: start(args.dap, train_launch(args, "off"), {args.train: [line]}), checks)
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--dap", required=True)
-    p.add_argument("--examples", required=True)
-    p.add_argument("--sources", required=True)
-    p.add_argument("--train", required=True)
-    p.add_argument("--python", default=sys.executable)
-    args = p.parse_args()
+    args = arguments(("dap", "examples", "sources", "train"))
     check_native(args)
-    has = subprocess.run([args.python, "-c", "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)"],
-                         capture_output=True)
-    if has.returncode != 0:
-        say("SKIP", "torch sessions", f"PyTorch with CUDA is not available to {args.python}")
-    elif not os.environ.get("STRATA_AGENT_PYTHONPATH"):
-        say("SKIP", "torch sessions", "STRATA_AGENT_PYTHONPATH (the agent package) is not set")
+    missing = torch_missing(args.python, agent=True)
+    if missing:
+        say("SKIP", "torch sessions", missing)
     else:
         check_torch(args)
         check_late(args)

@@ -7,15 +7,13 @@ lines; exits 1 when a check failed.
 
   python3 gpu_check_torch.py --strata DIR/bin/strata --train DIR/train_torch.py [--python python3] [--work DIR]
 """
-import argparse
 import json
 import os
 import subprocess
 import sys
-import tempfile
 
 import check_report
-from check_report import check, marker_line, say
+from check_report import arguments, check, marker_line, say, torch_missing
 
 GRAPH_PROGRAM = '''import torch
 x = torch.arange(4096, device="cuda", dtype=torch.float32)
@@ -107,22 +105,14 @@ def check_graph(args, work):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--strata", required=True)
-    p.add_argument("--train", required=True)
-    p.add_argument("--python", default=sys.executable)
-    p.add_argument("--work", default=None)
-    args = p.parse_args()
-    work = args.work or tempfile.mkdtemp(prefix="strata-gpu-torch-")
-    os.makedirs(work, exist_ok=True)
-    has = subprocess.run([args.python, "-c", "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)"],
-                         capture_output=True)
-    if has.returncode != 0:
-        say("SKIP", "torch checks", f"PyTorch with CUDA is not available to {args.python}")
+    args = arguments(("strata", "train"), "strata-gpu-torch-")
+    missing = torch_missing(args.python)
+    if missing:
+        say("SKIP", "torch checks", missing)
         return 0
     for step in (check_loop, check_graph):
         try:
-            step(args, work)
+            step(args, args.work)
         except Exception as e:  # noqa: BLE001 - reported, the other checks go on
             say("FAIL", step.__name__, f"{type(e).__name__}: {e}")
     return 1 if check_report.failed else 0
