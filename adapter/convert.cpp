@@ -30,7 +30,7 @@ void describeValue(Session& session, backends::Backend* owner, const backends::V
                    const Session::IdScope& scope, Body& out) {
   if (!v.type.empty()) out.type = v.type;
   if (v.hint) out.presentationHint = toProtocol(*v.hint);
-  out.variablesReference = globalRef(session, owner, v.variablesReference, scope);
+  out.variablesReference = globalRef(session, v.owner ? v.owner : owner, v.variablesReference, scope);
   out.namedVariables = v.namedVariables;
   out.indexedVariables = v.indexedVariables;
 }
@@ -95,7 +95,7 @@ std::optional<backends::Granularity> toGranularity(const std::string& name) {
 
 protocol::Breakpoint toProtocol(Session& session, backends::Backend* owner, const backends::BreakpointReport& s) {
   protocol::Breakpoint b;
-  if (s.id) b.id = session.breakpointIds().add(owner, *s.id);
+  if (s.id) b.id = session.breakpointIds().add(s.owner ? s.owner : owner, *s.id);
   b.verified = s.verified;
   b.line = s.line;
   if (!s.message.empty()) b.message = s.message;
@@ -111,7 +111,7 @@ protocol::Breakpoint toPlacedEarly(std::int64_t id, const backends::BreakpointRe
   b.verified = s.verified;
   b.line = s.line;
   if (!s.message.empty()) b.message = s.message;
-  if (!s.verified) b.reason = "failed";
+  if (!s.verified) b.reason = s.pending ? "pending" : "failed";
   if (auto p = s.path ? s.path : path) b.source = sourceWithPath(p);
   return b;
 }
@@ -120,7 +120,7 @@ protocol::Source toProtocol(Session& session, backends::Backend* owner, const ba
   protocol::Source src;
   if (!s.name.empty()) src.name = s.name;
   src.path = s.path;
-  if (s.reference > 0) src.sourceReference = session.sources().add(owner, s.reference);
+  if (s.reference > 0) src.sourceReference = session.sources().add(s.owner ? s.owner : owner, s.reference);
   if (!s.presentationHint.empty()) src.presentationHint = s.presentationHint;
   return src;
 }
@@ -130,9 +130,10 @@ protocol::StackTraceBody toProtocol(Session& session, backends::Backend* owner, 
   protocol::StackTraceBody out;
   for (const auto& f : page.frames) {
     protocol::StackFrame p;
-    p.id = session.frames().add(owner, f.id, scope.thread);
+    auto* frameOwner = f.owner ? f.owner : owner;  // a composite's part, or the backend itself
+    p.id = session.frames().add(frameOwner, f.id, scope.thread);
     p.name = f.name;
-    if (f.source) p.source = toProtocol(session, owner, *f.source);
+    if (f.source) p.source = toProtocol(session, frameOwner, *f.source);
     p.line = f.line;
     p.column = f.column;
     if (!f.presentationHint.empty()) p.presentationHint = f.presentationHint;
@@ -170,7 +171,7 @@ protocol::VariablesBody toProtocol(Session& session, backends::Backend* owner, c
     if (!v.type.empty()) p.type = v.type;
     if (!v.evaluateName.empty()) p.evaluateName = v.evaluateName;
     if (v.hint) p.presentationHint = toProtocol(*v.hint);
-    p.variablesReference = globalRef(session, owner, v.variablesReference, scope);
+    p.variablesReference = globalRef(session, v.owner ? v.owner : owner, v.variablesReference, scope);
     p.namedVariables = v.namedVariables;
     p.indexedVariables = v.indexedVariables;
     if (!v.memoryReference.empty()) p.memoryReference = v.memoryReference;
@@ -205,7 +206,8 @@ protocol::StoppedEventBody toProtocol(Session& session, backends::Backend* owner
   body.allThreadsStopped = stop.allThreadsStopped;
   if (!stop.hitBreakpointIds.empty()) {
     std::vector<std::int64_t> ids;
-    for (auto local : stop.hitBreakpointIds) ids.push_back(session.breakpointIds().add(owner, local));
+    auto* bpOwner = stop.breakpointsOwner ? stop.breakpointsOwner : owner;
+    for (auto local : stop.hitBreakpointIds) ids.push_back(session.breakpointIds().add(bpOwner, local));
     body.hitBreakpointIds = std::move(ids);
   }
   return body;

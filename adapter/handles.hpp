@@ -34,6 +34,12 @@ class HandleTable {
     byId_[id] = Entry{owner, local, 0};
     byLocal_[{owner, local}] = id;
   }
+  // The id (owner, local) has, if it has one.
+  std::optional<std::int64_t> idOf(Owner* owner, std::int64_t local) const {
+    auto it = byLocal_.find({owner, local});
+    if (it == byLocal_.end()) return std::nullopt;
+    return it->second;
+  }
   std::optional<Entry> find(std::int64_t id) const {
     auto it = byId_.find(id);
     if (it == byId_.end()) return std::nullopt;

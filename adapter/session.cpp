@@ -39,6 +39,11 @@ class Session::Port final : public backends::BackendHost {
   void continued(std::int64_t threadId, bool allThreads) override { session_.continued(owner, threadId, allThreads); }
   void threadChanged(std::int64_t threadId, bool started) override { session_.threadChanged(owner, threadId, started); }
   void breakpointChanged(const backends::BreakpointReport& state) override { session_.breakpointChanged(owner, state); }
+  void breakpointPlaced(backends::Owner heldOwner, std::int64_t heldId, const backends::BreakpointReport& placed) override {
+    session_.breakpointPlaced(owner, heldOwner, heldId, placed);
+  }
+  void partAdded(backends::Backend& part) override { session_.partAdded(&part); }
+  void partGone(backends::Backend& part) override { session_.partGone(&part); }
   void moduleChanged(const backends::ModuleInfo& module, const std::string& reason) override {
     session_.moduleChanged(module, reason);
   }

@@ -16,6 +16,7 @@
 #include "adapter/handles.hpp"
 #include "adapter/log.hpp"
 #include "backends/backend.hpp"
+#include "backends/breakpoint_book.hpp"
 #include "backends/gpu.hpp"
 #include "strata/protocol/transport.hpp"
 
@@ -124,6 +125,12 @@ class Session final : public std::enable_shared_from_this<Session> {
   void continued(backends::Backend* from, std::int64_t threadId, bool allThreads);
   void threadChanged(backends::Backend* from, std::int64_t threadId, bool started);
   void breakpointChanged(backends::Backend* from, const backends::BreakpointReport& state);
+  void breakpointPlaced(backends::Backend* from, backends::Owner heldOwner, std::int64_t heldId,
+                        const backends::BreakpointReport& placed);
+  // A composite backend's parts (BackendHost::partAdded): their ids route to them; gone, void.
+  void partAdded(backends::Backend* part) { parts_.insert(part); }
+  void partGone(backends::Backend* part);
+  bool isPart(const backends::Backend* part) const { return parts_.count(part) > 0; }
   void moduleChanged(const backends::ModuleInfo& module, const std::string& reason);
   void progress(const backends::ProgressReport& report);
   void gpuActivity(const backends::GpuActivityReport& report);
@@ -172,11 +179,8 @@ class Session final : public std::enable_shared_from_this<Session> {
   void backendStarted();
   // Breakpoints set before launch/attach (some clients send them first): kept, answered with
   // ids now, and placed once launch/attach has started the backend, each placement reported
-  // as a `breakpoint` changed event under the id given first. Each returns those ids.
-  std::vector<std::int64_t> keepEarlyBreakpoints(const std::string& path,
-                                                 std::vector<backends::SourceBreakpointSpec> specs);
-  std::vector<std::int64_t> keepEarlyFunctionBreakpoints(std::vector<backends::FunctionBreakpointSpec> specs);
-  std::vector<std::int64_t> keepEarlyExceptionFilters(std::vector<backends::ExceptionFilterSpec> specs);
+  // as a `breakpoint` changed event under the id given first. Returns those ids.
+  std::vector<std::int64_t> keepEarly(backends::BreakpointSet set);
   // Called by launch/attach right after the backend started (its requests queue until ready).
   void applyEarlyBreakpoints();
 
@@ -225,18 +229,10 @@ class Session final : public std::enable_shared_from_this<Session> {
   Handles frames_, variables_, sources_, breakpoints_;
   std::uint64_t anyRan_ = 0, programRan_ = 0;        // IdScope epochs: of no thread, of every thread
   std::map<std::int64_t, std::uint64_t> threadRan_;  // ...and of each thread besides
-  template <class Spec>
-  struct Early {
-    std::vector<Spec> specs;
-    std::vector<std::int64_t> ids;
-  };
-  std::map<std::string, Early<backends::SourceBreakpointSpec>> earlySources_;
-  std::optional<Early<backends::FunctionBreakpointSpec>> earlyFunctions_;
-  std::optional<Early<backends::ExceptionFilterSpec>> earlyExceptions_;
-  std::int64_t nextEarly_ = 0;  // owner-less locals for the ids of early breakpoints
-  std::vector<std::int64_t> earlyIds(std::size_t count);
-  backends::Reply<std::vector<backends::BreakpointReport>> placedEarly(std::vector<std::int64_t> ids,
-                                                                      std::optional<std::string> path);
+  backends::BreakpointBook early_;  // the breakpoints set before there was a backend
+  void placeHeld(backends::Backend* heldOwner, backends::Backend* from, std::int64_t heldId,
+                 const backends::BreakpointReport& placed);  // the breakpoints set before there was a backend
+  std::set<const backends::Backend*> parts_;
   RunState run_;
   std::uint64_t stops_ = 0;
   bool launchedDebuggee_ = false;

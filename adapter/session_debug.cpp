@@ -132,64 +132,51 @@ void Session::backendStarted() {
 
 // ---- breakpoints set before there is a backend -------------------------------------------
 
-std::vector<std::int64_t> Session::earlyIds(std::size_t count) {
+std::vector<std::int64_t> Session::keepEarly(backends::BreakpointSet set) {
+  auto kept = early_.keep(std::move(set));
   std::vector<std::int64_t> ids;
-  for (std::size_t i = 0; i < count; ++i) ids.push_back(breakpoints_.add(nullptr, --nextEarly_));
+  for (auto local : kept->ids) ids.push_back(breakpoints_.add(nullptr, local));
   return ids;
-}
-
-std::vector<std::int64_t> Session::keepEarlyBreakpoints(const std::string& path,
-                                                        std::vector<backends::SourceBreakpointSpec> specs) {
-  auto& e = earlySources_[path];
-  e.specs = std::move(specs);
-  e.ids = earlyIds(e.specs.size());
-  return e.ids;
-}
-
-std::vector<std::int64_t> Session::keepEarlyFunctionBreakpoints(std::vector<backends::FunctionBreakpointSpec> specs) {
-  auto ids = earlyIds(specs.size());
-  earlyFunctions_ = Early<backends::FunctionBreakpointSpec>{std::move(specs), ids};
-  return ids;
-}
-
-std::vector<std::int64_t> Session::keepEarlyExceptionFilters(std::vector<backends::ExceptionFilterSpec> specs) {
-  auto ids = earlyIds(specs.size());
-  earlyExceptions_ = Early<backends::ExceptionFilterSpec>{std::move(specs), ids};
-  return ids;
-}
-
-backends::Reply<std::vector<backends::BreakpointReport>> Session::placedEarly(std::vector<std::int64_t> ids,
-                                                                             std::optional<std::string> path) {
-  std::weak_ptr<Session> weak = weak_from_this();
-  return [weak, ids = std::move(ids), path](Result<std::vector<backends::BreakpointReport>> r) {
-    auto self = weak.lock();
-    if (!self || self->ended_ || self->debuggeeEnded_) return;
-    std::vector<backends::BreakpointReport> states;
-    if (r) {
-      states = std::move(*r);
-    } else {
-      // A backend that cannot place them says why, on each.
-      for (std::size_t i = 0; i < ids.size(); ++i) states.push_back({false, {}, r.error().message, {}, {}});
-    }
-    auto* owner = self->debugger_;
-    for (std::size_t i = 0; i < states.size() && i < ids.size(); ++i) {
-      const auto& s = states[i];
-      // The id the client already holds now names the backend's breakpoint.
-      if (s.id) self->breakpoints_.rebind(ids[i], owner, *s.id);
-      self->sendEvent("breakpoint",
-                      json::value_from(protocol::BreakpointEventBody{"changed", toPlacedEarly(ids[i], s, path)}));
-    }
-  };
 }
 
 void Session::applyEarlyBreakpoints() {
   if (!debugger_) return;
-  for (auto& [path, e] : std::exchange(earlySources_, {}))
-    debugger_->setSourceBreakpoints(path, e.specs, placedEarly(e.ids, path));
-  if (auto e = std::exchange(earlyFunctions_, std::nullopt))
-    debugger_->setFunctionBreakpoints(e->specs, placedEarly(e->ids, std::nullopt));
-  if (auto e = std::exchange(earlyExceptions_, std::nullopt))
-    debugger_->setExceptionBreakpoints(e->specs, placedEarly(e->ids, std::nullopt));
+  std::weak_ptr<Session> weak = weak_from_this();
+  early_.replay(*debugger_, [weak](const backends::BreakpointBook::SetPtr& set, Result<backends::BreakpointBook::Reports> r) {
+    auto self = weak.lock();
+    if (!self || self->ended_ || self->debuggeeEnded_) return;
+    std::optional<std::string> path;
+    if (set->kind == backends::BreakpointSet::Kind::Source) path = set->path;
+    // A backend that cannot place them says why, on each.
+    auto states = backends::BreakpointBook::orReasons(*set, std::move(r));
+    for (std::size_t i = 0; i < states.size() && i < set->ids.size(); ++i) {
+      if (!states[i].path) states[i].path = path;
+      self->placeHeld(nullptr, self->debugger_, set->ids[i], states[i]);  // early ids have no owner
+    }
+  });
+  early_.clear();
+}
+
+void Session::breakpointPlaced(backends::Backend* from, backends::Owner heldOwner, std::int64_t heldId,
+                               const backends::BreakpointReport& placed) {
+  placeHeld(heldOwner ? heldOwner : from, from, heldId, placed);
+}
+
+void Session::placeHeld(backends::Backend* heldOwner, backends::Backend* from, std::int64_t heldId,
+                        const backends::BreakpointReport& placed) {
+  auto id = breakpoints_.idOf(heldOwner, heldId);
+  if (!id) return breakpointChanged(from, placed);
+  // The id the client already holds now names the placed breakpoint.
+  if (placed.id) breakpoints_.rebind(*id, placed.owner ? placed.owner : from, *placed.id);
+  sendEvent("breakpoint", json::value_from(protocol::BreakpointEventBody{"changed", toPlacedEarly(*id, placed, placed.path)}));
+}
+
+void Session::partGone(backends::Backend* part) {
+  parts_.erase(part);
+  frames_.forget(part);
+  variables_.forget(part);
+  sources_.forget(part);
+  breakpoints_.forget(part);
 }
 
 }  // namespace strata::adapter

@@ -41,6 +41,20 @@ class BackendHost {
   virtual void continued(std::int64_t threadId, bool allThreads) { (void)threadId, (void)allThreads; }
   virtual void threadChanged(std::int64_t threadId, bool started) { (void)threadId, (void)started; }
   virtual void breakpointChanged(const BreakpointReport& state) { (void)state; }
+  // A breakpoint the client was given as `heldId` of `heldOwner` (null: this backend) while it
+  // was kept is placed now: `placed` says where, under the id (and owner) it has from now on.
+  virtual void breakpointPlaced(Owner heldOwner, std::int64_t heldId, const BreakpointReport& placed) {
+    (void)heldOwner;
+    BreakpointReport b = placed;
+    b.id = heldId;
+    b.owner = nullptr;
+    breakpointChanged(b);
+  }
+  // A composite's part, whose ids the composite hands out with the part as their owner
+  // (FrameInfo::owner and the rest): from partAdded until partGone the session sends the
+  // requests that name those ids to the part itself, and partGone voids them.
+  virtual void partAdded(Backend& part) { (void)part; }
+  virtual void partGone(Backend& part) { (void)part; }
   // reason: new, changed, removed.
   virtual void moduleChanged(const ModuleInfo& module, const std::string& reason) { (void)module, (void)reason; }
 
@@ -48,6 +62,45 @@ class BackendHost {
   virtual void progress(const ProgressReport& report) { (void)report; }
   // New GPU data in the session's store (the gpuActivity event).
   virtual void gpuActivity(const GpuActivityReport& report) { (void)report; }
+};
+
+// A host that passes every report up to the host above it: what a composite backend gives each
+// of its parts, overriding only what it changes on the way (mixed mode's layers, the ranks'
+// members, attach by pid's agent).
+class ForwardingHost : public BackendHost {
+ public:
+  explicit ForwardingHost(BackendHost& up) : up_(up) {}
+  void output(OutputCategory category, std::string text) override { up_.output(category, std::move(text)); }
+  void processStarted(const std::string& name, std::int64_t pid, bool launched) override {
+    up_.processStarted(name, pid, launched);
+  }
+  void exited(const ExitStatus& status) override { up_.exited(status); }
+  bool congested() const override { return up_.congested(); }
+  void whenWritable(std::function<void()> resume) override { up_.whenWritable(std::move(resume)); }
+  bool canRunInTerminal() const override { return up_.canRunInTerminal(); }
+  void runInTerminal(const TerminalLaunch& launch, Reply<TerminalProcess> reply) override {
+    up_.runInTerminal(launch, std::move(reply));
+  }
+  const std::string& adapterExecutable() const override { return up_.adapterExecutable(); }
+  bool canStartDebugging() const override { return up_.canStartDebugging(); }
+  void startDebugging(const std::string& request, const std::string& configuration, Reply<void> reply) override {
+    up_.startDebugging(request, configuration, std::move(reply));
+  }
+  void stopped(const StopReport& stop) override { up_.stopped(stop); }
+  void continued(std::int64_t threadId, bool allThreads) override { up_.continued(threadId, allThreads); }
+  void threadChanged(std::int64_t threadId, bool started) override { up_.threadChanged(threadId, started); }
+  void breakpointChanged(const BreakpointReport& state) override { up_.breakpointChanged(state); }
+  void breakpointPlaced(Owner heldOwner, std::int64_t heldId, const BreakpointReport& placed) override {
+    up_.breakpointPlaced(heldOwner, heldId, placed);
+  }
+  void partAdded(Backend& part) override { up_.partAdded(part); }
+  void partGone(Backend& part) override { up_.partGone(part); }
+  void moduleChanged(const ModuleInfo& module, const std::string& reason) override { up_.moduleChanged(module, reason); }
+  void progress(const ProgressReport& report) override { up_.progress(report); }
+  void gpuActivity(const GpuActivityReport& report) override { up_.gpuActivity(report); }
+
+ protected:
+  BackendHost& up_;
 };
 
 class GpuService;
@@ -64,9 +117,9 @@ class Backend {
   virtual std::string name() const = 0;
   virtual void launch(const LaunchSpec& spec, Reply<void> reply) = 0;
   virtual void configurationDone(Reply<void> reply) = 0;
-  virtual void setSourceBreakpoints(const std::string& path,
-                                    const std::vector<SourceBreakpointSpec>& breakpoints,
-                                    Reply<std::vector<BreakpointReport>> reply) = 0;
+  // One breakpoint set, as the client last sent it (model.hpp): it replaces the last set of its
+  // kind. A backend that has no function breakpoints or filters answers with unsupported().
+  virtual void setBreakpoints(const BreakpointSet& set, Reply<std::vector<BreakpointReport>> reply) = 0;
   virtual void threads(Reply<std::vector<ThreadInfo>> reply) = 0;
   // Ends the debuggee (force: SIGKILL now; else a polite SIGTERM). exited() follows.
   virtual void terminate(bool force, Reply<void> reply) = 0;
@@ -81,16 +134,6 @@ class Backend {
   virtual void attach(const AttachSpec& spec, Reply<void> reply) {
     (void)spec;
     notSupported(name(), "attach", reply);
-  }
-  virtual void setFunctionBreakpoints(const std::vector<FunctionBreakpointSpec>& breakpoints,
-                                      Reply<std::vector<BreakpointReport>> reply) {
-    (void)breakpoints;
-    notSupported(name(), "function breakpoints", reply);
-  }
-  virtual void setExceptionBreakpoints(const std::vector<ExceptionFilterSpec>& filters,
-                                       Reply<std::vector<BreakpointReport>> reply) {
-    if (filters.empty()) return reply(std::vector<BreakpointReport>{});
-    notSupported(name(), "exception breakpoints", reply);
   }
   // Replies whether all threads continued.
   virtual void resume(std::int64_t threadId, bool singleThread, Reply<bool> reply) {
@@ -178,6 +221,14 @@ class Backend {
   virtual void stepInTargets(std::int64_t frameId, Reply<std::vector<StepInTargetInfo>> reply) {
     (void)frameId;
     notSupported(name(), "step-in targets", reply);
+  }
+
+  // What a backend answers for a breakpoint set it has no such breakpoints for: function
+  // breakpoints "not supported"; no filters, none set; filters "not supported".
+  void unsupported(const BreakpointSet& set, const Reply<std::vector<BreakpointReport>>& reply) const {
+    if (set.kind == BreakpointSet::Kind::Function) return notSupported(name(), "function breakpoints", reply);
+    if (set.empty()) return reply(std::vector<BreakpointReport>{});
+    notSupported(name(), set.kind == BreakpointSet::Kind::Source ? "source breakpoints" : "exception breakpoints", reply);
   }
 
   // ---- optional services beside debugging (null: this backend has none) ----

@@ -12,6 +12,12 @@
 
 namespace strata::backends {
 
+class Backend;
+// The part of a composite backend (mixed, ranks, attach by pid) whose ids a report carries:
+// the session files each id under it and sends the requests that name the id straight there.
+// Null: the backend that made the report.
+using Owner = Backend*;
+
 template <class T>
 using Reply = std::function<void(Result<T>)>;
 
@@ -77,6 +83,7 @@ struct BreakpointReport {
   std::optional<std::int64_t> id;    // backend-local; the session makes it global
   std::optional<std::string> path;   // set on changes reported later (breakpointChanged)
   bool pending = false;              // unverified only until code for it loads
+  Owner owner = nullptr;             // whose id `id` is
 };
 
 struct FunctionBreakpointSpec {
@@ -94,6 +101,26 @@ struct ExceptionFilter {
 struct ExceptionFilterSpec {
   std::string filterId;
   std::optional<std::string> condition;
+};
+
+// One breakpoint request as the client last sent it: all the breakpoints of one source, all the
+// function breakpoints, or the exception filters. A new set replaces the last of its kind (and
+// path); a backend answers one report per entry.
+struct BreakpointSet {
+  enum class Kind { Source, Function, Exception } kind = Kind::Source;
+  std::string path;  // Source
+  std::vector<SourceBreakpointSpec> sources;
+  std::vector<FunctionBreakpointSpec> functions;
+  std::vector<ExceptionFilterSpec> filters;
+  std::vector<std::int64_t> ids;  // a breakpoint book's, one per entry (BreakpointBook::keep)
+
+  static BreakpointSet source(std::string path, std::vector<SourceBreakpointSpec> specs);
+  static BreakpointSet function(std::vector<FunctionBreakpointSpec> specs);
+  static BreakpointSet exception(std::vector<ExceptionFilterSpec> filters);
+  std::size_t size() const;
+  bool empty() const { return size() == 0; }
+  std::string key() const;  // "source:PATH", "function", "exception"
+  BreakpointSet emptied() const;  // the same kind and path, no entries
 };
 
 // What a backend can do, turned into DAP capabilities by the session.
@@ -147,6 +174,7 @@ struct StopReport {
   // With allThreadsStopped false: other threads this stop holds too (the rest of one rank's
   // threads, when the other ranks run on).
   std::vector<std::int64_t> alsoStopped;
+  Owner breakpointsOwner = nullptr;  // whose ids hitBreakpointIds are
 };
 
 // ---- inspection -------------------------------------------------------------------------------
@@ -156,6 +184,7 @@ struct SourceInfo {
   std::optional<std::string> path;
   std::int64_t reference = 0;  // 0: none
   std::string presentationHint;
+  Owner owner = nullptr;  // whose reference; null: the frame's owner
 };
 struct FrameInfo {
   std::int64_t id = 0;  // backend-local, valid until the next resume
@@ -166,6 +195,7 @@ struct FrameInfo {
   std::string presentationHint;  // normal, label, subtle
   std::string instructionPointerReference;  // a memory reference ("0x401136"); empty: none
   std::string moduleId;
+  Owner owner = nullptr;  // who answers for this frame (scopes, evaluate in it, step-in targets)
 };
 struct StackPage {
   std::vector<FrameInfo> frames;
@@ -190,6 +220,7 @@ struct ValueInfo {
   std::optional<std::int64_t> namedVariables, indexedVariables;
   std::optional<ValueHint> hint;
   std::string memoryReference;  // where the value (or what a pointer points to) lives; empty: none
+  Owner owner = nullptr;  // whose variablesReference
 };
 struct VariablesQuery {
   std::int64_t variablesReference = 0;  // backend-local

@@ -34,11 +34,11 @@ inline Result<Session::Handles::Entry> resolveId(Session::Handles& table, std::i
   return *e;
 }
 
-// The same for a request that the id's owner answers: a debugger's ids need its debuggee alive,
-// those of a backend beside it (the GPU backend's launch frames) do not.
+// The same for a request that the id's owner answers: a debugger's ids (its parts' too) need its
+// debuggee alive, those of a backend beside it (the GPU backend's launch frames) do not.
 inline Result<Session::Handles::Entry> resolveOwnedId(Session& session, Session::Handles& table, std::int64_t id,
                                                       const std::string& what) {
-  if (auto e = table.find(id); e && e->owner && e->owner != session.backend()) return *e;
+  if (auto e = table.find(id); e && e->owner && e->owner != session.backend() && !session.isPart(e->owner)) return *e;
   if (auto live = liveBackend(session); !live) return live.takeError();
   return resolveId(table, id, what);
 }

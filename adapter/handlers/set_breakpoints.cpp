@@ -19,7 +19,7 @@ class SetBreakpointsHandler final : public TypedHandler<protocol::SetBreakpoints
     const auto& source = args.source;
     if (!session.backend()) {
       // Before launch there is nothing to place them in yet: kept, placed at launch/attach.
-      auto ids = session.keepEarlyBreakpoints(*args.source.path, specs);
+      auto ids = session.keepEarly(backends::BreakpointSet::source(*args.source.path, specs));
       auto out = notYetLaunched(ids);
       for (std::size_t i = 0; i < specs.size(); ++i) {
         out.breakpoints[i].line = specs[i].line;
@@ -27,7 +27,7 @@ class SetBreakpointsHandler final : public TypedHandler<protocol::SetBreakpoints
       }
       return respond(body(out));
     }
-    session.backend()->setSourceBreakpoints(*args.source.path, specs,
+    session.backend()->setBreakpoints(backends::BreakpointSet::source(*args.source.path, specs),
                                             breakpointsReply(session, session.backend(), std::move(respond), source));
   }
 };

@@ -33,9 +33,9 @@ class SetExceptionBreakpointsHandler final
                                  " has " + names + ")",
                              false});
       }
-    if (!session.backend()) return respond(body(notYetLaunched(session.keepEarlyExceptionFilters(specs))));
+    if (!session.backend()) return respond(body(notYetLaunched(session.keepEarly(backends::BreakpointSet::exception(specs)))));
     if (session.debuggeeEnded()) return respond(body(notYetLaunched(specs.size())));
-    session.backend()->setExceptionBreakpoints(specs, breakpointsReply(session, session.backend(), respond));
+    session.backend()->setBreakpoints(backends::BreakpointSet::exception(specs), breakpointsReply(session, session.backend(), respond));
   }
 };
 

@@ -13,9 +13,9 @@ class SetFunctionBreakpointsHandler final
   void run(Session& session, const protocol::SetFunctionBreakpointsArguments& args,
            Responder respond) override {
     auto specs = toSpecs(args);
-    if (!session.backend()) return respond(body(notYetLaunched(session.keepEarlyFunctionBreakpoints(specs))));
+    if (!session.backend()) return respond(body(notYetLaunched(session.keepEarly(backends::BreakpointSet::function(specs)))));
     if (session.debuggeeEnded()) return respond(body(notYetLaunched(specs.size())));
-    session.backend()->setFunctionBreakpoints(specs, breakpointsReply(session, session.backend(), respond));
+    session.backend()->setBreakpoints(backends::BreakpointSet::function(specs), breakpointsReply(session, session.backend(), respond));
   }
 };
 

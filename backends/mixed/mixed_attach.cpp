@@ -3,8 +3,8 @@
 // The Python layer is the pid attach (a read-only view from memory at once, then the agent
 // brought in with no restart). Bringing the agent in stops the process with ptrace for a moment,
 // which no other tracer may hold then, so the native debugger attaches once the agent is in.
-// Native breakpoints the client sets before that are held, answered as pending, and sent then;
-// the ids the client has stay the ones it got (nativeToClient_).
+// Native breakpoints the client sets before that are kept in a breakpoint book, answered as
+// pending, and sent then; the ids the client has stay the ones it got (breakpointPlaced).
 #include "backends/mixed/mixed_backend.hpp"
 
 namespace strata::backends {
@@ -36,7 +36,9 @@ void MixedBackend::attach(const AttachSpec& spec, Reply<void> reply) {
     });
   });
   pyLaunch_ = nullptr;
+  host_.partGone(*py_);
   py_ = std::move(pid);
+  host_.partAdded(*py_);
   py_->attach(spec, std::move(reply));
 }
 
@@ -60,38 +62,21 @@ void MixedBackend::attachNative() {
         return;
       }
       nativeIn_ = true;
-      auto sent = [this, alive](std::vector<std::int64_t> ids, std::optional<std::string> path) {
-        return [this, alive, ids, path](Result<std::vector<BreakpointReport>> r) {
-          if (alive.expired() || !r) return;
-          for (std::size_t i = 0; i < r->size() && i < ids.size(); ++i) {
-            BreakpointReport b = (*r)[i];
-            if (b.id) nativeToClient_[*b.id] = ids[i];
-            b.id = tag(ids[i], kNative);
-            b.path = path;
-            host_.breakpointChanged(b);
-          }
-        };
-      };
-      for (auto& [path, entry] : std::exchange(heldSources_, {}))
-        native_->setSourceBreakpoints(path, entry.first, sent(entry.second, path));
-      if (auto f = std::exchange(heldFunctions_, std::nullopt))
-        native_->setFunctionBreakpoints(f->first, sent(f->second, std::nullopt));
-      if (auto e = std::exchange(heldExceptions_, std::nullopt))
-        native_->setExceptionBreakpoints(*e, [](Result<std::vector<BreakpointReport>>) {});
+      // What the client set meanwhile: placed now under the ids it has.
+      heldNative_.replay(*native_, [this, alive](const BreakpointBook::SetPtr& set, Result<std::vector<BreakpointReport>> r) {
+        if (alive.expired() || !r || set->kind == BreakpointSet::Kind::Exception) return;
+        for (std::size_t i = 0; i < r->size() && i < set->ids.size(); ++i) {
+          BreakpointReport b = (*r)[i];
+          b.owner = native_.get();
+          if (set->kind == BreakpointSet::Kind::Source) b.path = set->path;
+          host_.breakpointPlaced(nullptr, set->ids[i], b);
+        }
+      });
+      heldNative_.clear();
       host_.output(OutputCategory::Important, "The native debugger is in process " + std::to_string(pid_) +
                                                   " too: C/C++ breakpoints and merged stacks work now.\n");
     });
   });
-}
-
-std::vector<BreakpointReport> MixedBackend::held(std::size_t count) {
-  std::vector<BreakpointReport> out(count);
-  for (auto& b : out) {
-    b.id = nextHeld_++;
-    b.pending = true;
-    b.message = kHeld;
-  }
-  return out;
 }
 
 std::vector<BreakpointReport> MixedBackend::notYetNative(std::size_t count) const {
@@ -102,40 +87,12 @@ std::vector<BreakpointReport> MixedBackend::notYetNative(std::size_t count) cons
   return out;
 }
 
-std::int64_t MixedBackend::clientNativeId(std::int64_t nativeId) const {
-  auto it = nativeToClient_.find(nativeId);
-  return it == nativeToClient_.end() ? nativeId : it->second;
-}
-
-void MixedBackend::nativeSourceBreakpoints(const std::string& path, const std::vector<SourceBreakpointSpec>& breakpoints,
-                                           Reply<std::vector<BreakpointReport>> reply) {
-  if (nativeIn_) return native_->setSourceBreakpoints(path, breakpoints, std::move(reply));
-  auto reports = held(breakpoints.size());
-  std::vector<std::int64_t> ids;
-  for (const auto& b : reports) ids.push_back(*b.id);
-  if (breakpoints.empty()) heldSources_.erase(path);
-  else heldSources_[path] = {breakpoints, ids};
-  reply(std::move(reports));
-}
-
-void MixedBackend::nativeFunctionBreakpoints(const std::vector<FunctionBreakpointSpec>& breakpoints,
-                                             Reply<std::vector<BreakpointReport>> reply) {
-  if (nativeIn_) return native_->setFunctionBreakpoints(breakpoints, std::move(reply));
-  auto reports = held(breakpoints.size());
-  std::vector<std::int64_t> ids;
-  for (const auto& b : reports) ids.push_back(*b.id);
-  heldFunctions_.reset();
-  if (!breakpoints.empty()) heldFunctions_ = std::make_pair(breakpoints, ids);
-  reply(std::move(reports));
-}
-
-void MixedBackend::nativeExceptionBreakpoints(const std::vector<ExceptionFilterSpec>& filters,
-                                              Reply<std::vector<BreakpointReport>> reply) {
-  if (nativeIn_) return native_->setExceptionBreakpoints(filters, std::move(reply));
-  heldExceptions_ = filters;
-  std::vector<BreakpointReport> out(filters.size());
-  for (auto& b : out) b.verified = true;  // a filter is on as soon as the native debugger is
-  reply(std::move(out));
+// Native breakpoints before the native debugger is in: kept (one set per source, one of
+// functions, one of exception filters) and answered as pending under ids of ours.
+void MixedBackend::nativeBreakpoints(BreakpointSet set, Reply<std::vector<BreakpointReport>> reply) {
+  if (nativeIn_) return BreakpointBook::send(*native_, set, ownedReply(std::move(reply), native_.get()));
+  auto kept = heldNative_.keep(std::move(set));
+  reply(BreakpointBook::held(*kept, kHeld));
 }
 
 }  // namespace strata::backends

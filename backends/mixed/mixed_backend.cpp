@@ -19,11 +19,11 @@ namespace strata::backends {
 
 namespace pr = python::remote;
 
-// What each layer's backend reports, its ids tagged, passed to the session through us.
-class MixedBackend::Side final : public BackendHost {
+// What each layer's backend reports, passed to the session through us; the ids inside are the
+// layer's backend's (its own owner).
+class MixedBackend::Side final : public ForwardingHost {
  public:
-  Side(MixedBackend& mixed, Layer layer) : m_(mixed), layer_(layer) {}
-  void output(OutputCategory category, std::string text) override { m_.host_.output(category, std::move(text)); }
+  Side(MixedBackend& mixed, Layer layer) : ForwardingHost(mixed.host_), m_(mixed), layer_(layer) {}
   void processStarted(const std::string& name, std::int64_t pid, bool launched) override {
     // An attach: the Python side (the pid attach) comes first and names the process.
     if ((layer_ == kNative) == m_.attaching_) return;
@@ -34,13 +34,11 @@ class MixedBackend::Side final : public BackendHost {
     // The native debugger sees the process end; the agent's link closing says nothing more.
     if (layer_ == kNative || !m_.nativeIn_) m_.onExited(status);
   }
-  bool congested() const override { return m_.host_.congested(); }
-  void whenWritable(std::function<void()> resume) override { m_.host_.whenWritable(std::move(resume)); }
   bool canRunInTerminal() const override { return false; }
   void runInTerminal(const TerminalLaunch&, Reply<TerminalProcess> reply) override {
     reply(Error{errors::kUnsupportedRequest, "mixed mode runs the program under the native debugger", false});
   }
-  const std::string& adapterExecutable() const override { return m_.host_.adapterExecutable(); }
+  bool canStartDebugging() const override { return false; }
   void stopped(const StopReport& stop) override { m_.onStopped(layer_, stop); }
   void continued(std::int64_t threadId, bool allThreads) override { m_.onContinued(layer_, threadId, allThreads); }
   void threadChanged(std::int64_t threadId, bool started) override {
@@ -49,14 +47,14 @@ class MixedBackend::Side final : public BackendHost {
   }
   void breakpointChanged(const BreakpointReport& state) override {
     BreakpointReport b = state;
-    if (b.id) b.id = tag(layer_ == kNative ? m_.clientNativeId(*b.id) : *b.id, layer_);
+    if (!b.owner) b.owner = &m_.owner(layer_);
     m_.host_.breakpointChanged(b);
   }
-  void moduleChanged(const ModuleInfo& module, const std::string& reason) override {
-    m_.host_.moduleChanged(module, reason);
+  void breakpointPlaced(Owner heldOwner, std::int64_t heldId, const BreakpointReport& placed) override {
+    BreakpointReport b = placed;
+    if (!b.owner) b.owner = &m_.owner(layer_);
+    m_.host_.breakpointPlaced(heldOwner ? heldOwner : &m_.owner(layer_), heldId, b);
   }
-  void progress(const ProgressReport& report) override { m_.host_.progress(report); }
-  void gpuActivity(const GpuActivityReport& report) override { m_.host_.gpuActivity(report); }
 
  private:
   MixedBackend& m_;
@@ -137,6 +135,10 @@ MixedBackend::MixedBackend(asio::io_context& io, BackendHost& host)
   auto launcher = std::make_unique<PythonBackend>(io, *pySide_);
   pyLaunch_ = launcher.get();
   py_ = std::move(launcher);
+  // Frames, variables, sources and breakpoints of each layer are its backend's: the session
+  // sends what names them there.
+  host_.partAdded(*py_);
+  host_.partAdded(*native_);
 }
 
 MixedBackend::~MixedBackend() = default;
@@ -203,28 +205,33 @@ void MixedBackend::abandonStart() {
 
 // ---- breakpoints: .py files and Python names to the agent, the rest to the native debugger ----
 
-std::vector<BreakpointReport> MixedBackend::tagged(std::vector<BreakpointReport> reports, Layer layer) {
-  for (auto& b : reports)
-    if (b.id) b.id = tag(*b.id, layer);
-  return reports;
-}
-
-Reply<std::vector<BreakpointReport>> MixedBackend::taggedReply(Reply<std::vector<BreakpointReport>> reply, Layer layer) {
-  return [this, reply = std::move(reply), layer](Result<std::vector<BreakpointReport>> r) {
+Reply<std::vector<BreakpointReport>> MixedBackend::ownedReply(Reply<std::vector<BreakpointReport>> reply, Backend* layer) {
+  return [reply = std::move(reply), layer](Result<std::vector<BreakpointReport>> r) {
     if (!r) return reply(r.takeError());
-    reply(tagged(std::move(*r), layer));
+    for (auto& b : *r)
+      if (!b.owner) b.owner = layer;
+    reply(std::move(*r));
   };
 }
 
-void MixedBackend::setSourceBreakpoints(const std::string& path, const std::vector<SourceBreakpointSpec>& breakpoints,
-                                        Reply<std::vector<BreakpointReport>> reply) {
-  Layer layer = pythonSource(path) ? kPython : kNative;
-  if (layer == kNative) return nativeSourceBreakpoints(path, breakpoints, taggedReply(std::move(reply), layer));
-  owner(layer).setSourceBreakpoints(path, breakpoints, taggedReply(std::move(reply), layer));
+std::vector<BreakpointReport> MixedBackend::owned(Result<std::vector<BreakpointReport>> r, Backend* layer) {
+  for (auto& b : *r)
+    if (!b.owner) b.owner = layer;
+  return std::move(*r);
 }
 
-void MixedBackend::setFunctionBreakpoints(const std::vector<FunctionBreakpointSpec>& breakpoints,
-                                          Reply<std::vector<BreakpointReport>> reply) {
+void MixedBackend::setBreakpoints(const BreakpointSet& set, Reply<std::vector<BreakpointReport>> reply) {
+  switch (set.kind) {
+    case BreakpointSet::Kind::Source:
+      if (!pythonSource(set.path)) return nativeBreakpoints(set, std::move(reply));
+      return py_->setBreakpoints(set, ownedReply(std::move(reply), py_.get()));
+    case BreakpointSet::Kind::Function: return functionBreakpoints(set.functions, std::move(reply));
+    case BreakpointSet::Kind::Exception: return exceptionFilters(set.filters, std::move(reply));
+  }
+}
+
+void MixedBackend::functionBreakpoints(const std::vector<FunctionBreakpointSpec>& breakpoints,
+                                       Reply<std::vector<BreakpointReport>> reply) {
   // A dotted or plain name may be either layer's: both are asked, the one that finds it wins.
   std::vector<FunctionBreakpointSpec> forPython;
   std::vector<std::size_t> pythonIndex;
@@ -234,14 +241,14 @@ void MixedBackend::setFunctionBreakpoints(const std::vector<FunctionBreakpointSp
       pythonIndex.push_back(i);
     }
   std::weak_ptr<bool> alive = alive_;
-  nativeFunctionBreakpoints(breakpoints, [this, alive, reply, forPython, pythonIndex](Result<std::vector<BreakpointReport>> nr) {
+  nativeBreakpoints(BreakpointSet::function(breakpoints), [this, alive, reply, forPython, pythonIndex](Result<std::vector<BreakpointReport>> nr) {
     if (alive.expired()) return;
     if (!nr) return reply(nr.takeError());
-    auto nativeReports = tagged(std::move(*nr), kNative);
-    py_->setFunctionBreakpoints(forPython, [this, alive, reply, nativeReports, pythonIndex](Result<std::vector<BreakpointReport>> pr) mutable {
+    auto nativeReports = std::move(*nr);
+    py_->setBreakpoints(BreakpointSet::function(forPython), [this, alive, reply, nativeReports, pythonIndex](Result<std::vector<BreakpointReport>> pr) mutable {
       if (alive.expired()) return;
       if (!pr) return reply(nativeReports);
-      auto pyReports = tagged(std::move(*pr), kPython);
+      auto pyReports = owned(std::move(pr), py_.get());
       for (std::size_t k = 0; k < pyReports.size() && k < pythonIndex.size(); ++k) {
         auto& n = nativeReports[pythonIndex[k]];
         const auto& p = pyReports[k];
@@ -253,8 +260,8 @@ void MixedBackend::setFunctionBreakpoints(const std::vector<FunctionBreakpointSp
   });
 }
 
-void MixedBackend::setExceptionBreakpoints(const std::vector<ExceptionFilterSpec>& filters,
-                                           Reply<std::vector<BreakpointReport>> reply) {
+void MixedBackend::exceptionFilters(const std::vector<ExceptionFilterSpec>& filters,
+                                    Reply<std::vector<BreakpointReport>> reply) {
   auto pyFilters = PythonBackend::staticFeatures().exceptionFilters;
   auto isPython = [&](const std::string& id) {
     return std::any_of(pyFilters.begin(), pyFilters.end(), [&](const auto& f) { return f.filter == id; });
@@ -266,14 +273,14 @@ void MixedBackend::setExceptionBreakpoints(const std::vector<ExceptionFilterSpec
     (toPython.back() ? forPython : forNative).push_back(f);
   }
   std::weak_ptr<bool> alive = alive_;
-  nativeExceptionBreakpoints(forNative, [this, alive, reply, forPython, toPython](Result<std::vector<BreakpointReport>> nr) {
+  nativeBreakpoints(BreakpointSet::exception(forNative), [this, alive, reply, forPython, toPython](Result<std::vector<BreakpointReport>> nr) {
     if (alive.expired()) return;
     if (!nr) return reply(nr.takeError());
-    auto n = tagged(std::move(*nr), kNative);
-    py_->setExceptionBreakpoints(forPython, [this, alive, reply, n, toPython](Result<std::vector<BreakpointReport>> pr) {
+    auto n = std::move(*nr);
+    py_->setBreakpoints(BreakpointSet::exception(forPython), [this, alive, reply, n, toPython](Result<std::vector<BreakpointReport>> pr) {
       if (alive.expired()) return;
       if (!pr) return reply(pr.takeError());
-      auto p = tagged(std::move(*pr), kPython);
+      auto p = owned(std::move(pr), py_.get());
       std::vector<BreakpointReport> out;
       std::size_t pi = 0, ni = 0;
       for (bool python : toPython) {
@@ -288,24 +295,21 @@ void MixedBackend::setExceptionBreakpoints(const std::vector<ExceptionFilterSpec
 void MixedBackend::setInstructionBreakpoints(const std::vector<InstructionBreakpointSpec>& breakpoints,
                                              Reply<std::vector<BreakpointReport>> reply) {
   if (!nativeIn_) return reply(notYetNative(breakpoints.size()));
-  native_->setInstructionBreakpoints(breakpoints, taggedReply(std::move(reply), kNative));
+  native_->setInstructionBreakpoints(breakpoints, ownedReply(std::move(reply), native_.get()));
 }
 
+// A frame or variable of a layer is asked of that layer's backend (the session routes it); what
+// comes here names a frame read from memory, or none.
 void MixedBackend::dataBreakpointInfo(const DataBreakpointQuery& query, Reply<DataBreakpointTarget> reply) {
-  DataBreakpointQuery q = query;
-  if (q.variablesReference && layerOf(*q.variablesReference) != kNative)
+  if (query.variablesReference || query.frameId)
     return reply(DataBreakpointTarget{std::nullopt, "data breakpoints watch native memory: pick a C/C++ variable", {}});
-  if (q.frameId && layerOf(*q.frameId) != kNative)
-    return reply(DataBreakpointTarget{std::nullopt, "data breakpoints watch native memory: pick a C/C++ frame", {}});
-  if (q.variablesReference) q.variablesReference = untag(*q.variablesReference);
-  if (q.frameId) q.frameId = untag(*q.frameId);
-  native_->dataBreakpointInfo(q, std::move(reply));
+  native_->dataBreakpointInfo(query, std::move(reply));
 }
 
 void MixedBackend::setDataBreakpoints(const std::vector<DataBreakpointSpec>& breakpoints,
                                       Reply<std::vector<BreakpointReport>> reply) {
   if (!nativeIn_) return reply(notYetNative(breakpoints.size()));
-  native_->setDataBreakpoints(breakpoints, taggedReply(std::move(reply), kNative));
+  native_->setDataBreakpoints(breakpoints, ownedReply(std::move(reply), native_.get()));
 }
 
 // ---- stops and execution ----
@@ -344,7 +348,7 @@ void MixedBackend::onStopped(Layer from, const StopReport& stop) {
 void MixedBackend::reportStop(Layer from, const StopReport& stop) {
   StopReport s = stop;
   pyStacks_.clear();
-  for (auto& id : s.hitBreakpointIds) id = tag(from == kNative ? clientNativeId(id) : id, from);
+  if (!s.breakpointsOwner) s.breakpointsOwner = &owner(from);
   if (from == kNative) {
     forgetNativeStop();
     nativeStop_ = s;
@@ -459,113 +463,76 @@ void MixedBackend::detach(Reply<void> reply) {
 }
 
 // ---- values ----
-
-namespace {
-
-template <class T>
-Reply<std::vector<T>> retagVariables(Reply<std::vector<T>> reply, MixedBackend::Layer layer) {
-  return [reply = std::move(reply), layer](Result<std::vector<T>> r) {
-    if (!r) return reply(r.takeError());
-    for (auto& v : *r) v.variablesReference = MixedBackend::tag(v.variablesReference, layer);
-    reply(std::move(*r));
-  };
-}
-
-Reply<ValueInfo> retagValue(Reply<ValueInfo> reply, MixedBackend::Layer layer) {
-  return [reply = std::move(reply), layer](Result<ValueInfo> r) {
-    if (!r) return reply(r.takeError());
-    r->variablesReference = MixedBackend::tag(r->variablesReference, layer);
-    reply(std::move(*r));
-  };
-}
-
-}  // namespace
+// A frame, variable or source of a layer is asked of that layer's backend: the session routes
+// what names it there (FrameInfo::owner). What comes here names a frame read from memory (ours),
+// or nothing: then the layer that holds the stop answers.
 
 void MixedBackend::scopes(std::int64_t frameId, Reply<std::vector<ScopeInfo>> reply) {
-  Layer layer = layerOf(frameId);
-  if (layer == kMemory) {
-    auto f = memoryFrames_.find(untag(frameId));
-    if (f == memoryFrames_.end())
-      return reply(Error{errors::kUnknownFrame, "no frame " + std::to_string(frameId) + " (frames last until the program runs)", true});
-    if (f->second.nativeSample) return reply(std::vector<ScopeInfo>{});
-    ScopeInfo s;
-    s.name = "Locals";
-    s.presentationHint = "locals";
-    s.variablesReference = frameId;  // a memory frame's locals: the same id
-    s.namedVariables = static_cast<std::int64_t>(f->second.locals.size());
-    return reply(std::vector<ScopeInfo>{s});
-  }
-  owner(layer).scopes(untag(frameId), retagVariables(std::move(reply), layer));
+  auto f = memoryFrames_.find(frameId);
+  if (f == memoryFrames_.end())
+    return reply(Error{errors::kUnknownFrame, "no frame " + std::to_string(frameId) + " (frames last until the program runs)", true});
+  if (f->second.nativeSample) return reply(std::vector<ScopeInfo>{});
+  ScopeInfo s;
+  s.name = "Locals";
+  s.presentationHint = "locals";
+  s.variablesReference = frameId;  // a memory frame's locals: the same id
+  s.namedVariables = static_cast<std::int64_t>(f->second.locals.size());
+  reply(std::vector<ScopeInfo>{s});
 }
 
 void MixedBackend::variables(const VariablesQuery& query, Reply<std::vector<ValueInfo>> reply) {
-  Layer layer = layerOf(query.variablesReference);
-  if (layer == kMemory) {
-    auto f = memoryFrames_.find(untag(query.variablesReference));
-    if (f == memoryFrames_.end())
-      return reply(Error{errors::kUnknownReference, "no variables " + std::to_string(query.variablesReference) + " (they last until the program runs)", true});
-    std::vector<ValueInfo> out;
-    if (!f->second.localsRead) return reply(std::move(out));
-    for (const auto& l : f->second.locals) {
-      ValueInfo v;
-      v.name = l.name;
-      v.type = l.type;
-      // Containers show their length; their items, like any other object, need the program to run.
-      v.value = l.value.empty() ? "<" + l.type + " object: its value needs the Python program to run>" : l.value;
-      if (l.value.rfind("len ", 0) == 0)
-        v.value = l.type + " (" + l.value.substr(4) + " items; their values need the Python program to run)";
-      out.push_back(std::move(v));
-    }
-    return reply(std::move(out));
+  auto f = memoryFrames_.find(query.variablesReference);
+  if (f == memoryFrames_.end())
+    return reply(Error{errors::kUnknownReference, "no variables " + std::to_string(query.variablesReference) + " (they last until the program runs)", true});
+  std::vector<ValueInfo> out;
+  if (!f->second.localsRead) return reply(std::move(out));
+  for (const auto& l : f->second.locals) {
+    ValueInfo v;
+    v.name = l.name;
+    v.type = l.type;
+    // Containers show their length; their items, like any other object, need the program to run.
+    v.value = l.value.empty() ? "<" + l.type + " object: its value needs the Python program to run>" : l.value;
+    if (l.value.rfind("len ", 0) == 0)
+      v.value = l.type + " (" + l.value.substr(4) + " items; their values need the Python program to run)";
+    out.push_back(std::move(v));
   }
-  VariablesQuery q = query;
-  q.variablesReference = untag(query.variablesReference);
-  owner(layer).variables(q, retagVariables(std::move(reply), layer));
+  reply(std::move(out));
 }
+
+namespace {
+template <class T>
+Reply<T> ownedValue(Reply<T> reply, Backend* layer) {
+  return [reply = std::move(reply), layer](Result<T> r) {
+    if (r && !r->owner) r->owner = layer;
+    reply(std::move(r));
+  };
+}
+}  // namespace
 
 void MixedBackend::evaluate(const EvaluateQuery& query, Reply<ValueInfo> reply) {
-  Layer layer = query.frameId ? layerOf(*query.frameId) : (nativeStop_ ? kNative : kPython);
-  if (layer == kMemory) return reply(Error{errors::kWrongState, kMemoryOnly, true});
-  EvaluateQuery q = query;
-  if (q.frameId) q.frameId = untag(*q.frameId);
-  if (layer == kPython && nativeStop_)
-    return reply(Error{errors::kWrongState,
-                       "the program is stopped by the native debugger, the Python agent with it: a Python "
-                       "expression needs the program to run (continue, or stop at a Python breakpoint)",
-                       true});
-  owner(layer).evaluate(q, retagValue(std::move(reply), layer));
+  if (query.frameId) return reply(Error{errors::kWrongState, kMemoryOnly, true});
+  Backend& layer = owner(nativeStop_ ? kNative : kPython);
+  layer.evaluate(query, ownedValue(std::move(reply), &layer));
 }
 
-void MixedBackend::setVariable(std::int64_t variablesReference, const std::string& name, const std::string& value,
-                               Reply<ValueInfo> reply) {
-  Layer layer = layerOf(variablesReference);
-  if (layer == kMemory) return reply(Error{errors::kWrongState, kMemoryOnly, true});
-  owner(layer).setVariable(untag(variablesReference), name, value, retagValue(std::move(reply), layer));
+void MixedBackend::setVariable(std::int64_t, const std::string&, const std::string&, Reply<ValueInfo> reply) {
+  reply(Error{errors::kWrongState, kMemoryOnly, true});
 }
 
 void MixedBackend::setExpression(const std::string& expression, const std::string& value,
                                  std::optional<std::int64_t> frameId, Reply<ValueInfo> reply) {
-  Layer layer = frameId ? layerOf(*frameId) : (nativeStop_ ? kNative : kPython);
-  if (layer == kMemory) return reply(Error{errors::kWrongState, kMemoryOnly, true});
-  if (frameId) frameId = untag(*frameId);
-  owner(layer).setExpression(expression, value, frameId, retagValue(std::move(reply), layer));
+  if (frameId) return reply(Error{errors::kWrongState, kMemoryOnly, true});
+  Backend& layer = owner(nativeStop_ ? kNative : kPython);
+  layer.setExpression(expression, value, frameId, ownedValue(std::move(reply), &layer));
 }
 
 void MixedBackend::completions(const CompletionsQuery& query, Reply<std::vector<CompletionEntry>> reply) {
-  Layer layer = query.frameId ? layerOf(*query.frameId) : (nativeStop_ ? kNative : kPython);
-  if (layer == kMemory || (layer == kPython && nativeStop_)) return reply(std::vector<CompletionEntry>{});
-  CompletionsQuery q = query;
-  if (q.frameId) q.frameId = untag(*q.frameId);
-  owner(layer).completions(q, std::move(reply));
+  if (query.frameId) return reply(std::vector<CompletionEntry>{});
+  owner(nativeStop_ ? kNative : kPython).completions(query, std::move(reply));
 }
 
 void MixedBackend::exceptionInfo(std::int64_t threadId, Reply<ExceptionInfo> reply) {
   owner(stopLayerOf(threadId)).exceptionInfo(threadId, std::move(reply));
-}
-
-void MixedBackend::source(std::int64_t sourceReference, Reply<SourceContent> reply) {
-  Layer layer = layerOf(sourceReference);
-  owner(layer == kMemory ? kNative : layer).source(untag(sourceReference), std::move(reply));
 }
 
 void MixedBackend::readMemory(const std::string& memoryReference, std::int64_t offset, std::int64_t count,
@@ -586,10 +553,8 @@ void MixedBackend::modules(Reply<std::vector<ModuleInfo>> reply) { native_->modu
 
 void MixedBackend::loadedSources(Reply<std::vector<SourceInfo>> reply) { native_->loadedSources(std::move(reply)); }
 
-void MixedBackend::stepInTargets(std::int64_t frameId, Reply<std::vector<StepInTargetInfo>> reply) {
-  Layer layer = layerOf(frameId);
-  if (layer == kMemory) return reply(std::vector<StepInTargetInfo>{});
-  owner(layer).stepInTargets(untag(frameId), std::move(reply));
+void MixedBackend::stepInTargets(std::int64_t, Reply<std::vector<StepInTargetInfo>> reply) {
+  reply(std::vector<StepInTargetInfo>{});  // a frame read from memory: nothing to step into from here
 }
 
 void MixedBackend::gpuCollector(const GpuCollectorCommand& command, Reply<std::string> reply) {

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "backends/backend.hpp"
+#include "backends/breakpoint_book.hpp"
 #include "backends/native/backend/native_layer.hpp"
 #include "backends/python/attach/pid_attach_backend.hpp"
 #include "backends/python/proxy/python_backend.hpp"
@@ -29,12 +30,7 @@ class MixedBackend final : public Backend {
   void attach(const AttachSpec& spec, Reply<void> reply) override;
   void configurationDone(Reply<void> reply) override;
   void abandonStart() override;
-  void setSourceBreakpoints(const std::string& path, const std::vector<SourceBreakpointSpec>& breakpoints,
-                            Reply<std::vector<BreakpointReport>> reply) override;
-  void setFunctionBreakpoints(const std::vector<FunctionBreakpointSpec>& breakpoints,
-                              Reply<std::vector<BreakpointReport>> reply) override;
-  void setExceptionBreakpoints(const std::vector<ExceptionFilterSpec>& filters,
-                               Reply<std::vector<BreakpointReport>> reply) override;
+  void setBreakpoints(const BreakpointSet& set, Reply<std::vector<BreakpointReport>> reply) override;
   void setInstructionBreakpoints(const std::vector<InstructionBreakpointSpec>& breakpoints,
                                  Reply<std::vector<BreakpointReport>> reply) override;
   void dataBreakpointInfo(const DataBreakpointQuery& query, Reply<DataBreakpointTarget> reply) override;
@@ -56,7 +52,6 @@ class MixedBackend final : public Backend {
                      Reply<ValueInfo> reply) override;
   void completions(const CompletionsQuery& query, Reply<std::vector<CompletionEntry>> reply) override;
   void exceptionInfo(std::int64_t threadId, Reply<ExceptionInfo> reply) override;
-  void source(std::int64_t sourceReference, Reply<SourceContent> reply) override;
   void readMemory(const std::string& memoryReference, std::int64_t offset, std::int64_t count,
                   Reply<MemoryContents> reply) override;
   void writeMemory(const std::string& memoryReference, std::int64_t offset, std::vector<std::uint8_t> data,
@@ -67,11 +62,9 @@ class MixedBackend final : public Backend {
   void stepInTargets(std::int64_t frameId, Reply<std::vector<StepInTargetInfo>> reply) override;
   void gpuCollector(const GpuCollectorCommand& command, Reply<std::string> reply) override;
 
-  // Ids of both layers in one space: the low bits say whose (ids of 0 stay 0).
-  enum Layer : std::int64_t { kNative = 0, kPython = 1, kMemory = 2 };
-  static std::int64_t tag(std::int64_t id, Layer layer) { return id == 0 ? 0 : id * 4 + layer; }
-  static Layer layerOf(std::int64_t id) { return static_cast<Layer>(id & 3); }
-  static std::int64_t untag(std::int64_t id) { return id >> 2; }
+  // The layers: each one's frames, variables, sources and breakpoints are its backend's (their
+  // owner, to the session); the Python frames read from memory at a native stop are ours.
+  enum Layer { kNative, kPython };
 
  private:
   class Side;
@@ -107,25 +100,23 @@ class MixedBackend final : public Backend {
   // breakpoints set before then are held (pending) and sent then.
   void attachNative();
   BackendHost& pythonHost();  // the Python layer's host (Side is complete in mixed_backend.cpp)
-  std::vector<BreakpointReport> held(std::size_t count);
   // Instruction and data breakpoints name native addresses, which only the native debugger
   // gives: before it is in, they are not set (and not held).
   std::vector<BreakpointReport> notYetNative(std::size_t count) const;
-  std::int64_t clientNativeId(std::int64_t nativeId) const;
-  void nativeSourceBreakpoints(const std::string& path, const std::vector<SourceBreakpointSpec>& breakpoints,
-                               Reply<std::vector<BreakpointReport>> reply);
-  void nativeFunctionBreakpoints(const std::vector<FunctionBreakpointSpec>& breakpoints,
-                                 Reply<std::vector<BreakpointReport>> reply);
-  void nativeExceptionBreakpoints(const std::vector<ExceptionFilterSpec>& filters,
-                                  Reply<std::vector<BreakpointReport>> reply);
+  // Native breakpoints: to the native debugger, or kept (heldNative_) until it is in.
+  void nativeBreakpoints(BreakpointSet set, Reply<std::vector<BreakpointReport>> reply);
+  // Function breakpoints and filters: asked of both layers, each entry answered by the one that has it.
+  void functionBreakpoints(const std::vector<FunctionBreakpointSpec>& breakpoints, Reply<std::vector<BreakpointReport>> reply);
+  void exceptionFilters(const std::vector<ExceptionFilterSpec>& filters, Reply<std::vector<BreakpointReport>> reply);
   // A continue or step sent to the agent lets its thread run; a native stop that comes before
   // the agent's answer freezes the agent with its answer unsent. Such a request is answered at
   // that stop (with `assumed`), before the stop is reported.
   template <class T>
   Reply<T> answeredAtNativeStop(Reply<T> done, Result<T> assumed);
   Layer stopLayerOf(std::int64_t threadId) const;
-  std::vector<BreakpointReport> tagged(std::vector<BreakpointReport> reports, Layer layer);
-  Reply<std::vector<BreakpointReport>> taggedReply(Reply<std::vector<BreakpointReport>> reply, Layer layer);
+  // A layer's breakpoint reports, each filed under that layer's backend.
+  static std::vector<BreakpointReport> owned(Result<std::vector<BreakpointReport>> r, Backend* layer);
+  static Reply<std::vector<BreakpointReport>> ownedReply(Reply<std::vector<BreakpointReport>> reply, Backend* layer);
   Backend& owner(Layer layer);
 
   asio::io_context& io_;
@@ -152,14 +143,10 @@ class MixedBackend final : public Backend {
   std::optional<std::pair<StepKind, StepOptions>> lastNativeStep_;
   std::map<std::uint64_t, std::function<void()>> releasing_;  // answers for a native stop
   std::uint64_t nextRelease_ = 1;
-  int quietContinues_ = 0;
+  int quietContinues_ = 0;  // native resumes of a step that runs on: the client saw no stop
   bool attaching_ = false;  // attach by pid: the agent first, then the native debugger
   bool nativeIn_ = true;    // false until an attach's native debugger is in
-  std::map<std::string, std::pair<std::vector<SourceBreakpointSpec>, std::vector<std::int64_t>>> heldSources_;
-  std::optional<std::pair<std::vector<FunctionBreakpointSpec>, std::vector<std::int64_t>>> heldFunctions_;
-  std::optional<std::vector<ExceptionFilterSpec>> heldExceptions_;
-  std::map<std::int64_t, std::int64_t> nativeToClient_;  // native id -> the held id the client has
-  std::int64_t nextHeld_ = 1000000;  // native resumes of a step that runs on: the client saw no stop
+  BreakpointBook heldNative_{1000000};  // native breakpoints set before the native debugger is in
   std::int64_t pid_ = 0;
   bool exited_ = false;
   // The native debugger holds every thread (a native breakpoint, step, signal or pause).

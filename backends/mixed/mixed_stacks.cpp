@@ -31,12 +31,10 @@ bool programFrame(const FrameInfo& f) {
   return !interpreterModule(f.moduleId) && f.moduleId.find("/strata/_strata_core") == std::string::npos;
 }
 
-// Frames of one layer with their ids (and source references) in the mixed backend's space.
-void tagFrames(std::vector<FrameInfo>& frames, MixedBackend::Layer layer) {
-  for (auto& f : frames) {
-    f.id = MixedBackend::tag(f.id, layer);
-    if (f.source && f.source->reference) f.source->reference = MixedBackend::tag(f.source->reference, layer);
-  }
+// Frames of one layer: their ids (and source references) are that layer's backend's.
+void ownedBy(std::vector<FrameInfo>& frames, Backend* layer) {
+  for (auto& f : frames)
+    if (!f.owner) f.owner = layer;
 }
 
 // The process's CPython reader, opened the first time it is needed.
@@ -112,7 +110,7 @@ void MixedBackend::mergedStack(std::int64_t threadId, Reply<std::vector<FrameInf
     if (alive.expired()) return;
     if (!r) return reply(r.takeError());
     std::vector<FrameInfo> native = std::move(r->frames);
-    tagFrames(native, kNative);
+    ownedBy(native, native_.get());
     const pr::PythonThread* pt = nullptr;
     std::string why;
     if (auto st = pythonState(); st) {
@@ -133,7 +131,7 @@ void MixedBackend::mergedStack(std::int64_t threadId, Reply<std::vector<FrameInf
       }
       memoryFrames_[local] = std::move(mf);
       FrameInfo f;
-      f.id = tag(local, kMemory);
+      f.id = local;  // a memory frame: ours (no owner)
       f.name = pf.function;
       SourceInfo src;
       src.name = pf.file.substr(pf.file.rfind('/') == std::string::npos ? 0 : pf.file.rfind('/') + 1);
@@ -174,9 +172,9 @@ void MixedBackend::stackTrace(std::int64_t threadId, std::int64_t startFrame, st
   };
   if (nativeStop_) return mergedStack(threadId, page);
   if (pythonStops_.count(threadId) && nativeIn_) return pythonStopStack(threadId, page);
-  py_->stackTrace(threadId, startFrame, levels, [reply](Result<StackPage> r) {
+  py_->stackTrace(threadId, startFrame, levels, [reply, layer = py_.get()](Result<StackPage> r) {
     if (!r) return reply(r.takeError());
-    tagFrames(r->frames, kPython);
+    ownedBy(r->frames, layer);
     reply(std::move(*r));
   });
 }
@@ -191,7 +189,7 @@ void MixedBackend::pythonStopStack(std::int64_t threadId, Reply<std::vector<Fram
     if (alive.expired()) return;
     if (!r) return reply(r.takeError());
     std::vector<FrameInfo> agent = std::move(r->frames);
-    tagFrames(agent, kPython);
+    ownedBy(agent, py_.get());
     auto snap = std::make_shared<Result<pr::PythonSnapshot>>(Error{errors::kPythonMemory, "not read", false});
     auto readPython = [this, snap]() {
       // On the engine thread, every thread stopped: nothing else uses the reader meanwhile.
@@ -271,8 +269,9 @@ std::vector<FrameInfo> MixedBackend::spliceNative(std::int64_t threadId, const s
     // Shown, not inspectable: the thread's registers are the agent's to keep until it resumes.
     std::int64_t local = nextMemoryId_++;
     memoryFrames_[local] = MemoryFrame{{}, false, true};
-    if (f.source && f.source->reference) f.source->reference = tag(f.source->reference, kNative);
-    f.id = tag(local, kMemory);
+    if (f.source && f.source->reference && !f.source->owner) f.source->owner = native_.get();
+    f.owner = nullptr;  // a memory frame: ours
+    f.id = local;
     out.push_back(std::move(f));
   }
   return out;

@@ -84,7 +84,7 @@ std::uint64_t MixedBackend::ownCallerOfPython(std::int64_t tid) const {
   native::debugger::OwnCode own = ownCode();
   for (std::size_t i = 1; i < it->second.size(); ++i) {
     const FrameInfo& f = it->second[i];
-    if (layerOf(f.id) == kPython) return 0;
+    if (f.owner && f.owner != native_.get()) return 0;  // a Python frame (the agent's)
     if (f.instructionPointerReference.empty() || !f.source || !f.source->path || !own.module(f.moduleId) ||
         !own.file(*f.source->path))
       continue;

@@ -95,12 +95,10 @@ pid_t ProcessBackend::pid() const {
   return 0;
 }
 
-void ProcessBackend::setSourceBreakpoints(const std::string& path,
-                                          const std::vector<SourceBreakpointSpec>& breakpoints,
-                                          Reply<std::vector<BreakpointReport>> reply) {
-  (void)path;
+void ProcessBackend::setBreakpoints(const BreakpointSet& set, Reply<std::vector<BreakpointReport>> reply) {
+  if (set.kind != BreakpointSet::Kind::Source) return unsupported(set, reply);
   std::vector<BreakpointReport> out;
-  for (const auto& b : breakpoints) {
+  for (const auto& b : set.sources) {
     BreakpointReport r;
     r.line = b.line;
     r.message = "the program runs without debugging (noDebug)";

@@ -20,9 +20,7 @@ class ProcessBackend final : public Backend {
   std::string name() const override { return "process"; }
   void launch(const LaunchSpec& spec, Reply<void> reply) override;
   void configurationDone(Reply<void> reply) override { reply({}); }
-  void setSourceBreakpoints(const std::string& path,
-                            const std::vector<SourceBreakpointSpec>& breakpoints,
-                            Reply<std::vector<BreakpointReport>> reply) override;
+  void setBreakpoints(const BreakpointSet& set, Reply<std::vector<BreakpointReport>> reply) override;
   void threads(Reply<std::vector<ThreadInfo>> reply) override;
   void terminate(bool force, Reply<void> reply) override;
   void detach(Reply<void> reply) override;

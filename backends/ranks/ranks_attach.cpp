@@ -40,8 +40,6 @@ void RanksBackend::attach(const AttachSpec& spec, Reply<void> reply) {
                                "arguments.processIds names the Python ranks of a job",
                            true});
   }
-  if (pids.size() + spec.nodes.size() > static_cast<std::size_t>(kSlots))
-    return reply(Error{errors::kBadArguments, "more than " + std::to_string(kSlots) + " processes in one session", true});
   auto left = std::make_shared<std::size_t>(pids.size() + spec.nodes.size());
   auto failures = std::make_shared<std::vector<std::string>>();
   auto done = std::make_shared<Reply<void>>(std::move(reply));
@@ -51,7 +49,7 @@ void RanksBackend::attach(const AttachSpec& spec, Reply<void> reply) {
     if (alive.expired()) return;
     Member& mm = *members_[index];
     if (!r) {
-      mm.gone = true;
+      memberGone(mm);
       failures->push_back((mm.viaAdapter ? "node " + mm.host : "process " + std::to_string(mm.pid)) + ": " +
                           r.error().message);
     } else {
@@ -76,7 +74,7 @@ void RanksBackend::attach(const AttachSpec& spec, Reply<void> reply) {
     Member& m = newMember(pid);
     auto backend = std::make_unique<PidAttachBackend>(io_, hostOf(m));
     m.attached = backend.get();
-    m.backend = std::move(backend);
+    setBackend(m, std::move(backend));
     std::size_t index = m.index;
     m.attached->whenAgentIn([this, alive, index] {
       if (alive.expired()) return;
@@ -96,7 +94,7 @@ void RanksBackend::attach(const AttachSpec& spec, Reply<void> reply) {
     m.host = node.host + ":" + std::to_string(node.port);
     auto py = std::make_unique<PythonBackend>(io_, hostOf(m));
     m.python = py.get();
-    m.backend = std::move(py);
+    setBackend(m, std::move(py));
     json::object start{{"stopAll", stopAll_}};
     if (node.processTree) start["processTree"] = *node.processTree;
     else start["processIds"] = json::value_from(node.processIds);

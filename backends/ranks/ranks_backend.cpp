@@ -30,9 +30,9 @@ const char* kTokenVariable = "STRATA_LAUNCH_TOKEN";
 }  // namespace
 
 // A member's (or the launcher's) host: what it reports comes back here with who it is.
-class RanksBackend::Port final : public BackendHost {
+class RanksBackend::Port final : public ForwardingHost {
  public:
-  Port(RanksBackend& owner, std::optional<std::size_t> member) : owner_(owner), member_(member) {}
+  Port(RanksBackend& owner, std::optional<std::size_t> member) : ForwardingHost(owner.host_), owner_(owner), member_(member) {}
 
   void output(OutputCategory category, std::string text) override {
     // A member's link closing is how every rank ends: said once per member, by the backend.
@@ -48,13 +48,7 @@ class RanksBackend::Port final : public BackendHost {
     if (member_) return owner_.onMemberExited(m(), status);
     owner_.onLauncherExited(status);
   }
-  bool congested() const override { return owner_.host_.congested(); }
-  void whenWritable(std::function<void()> resume) override { owner_.host_.whenWritable(std::move(resume)); }
-  bool canRunInTerminal() const override { return owner_.host_.canRunInTerminal(); }
-  void runInTerminal(const TerminalLaunch& launch, Reply<TerminalProcess> reply) override {
-    owner_.host_.runInTerminal(launch, std::move(reply));
-  }
-  const std::string& adapterExecutable() const override { return owner_.host_.adapterExecutable(); }
+  bool canStartDebugging() const override { return false; }  // the ranks backend offers children itself
   void stopped(const StopReport& stop) override {
     if (member_) owner_.onStopped(m(), stop);
   }
@@ -67,10 +61,16 @@ class RanksBackend::Port final : public BackendHost {
   void breakpointChanged(const BreakpointReport& state) override {
     if (member_) owner_.onBreakpoint(m(), state);
   }
-  void moduleChanged(const ModuleInfo& module, const std::string& reason) override {
-    owner_.host_.moduleChanged(module, reason);
+  // A member that kept breakpoints until its agent was in (attach by pid) has placed them.
+  void breakpointPlaced(Owner heldOwner, std::int64_t heldId, const BreakpointReport& placed) override {
+    if (!member_ || heldOwner || !placed.id) return;
+    owner_.book_.moved(m().backend.get(), heldId, *placed.id);
+    owner_.onBreakpoint(m(), placed);
   }
-  void progress(const ProgressReport& report) override { owner_.host_.progress(report); }
+  // A member's own parts are its business: the session sees the member.
+  void partAdded(Backend&) override {}
+  void partGone(Backend&) override {}
+  void gpuActivity(const GpuActivityReport&) override {}
 
  private:
   Member& m() { return *owner_.members_[*member_]; }
@@ -110,6 +110,20 @@ std::int64_t RanksBackend::sessionTid(const Member& m, std::int64_t tid) {
 
 BackendHost& RanksBackend::hostOf(Member& m) { return *m.port; }
 
+void RanksBackend::setBackend(Member& m, std::unique_ptr<Backend> backend) {
+  m.backend = std::move(backend);
+  host_.partAdded(*m.backend);
+}
+
+void RanksBackend::memberGone(Member& m) {
+  if (m.gone) return;
+  m.gone = true;
+  if (m.backend) {
+    book_.forget(m.backend.get());
+    host_.partGone(*m.backend);
+  }
+}
+
 RanksBackend::Member* RanksBackend::memberOf(std::int64_t threadId, std::int64_t* local) {
   if (local) *local = threadId;
   if (threadId >= kRemoteThreads) {
@@ -127,15 +141,6 @@ RanksBackend::Member* RanksBackend::memberByPid(std::int64_t pid) {
   for (auto& m : members_)
     if (m->pid == pid) return m.get();
   return nullptr;
-}
-
-Result<std::pair<RanksBackend::Member*, std::int64_t>> RanksBackend::untag(std::int64_t id, const char* what) {
-  if (id <= 0) return Error{errors::kBadArguments, std::string("unknown ") + what + " " + std::to_string(id), false};
-  auto index = static_cast<std::size_t>(id % kSlots);
-  if (index >= members_.size() || members_[index]->gone)
-    return Error{errors::kBadArguments,
-                 std::string(what) + " " + std::to_string(id) + " belongs to no running process of this job", false};
-  return std::make_pair(members_[index].get(), id / kSlots);
 }
 
 std::string RanksBackend::label(const Member& m) const {
@@ -243,7 +248,7 @@ void RanksBackend::adoptMember(tcp::socket socket, std::int64_t pid) {
   m.root = pid != 0 && pid == launcherPid_;
   auto py = std::make_unique<PythonBackend>(io_, *m.port);
   m.python = py.get();
-  m.backend = std::move(py);
+  setBackend(m, std::move(py));
   AttachSpec spec;
   spec.justMyCode = justMyCode_;
   std::weak_ptr<bool> alive = alive_;
@@ -255,7 +260,7 @@ void RanksBackend::adoptMember(tcp::socket socket, std::int64_t pid) {
       if (!mm.remote)
         host_.output(OutputCategory::Important, "Process " + std::to_string(mm.pid) +
                                                     " of the job could not be debugged: " + r.error().message + "\n");
-      mm.gone = true;
+      memberGone(mm);
       return maybeEnd();
     }
     if (!mm.remote) {
@@ -374,7 +379,7 @@ void RanksBackend::abandonStart() {
 
 void RanksBackend::onMemberExited(Member& m, const ExitStatus& status) {
   if (m.gone) return;
-  m.gone = true;
+  memberGone(m);
   lastExit_ = status;
   for (auto t : m.threads) {
     if (!m.remote) threadOwner_.erase(t);

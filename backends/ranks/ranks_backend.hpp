@@ -13,6 +13,7 @@
 #include <set>
 
 #include "backends/backend.hpp"
+#include "backends/breakpoint_book.hpp"
 #include "backends/process/process_backend.hpp"
 #include "strata/protocol/transport.hpp"
 
@@ -32,12 +33,7 @@ class RanksBackend final : public Backend {
   void attach(const AttachSpec& spec, Reply<void> reply) override;
   void configurationDone(Reply<void> reply) override;
   void abandonStart() override;
-  void setSourceBreakpoints(const std::string& path, const std::vector<SourceBreakpointSpec>& breakpoints,
-                            Reply<std::vector<BreakpointReport>> reply) override;
-  void setFunctionBreakpoints(const std::vector<FunctionBreakpointSpec>& breakpoints,
-                              Reply<std::vector<BreakpointReport>> reply) override;
-  void setExceptionBreakpoints(const std::vector<ExceptionFilterSpec>& filters,
-                               Reply<std::vector<BreakpointReport>> reply) override;
+  void setBreakpoints(const BreakpointSet& set, Reply<std::vector<BreakpointReport>> reply) override;
   void threads(Reply<std::vector<ThreadInfo>> reply) override;
   void terminate(bool force, Reply<void> reply) override;
   void detach(Reply<void> reply) override;
@@ -45,22 +41,13 @@ class RanksBackend final : public Backend {
   void step(StepKind kind, const StepOptions& options, Reply<void> reply) override;
   void pause(std::int64_t threadId, Reply<void> reply) override;
   void stackTrace(std::int64_t threadId, std::int64_t startFrame, std::int64_t levels, Reply<StackPage> reply) override;
-  void scopes(std::int64_t frameId, Reply<std::vector<ScopeInfo>> reply) override;
-  void variables(const VariablesQuery& query, Reply<std::vector<ValueInfo>> reply) override;
+  // Frames, variables and sources belong to the member that gave them (FrameInfo::owner): the
+  // session sends what names them there. What names none goes to the last member that stopped.
   void evaluate(const EvaluateQuery& query, Reply<ValueInfo> reply) override;
-  void setVariable(std::int64_t variablesReference, const std::string& name, const std::string& value,
-                   Reply<ValueInfo> reply) override;
   void setExpression(const std::string& expression, const std::string& value, std::optional<std::int64_t> frameId,
                      Reply<ValueInfo> reply) override;
   void completions(const CompletionsQuery& query, Reply<std::vector<CompletionEntry>> reply) override;
   void exceptionInfo(std::int64_t threadId, Reply<ExceptionInfo> reply) override;
-  void source(std::int64_t sourceReference, Reply<SourceContent> reply) override;
-
-  // Ids of every member in one space: a member's id times kSlots plus its index (0 stays 0).
-  static constexpr std::int64_t kSlots = 1024;
-  static std::int64_t tag(std::int64_t id, std::size_t member) {
-    return id == 0 ? 0 : id * kSlots + static_cast<std::int64_t>(member);
-  }
 
  private:
   class Port;
@@ -84,26 +71,20 @@ class RanksBackend final : public Backend {
     bool pausing = false;     // a pause sent because another member stopped (stopAll)
     bool breakpointsOn = true;  // rankFilter lets its breakpoints in
     std::set<std::int64_t> threads;
-    std::map<std::int64_t, std::int64_t> bpFromChild;  // its breakpoint ids -> ours
     std::string lastStopReason;
   };
-  // One setBreakpoints / setFunctionBreakpoints / setExceptionBreakpoints as the client last sent it.
-  struct BpSet {
-    enum class Kind { Source, Function, Exception } kind = Kind::Source;
-    std::string path;
-    std::vector<SourceBreakpointSpec> sources;
-    std::vector<FunctionBreakpointSpec> functions;
-    std::vector<ExceptionFilterSpec> filters;
-    std::vector<std::int64_t> ids;                                 // ours, one per entry
-    std::vector<std::map<std::size_t, BreakpointReport>> placed;  // per entry: member -> its report
-    std::vector<BreakpointReport> told;                            // what the client has
-    std::uint64_t generation = 0;
-    std::size_t size() const {
-      return kind == Kind::Source ? sources.size() : kind == Kind::Function ? functions.size() : filters.size();
-    }
+  // Where each entry of a kept set (book_) is placed: by member, its report; and what the
+  // client was last told of it.
+  struct Placement {
+    std::vector<std::map<std::size_t, BreakpointReport>> placed;
+    std::vector<BreakpointReport> told;
   };
+  using SetPtr = BreakpointBook::SetPtr;
 
   Member& newMember(std::int64_t pid);
+  // A member's backend: the session routes the ids it hands out to it, until it is gone.
+  void setBackend(Member& m, std::unique_ptr<Backend> backend);
+  void memberGone(Member& m);
   BackendHost& hostOf(Member& m);  // the host a member's backend reports through
   // Thread ids: a member on this machine keeps its OS tids; a thread of one on another machine
   // gets an id of its own from 2^30 up (above any Linux tid, within DAP's int32), so the tids of
@@ -114,7 +95,7 @@ class RanksBackend final : public Backend {
   void acceptMember(asio::ip::tcp::socket socket);
   void adoptMember(asio::ip::tcp::socket socket, std::int64_t pid);
   Member* memberByPid(std::int64_t pid);
-  Result<std::pair<Member*, std::int64_t>> untag(std::int64_t id, const char* what);
+  Member* lastStoppedMember();
   std::string label(const Member& m) const;
   bool rankWanted(const Member& m) const;
   void onAccept(asio::ip::tcp::socket socket);
@@ -123,12 +104,13 @@ class RanksBackend final : public Backend {
   void learnRank(Member& m, std::function<void()> then);
   void configureMember(Member& m);
   void announceThreads(Member& m);
-  void applySet(Member& m, const std::string& key, std::function<void()> done);
+  void applySet(Member& m, const SetPtr& set, std::function<void()> done);
   void applyAll(Member& m, std::function<void()> done);
-  void sendSet(const std::string& key, std::shared_ptr<BpSet> set, Reply<std::vector<BreakpointReport>> reply);
-  BreakpointReport merged(const BpSet& set, std::size_t i) const;
-  void tellChanges(BpSet& set);
-  std::vector<BreakpointReport> fromMember(Member& m, BpSet& set, std::vector<BreakpointReport> reports);
+  void sendSet(BreakpointSet set, Reply<std::vector<BreakpointReport>> reply);
+  BreakpointReport merged(const BreakpointSet& set, std::size_t i) const;
+  void tellChanges(const BreakpointSet& set);
+  void fromMember(Member& m, const BreakpointSet& set, const std::vector<BreakpointReport>& reports);
+  std::int64_t bookId(const Member& m, std::int64_t theirs) const;
   // Reports from members (their Port).
   void onStopped(Member& m, StopReport stop);
   void reportStop(Member& m, StopReport stop);
@@ -155,9 +137,8 @@ class RanksBackend final : public Backend {
   std::map<std::pair<std::size_t, std::int64_t>, std::int64_t> remoteTids_;  // (member, its tid) -> ours
   std::map<std::int64_t, std::pair<std::size_t, std::int64_t>> remoteThreads_;  // ours -> (member, its tid)
   std::int64_t nextRemoteTid_ = kRemoteThreads;
-  std::map<std::string, std::shared_ptr<BpSet>> sets_;  // "source:PATH", "function", "exception"
-  std::map<std::int64_t, std::pair<std::string, std::size_t>> bpWhere_;  // our id -> set, entry
-  std::int64_t nextBp_ = 1;
+  BreakpointBook book_;  // every set the client sent: each member gets them as it comes
+  std::map<std::string, Placement> placements_;  // by set key
   std::vector<std::int64_t> rankFilter_;
   bool stopAll_ = true;
   bool justMyCode_ = true;

@@ -25,8 +25,8 @@ void RanksBackend::onStopped(Member& m, StopReport stop) {
     if (!m.remote) threadOwner_[*stop.threadId] = m.index;
     m.threads.insert(*stop.threadId);
   }
-  for (auto& id : stop.hitBreakpointIds)
-    if (auto it = m.bpFromChild.find(id); it != m.bpFromChild.end()) id = it->second;
+  for (auto& id : stop.hitBreakpointIds) id = bookId(m, id);
+  stop.breakpointsOwner = nullptr;  // the book's ids are this backend's
   if (induced) return;  // the stop of another member, already reported as stopping every one
   // A rank whose rank was not known when it came (a spawned rank sets RANK itself): learn it
   // now; rankFilter may leave it out, and then it runs on with its breakpoints removed.

@@ -66,100 +66,46 @@ void RanksBackend::stackTrace(std::int64_t sessionThread, std::int64_t startFram
   std::int64_t threadId = 0;
   Member* m = memberOf(sessionThread, &threadId);
   if (!m) return reply(Error{errors::kBadArguments, "thread " + std::to_string(sessionThread) + " belongs to no process of this job", false});
-  std::size_t index = m->index;
-  m->backend->stackTrace(threadId, startFrame, levels, [index, reply](Result<StackPage> r) {
+  Backend* owner = m->backend.get();
+  m->backend->stackTrace(threadId, startFrame, levels, [owner, reply](Result<StackPage> r) {
     if (!r) return reply(r.takeError());
-    for (auto& f : r->frames) {
-      f.id = tag(f.id, index);
-      if (f.source) f.source->reference = tag(f.source->reference, index);
-    }
+    for (auto& f : r->frames)
+      if (!f.owner) f.owner = owner;  // its scopes, values and source: the member's
     reply(std::move(*r));
   });
 }
 
-void RanksBackend::scopes(std::int64_t frameId, Reply<std::vector<ScopeInfo>> reply) {
-  auto where = untag(frameId, "frame");
-  if (!where) return reply(where.takeError());
-  auto [m, local] = *where;
-  std::size_t index = m->index;
-  m->backend->scopes(local, [index, reply](Result<std::vector<ScopeInfo>> r) {
-    if (!r) return reply(r.takeError());
-    for (auto& s : *r) s.variablesReference = tag(s.variablesReference, index);
-    reply(std::move(*r));
-  });
-}
-
-namespace {
-Reply<ValueInfo> taggedValue(std::size_t index, Reply<ValueInfo> reply) {
-  return [index, reply](Result<ValueInfo> r) {
-    if (!r) return reply(r.takeError());
-    r->variablesReference = RanksBackend::tag(r->variablesReference, index);
-    reply(std::move(*r));
-  };
-}
-}  // namespace
-
-void RanksBackend::variables(const VariablesQuery& query, Reply<std::vector<ValueInfo>> reply) {
-  auto where = untag(query.variablesReference, "variablesReference");
-  if (!where) return reply(where.takeError());
-  auto [m, local] = *where;
-  VariablesQuery q = query;
-  q.variablesReference = local;
-  std::size_t index = m->index;
-  m->backend->variables(q, [index, reply](Result<std::vector<ValueInfo>> r) {
-    if (!r) return reply(r.takeError());
-    for (auto& v : *r) v.variablesReference = tag(v.variablesReference, index);
-    reply(std::move(*r));
-  });
+// A request that names no frame: to the last member that stopped, its values filed under it.
+RanksBackend::Member* RanksBackend::lastStoppedMember() {
+  if (!lastStopped_ || members_[*lastStopped_]->gone) return nullptr;
+  return members_[*lastStopped_].get();
 }
 
 void RanksBackend::evaluate(const EvaluateQuery& query, Reply<ValueInfo> reply) {
-  EvaluateQuery q = query;
-  Member* m = nullptr;
-  if (query.frameId) {
-    auto where = untag(*query.frameId, "frame");
-    if (!where) return reply(where.takeError());
-    m = where->first;
-    q.frameId = where->second;
-  } else if (lastStopped_ && !members_[*lastStopped_]->gone) {
-    m = members_[*lastStopped_].get();
-  }
+  Member* m = lastStoppedMember();
   if (!m) return reply(Error{errors::kBadArguments, "evaluate needs a frame: no process of the job has stopped", false});
-  m->backend->evaluate(q, taggedValue(m->index, std::move(reply)));
-}
-
-void RanksBackend::setVariable(std::int64_t variablesReference, const std::string& name, const std::string& value,
-                               Reply<ValueInfo> reply) {
-  auto where = untag(variablesReference, "variablesReference");
-  if (!where) return reply(where.takeError());
-  where->first->backend->setVariable(where->second, name, value, taggedValue(where->first->index, std::move(reply)));
+  Backend* owner = m->backend.get();
+  m->backend->evaluate(query, [owner, reply](Result<ValueInfo> r) {
+    if (r && !r->owner) r->owner = owner;
+    reply(std::move(r));
+  });
 }
 
 void RanksBackend::setExpression(const std::string& expression, const std::string& value,
                                  std::optional<std::int64_t> frameId, Reply<ValueInfo> reply) {
-  Member* m = lastStopped_ ? members_[*lastStopped_].get() : nullptr;
-  std::optional<std::int64_t> local;
-  if (frameId) {
-    auto where = untag(*frameId, "frame");
-    if (!where) return reply(where.takeError());
-    m = where->first;
-    local = where->second;
-  }
-  if (!m || m->gone) return reply(Error{errors::kBadArguments, "setExpression needs a frame of a stopped process", false});
-  m->backend->setExpression(expression, value, local, taggedValue(m->index, std::move(reply)));
+  Member* m = lastStoppedMember();
+  if (!m) return reply(Error{errors::kBadArguments, "setExpression needs a frame of a stopped process", false});
+  Backend* owner = m->backend.get();
+  m->backend->setExpression(expression, value, frameId, [owner, reply](Result<ValueInfo> r) {
+    if (r && !r->owner) r->owner = owner;
+    reply(std::move(r));
+  });
 }
 
 void RanksBackend::completions(const CompletionsQuery& query, Reply<std::vector<CompletionEntry>> reply) {
-  CompletionsQuery q = query;
-  Member* m = lastStopped_ ? members_[*lastStopped_].get() : nullptr;
-  if (query.frameId) {
-    auto where = untag(*query.frameId, "frame");
-    if (!where) return reply(where.takeError());
-    m = where->first;
-    q.frameId = where->second;
-  }
-  if (!m || m->gone) return reply(std::vector<CompletionEntry>{});
-  m->backend->completions(q, std::move(reply));
+  Member* m = lastStoppedMember();
+  if (!m) return reply(std::vector<CompletionEntry>{});
+  m->backend->completions(query, std::move(reply));
 }
 
 void RanksBackend::exceptionInfo(std::int64_t sessionThread, Reply<ExceptionInfo> reply) {
@@ -167,12 +113,6 @@ void RanksBackend::exceptionInfo(std::int64_t sessionThread, Reply<ExceptionInfo
   Member* m = memberOf(sessionThread, &threadId);
   if (!m) return reply(Error{errors::kBadArguments, "thread " + std::to_string(sessionThread) + " belongs to no process of this job", false});
   m->backend->exceptionInfo(threadId, std::move(reply));
-}
-
-void RanksBackend::source(std::int64_t sourceReference, Reply<SourceContent> reply) {
-  auto where = untag(sourceReference, "sourceReference");
-  if (!where) return reply(where.takeError());
-  where->first->backend->source(where->second, std::move(reply));
 }
 
 }  // namespace strata::backends

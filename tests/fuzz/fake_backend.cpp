@@ -288,8 +288,16 @@ void FakeBackend::configurationDone(Reply<void> reply) {
   });
 }
 
-void FakeBackend::setSourceBreakpoints(const std::string& path, const std::vector<SourceBreakpointSpec>& breakpoints,
-                                       Reply<std::vector<BreakpointReport>> reply) {
+void FakeBackend::setBreakpoints(const BreakpointSet& set, Reply<std::vector<BreakpointReport>> reply) {
+  switch (set.kind) {
+    case BreakpointSet::Kind::Source: return placeSources(set.path, set.sources, std::move(reply));
+    case BreakpointSet::Kind::Function: return placeFunctions(set.functions, std::move(reply));
+    case BreakpointSet::Kind::Exception: return placeFilters(set.filters, std::move(reply));
+  }
+}
+
+void FakeBackend::placeSources(const std::string& path, const std::vector<SourceBreakpointSpec>& breakpoints,
+                               Reply<std::vector<BreakpointReport>> reply) {
   std::vector<std::int64_t> lines;
   std::string key = path;
   for (const auto& b : breakpoints) lines.push_back(b.line), key += "," + std::to_string(b.line);
@@ -309,8 +317,8 @@ void FakeBackend::setSourceBreakpoints(const std::string& path, const std::vecto
   });
 }
 
-void FakeBackend::setFunctionBreakpoints(const std::vector<FunctionBreakpointSpec>& breakpoints,
-                                         Reply<std::vector<BreakpointReport>> reply) {
+void FakeBackend::placeFunctions(const std::vector<FunctionBreakpointSpec>& breakpoints,
+                                 Reply<std::vector<BreakpointReport>> reply) {
   std::string key;
   for (const auto& b : breakpoints) key += b.name + ",";
   std::vector<std::int64_t> lines(breakpoints.size(), 0);
@@ -318,8 +326,8 @@ void FakeBackend::setFunctionBreakpoints(const std::vector<FunctionBreakpointSpe
                                        std::move(reply));
 }
 
-void FakeBackend::setExceptionBreakpoints(const std::vector<ExceptionFilterSpec>& filters,
-                                          Reply<std::vector<BreakpointReport>> reply) {
+void FakeBackend::placeFilters(const std::vector<ExceptionFilterSpec>& filters,
+                               Reply<std::vector<BreakpointReport>> reply) {
   std::string key;
   for (const auto& f : filters) key += f.filterId + ":" + f.condition.value_or("") + ",";
   std::vector<std::int64_t> lines(filters.size(), 0);

@@ -62,12 +62,7 @@ class FakeBackend final : public Backend {
   void launch(const LaunchSpec& spec, Reply<void> reply) override;
   void attach(const AttachSpec& spec, Reply<void> reply) override;
   void configurationDone(Reply<void> reply) override;
-  void setSourceBreakpoints(const std::string& path, const std::vector<SourceBreakpointSpec>& breakpoints,
-                            Reply<std::vector<BreakpointReport>> reply) override;
-  void setFunctionBreakpoints(const std::vector<FunctionBreakpointSpec>& breakpoints,
-                              Reply<std::vector<BreakpointReport>> reply) override;
-  void setExceptionBreakpoints(const std::vector<ExceptionFilterSpec>& filters,
-                               Reply<std::vector<BreakpointReport>> reply) override;
+  void setBreakpoints(const BreakpointSet& set, Reply<std::vector<BreakpointReport>> reply) override;
   void setInstructionBreakpoints(const std::vector<InstructionBreakpointSpec>& breakpoints,
                                  Reply<std::vector<BreakpointReport>> reply) override;
   void setDataBreakpoints(const std::vector<DataBreakpointSpec>& breakpoints,
@@ -101,6 +96,13 @@ class FakeBackend final : public Backend {
   void stepInTargets(std::int64_t frameId, Reply<std::vector<StepInTargetInfo>> reply) override;
 
  private:
+  // setBreakpoints, by the set's kind.
+  void placeSources(const std::string& path, const std::vector<SourceBreakpointSpec>& breakpoints,
+                    Reply<std::vector<BreakpointReport>> reply);
+  void placeFunctions(const std::vector<FunctionBreakpointSpec>& breakpoints,
+                      Reply<std::vector<BreakpointReport>> reply);
+  void placeFilters(const std::vector<ExceptionFilterSpec>& filters,
+                    Reply<std::vector<BreakpointReport>> reply);
   struct Held {
     std::function<void()> deliver;
     std::optional<std::size_t> frame;

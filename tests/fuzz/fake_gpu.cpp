@@ -28,9 +28,8 @@ void FakeGpu::launch(const LaunchSpec&, Reply<void> reply) {
   reply({});
 }
 
-void FakeGpu::setSourceBreakpoints(const std::string&, const std::vector<SourceBreakpointSpec>&,
-                                   Reply<std::vector<BreakpointReport>>) {
-  fail("the session sent source breakpoints to the GPU backend");
+void FakeGpu::setBreakpoints(const BreakpointSet&, Reply<std::vector<BreakpointReport>>) {
+  fail("the session sent breakpoints to the GPU backend");
 }
 
 void FakeGpu::terminate(bool, Reply<void>) { fail("the session asked the GPU backend to terminate a program"); }

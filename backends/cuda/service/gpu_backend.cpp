@@ -97,9 +97,9 @@ void GpuBackend::launch(const LaunchSpec&, Reply<void> reply) {
   reply(Error{errors::kUnsupportedRequest, "the GPU backend runs no program", false});
 }
 
-void GpuBackend::setSourceBreakpoints(const std::string&, const std::vector<SourceBreakpointSpec>& breakpoints,
-                                      Reply<std::vector<BreakpointReport>> reply) {
-  std::vector<BreakpointReport> out(breakpoints.size());
+void GpuBackend::setBreakpoints(const BreakpointSet& set, Reply<std::vector<BreakpointReport>> reply) {
+  if (set.kind != BreakpointSet::Kind::Source) return unsupported(set, reply);
+  std::vector<BreakpointReport> out(set.size());
   for (auto& b : out) b.message = "the GPU backend places no breakpoints";
   reply(std::move(out));
 }

@@ -67,8 +67,7 @@ class GpuBackend final : public Backend, public GpuService {
   BackendFeatures features() const override { return staticFeatures(); }
   void launch(const LaunchSpec& spec, Reply<void> reply) override;
   void configurationDone(Reply<void> reply) override { reply({}); }
-  void setSourceBreakpoints(const std::string& path, const std::vector<SourceBreakpointSpec>& breakpoints,
-                            Reply<std::vector<BreakpointReport>> reply) override;
+  void setBreakpoints(const BreakpointSet& set, Reply<std::vector<BreakpointReport>> reply) override;
   void threads(Reply<std::vector<ThreadInfo>> reply) override { reply(std::vector<ThreadInfo>{}); }
   void terminate(bool force, Reply<void> reply) override;
   void detach(Reply<void> reply) override { reply({}); }

@@ -380,8 +380,16 @@ void NativeBackend::threads(Reply<std::vector<ThreadInfo>> reply) {
 
 // ---- breakpoints ----------------------------------------------------------------------------------
 
-void NativeBackend::setSourceBreakpoints(const std::string& path, const std::vector<SourceBreakpointSpec>& breakpoints,
-                                         Reply<std::vector<BreakpointReport>> reply) {
+void NativeBackend::setBreakpoints(const BreakpointSet& set, Reply<std::vector<BreakpointReport>> reply) {
+  switch (set.kind) {
+    case BreakpointSet::Kind::Source: return placeSources(set.path, set.sources, std::move(reply));
+    case BreakpointSet::Kind::Function: return placeFunctions(set.functions, std::move(reply));
+    case BreakpointSet::Kind::Exception: return setFilters(set.filters, std::move(reply));
+  }
+}
+
+void NativeBackend::placeSources(const std::string& path, const std::vector<SourceBreakpointSpec>& breakpoints,
+                                 Reply<std::vector<BreakpointReport>> reply) {
   std::vector<dbg::SourceBreakpoint> list;
   for (const auto& b : breakpoints) list.push_back(convert::toDebugger(b));
   debugger_->setSourceBreakpoints(path, std::move(list), onSession([reply](Result<std::vector<dbg::BreakpointPlacement>> r) {
@@ -392,8 +400,8 @@ void NativeBackend::setSourceBreakpoints(const std::string& path, const std::vec
   }));
 }
 
-void NativeBackend::setFunctionBreakpoints(const std::vector<FunctionBreakpointSpec>& breakpoints,
-                                           Reply<std::vector<BreakpointReport>> reply) {
+void NativeBackend::placeFunctions(const std::vector<FunctionBreakpointSpec>& breakpoints,
+                                   Reply<std::vector<BreakpointReport>> reply) {
   std::vector<dbg::FunctionBreakpoint> list;
   for (const auto& b : breakpoints) list.push_back(convert::toDebugger(b));
   debugger_->setFunctionBreakpoints(std::move(list), onSession([this, reply](Result<std::vector<dbg::BreakpointPlacement>> r) {
@@ -437,8 +445,8 @@ void NativeBackend::setInstructionBreakpoints(const std::vector<InstructionBreak
         }));
 }
 
-void NativeBackend::setExceptionBreakpoints(const std::vector<ExceptionFilterSpec>& filters,
-                                            Reply<std::vector<BreakpointReport>> reply) {
+void NativeBackend::setFilters(const std::vector<ExceptionFilterSpec>& filters,
+                               Reply<std::vector<BreakpointReport>> reply) {
   std::vector<int> signals;
   bool cuda = false;
   std::vector<BreakpointReport> out;

@@ -27,14 +27,9 @@ class NativeBackend final : public NativeLayer {
   void launch(const LaunchSpec& spec, Reply<void> reply) override;
   void attach(const AttachSpec& spec, Reply<void> reply) override;
   void configurationDone(Reply<void> reply) override;
-  void setSourceBreakpoints(const std::string& path, const std::vector<SourceBreakpointSpec>& breakpoints,
-                            Reply<std::vector<BreakpointReport>> reply) override;
-  void setFunctionBreakpoints(const std::vector<FunctionBreakpointSpec>& breakpoints,
-                              Reply<std::vector<BreakpointReport>> reply) override;
+  void setBreakpoints(const BreakpointSet& set, Reply<std::vector<BreakpointReport>> reply) override;
   void setInstructionBreakpoints(const std::vector<InstructionBreakpointSpec>& breakpoints,
                                  Reply<std::vector<BreakpointReport>> reply) override;
-  void setExceptionBreakpoints(const std::vector<ExceptionFilterSpec>& filters,
-                               Reply<std::vector<BreakpointReport>> reply) override;
   void dataBreakpointInfo(const DataBreakpointQuery& query, Reply<DataBreakpointTarget> reply) override;
   void setDataBreakpoints(const std::vector<DataBreakpointSpec>& breakpoints,
                           Reply<std::vector<BreakpointReport>> reply) override;
@@ -78,6 +73,13 @@ class NativeBackend final : public NativeLayer {
   static constexpr std::uint64_t kUnpagedLimit = 1000;
 
  private:
+  // setBreakpoints, by the set's kind.
+  void placeSources(const std::string& path, const std::vector<SourceBreakpointSpec>& breakpoints,
+                    Reply<std::vector<BreakpointReport>> reply);
+  void placeFunctions(const std::vector<FunctionBreakpointSpec>& breakpoints,
+                      Reply<std::vector<BreakpointReport>> reply);
+  void setFilters(const std::vector<ExceptionFilterSpec>& filters,
+                  Reply<std::vector<BreakpointReport>> reply);
   struct Pipe;
   // A facade completion that runs `done` on the session thread (internal.hpp).
   template <class F>

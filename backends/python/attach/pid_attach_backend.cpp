@@ -106,7 +106,7 @@ std::string reachable(std::int64_t pid, const std::string& inside) {
 }  // namespace
 
 PidAttachBackend::PidAttachBackend(asio::io_context& io, BackendHost& host)
-    : io_(io), host_(host), waitTimer_(io), exitTimer_(io) {}
+    : ForwardingHost(host), io_(io), host_(host), waitTimer_(io), exitTimer_(io) {}
 
 PidAttachBackend::~PidAttachBackend() {
   *alive_ = false;
@@ -295,39 +295,23 @@ void PidAttachBackend::onAgentIn() {
     if (pa::cancelRemoteExec(*remote_, *bootstrap_)) removeScript();
     bootstrap_.reset();
   }
+  // The breakpoints kept meanwhile, placed: the client keeps the ids it has for them.
   std::weak_ptr<bool> alive = alive_;
-  for (auto& [path, entry] : sources_)
-    agent_->setSourceBreakpoints(path, entry.first, mapped([](auto) {}, entry.second, path));
-  if (functions_) agent_->setFunctionBreakpoints(functions_->first, mapped([](auto) {}, functions_->second, std::nullopt));
-  if (exceptions_) agent_->setExceptionBreakpoints(exceptions_->first, mapped([](auto) {}, exceptions_->second, std::nullopt));
+  kept_.replay(*agent_, [this, alive](const BreakpointBook::SetPtr& set, Result<std::vector<BreakpointReport>> r) {
+    if (alive.expired() || !r || set->kind == BreakpointSet::Kind::Exception) return;  // filters: no ids
+    for (std::size_t i = 0; i < r->size() && i < set->ids.size(); ++i) {
+      BreakpointReport b = (*r)[i];
+      if (set->kind == BreakpointSet::Kind::Source) b.path = set->path;
+      host_.breakpointPlaced(nullptr, set->ids[i], b);
+    }
+  });
+  kept_.clear();
   if (configured_) agent_->configurationDone([](Result<void>) {});
   if (snapshotShown_) host_.continued(0, true);
   snapshotShown_ = false;
   host_.output(OutputCategory::Important, "The Strata agent is in process " + std::to_string(pid_) +
                                               ": breakpoints, stepping and evaluate work now.\n");
   if (agentInHook_) std::exchange(agentInHook_, nullptr)();
-}
-
-Reply<std::vector<BreakpointReport>> PidAttachBackend::mapped(Reply<std::vector<BreakpointReport>> reply,
-                                                               std::vector<std::int64_t> ids, std::optional<std::string> path) {
-  std::weak_ptr<bool> alive = alive_;
-  return [this, alive, reply = std::move(reply), ids = std::move(ids), path](Result<std::vector<BreakpointReport>> r) {
-    if (alive.expired()) return;
-    if (!r) return reply(r.takeError());
-    for (std::size_t i = 0; i < r->size() && i < ids.size(); ++i) {
-      auto& b = (*r)[i];
-      if (b.id) agentToOurs_[*b.id] = ids[i];
-      b.id = ids[i];
-      b.path = path;
-      host_.breakpointChanged(b);
-    }
-    reply(std::move(r));
-  };
-}
-
-std::int64_t PidAttachBackend::toOurs(std::int64_t agentId) const {
-  auto it = agentToOurs_.find(agentId);
-  return it != agentToOurs_.end() ? it->second : agentId;
 }
 
 void PidAttachBackend::output(OutputCategory category, std::string text) {
@@ -340,18 +324,6 @@ void PidAttachBackend::exited(const ExitStatus& status) {
   if (ended_) return;
   ended_ = true;
   host_.exited(status);
-}
-
-void PidAttachBackend::stopped(const StopReport& stop) {
-  StopReport s = stop;
-  for (auto& id : s.hitBreakpointIds) id = toOurs(id);
-  host_.stopped(s);
-}
-
-void PidAttachBackend::breakpointChanged(const BreakpointReport& state) {
-  BreakpointReport b = state;
-  if (b.id) b.id = toOurs(*b.id);
-  host_.breakpointChanged(b);
 }
 
 // The program is not ours to wait for: its end is noticed by looking.

@@ -10,13 +10,14 @@
 #include <set>
 
 #include "backends/backend.hpp"
+#include "backends/breakpoint_book.hpp"
 #include "backends/python/attach/injector.hpp"
 #include "backends/python/attach/snapshot.hpp"
 #include "backends/python/proxy/python_backend.hpp"
 
 namespace strata::backends {
 
-class PidAttachBackend final : public Backend, public AgentProcess, private BackendHost {
+class PidAttachBackend final : public Backend, public AgentProcess, private ForwardingHost {
  public:
   PidAttachBackend(asio::io_context& io, BackendHost& host);
   ~PidAttachBackend() override;
@@ -35,12 +36,7 @@ class PidAttachBackend final : public Backend, public AgentProcess, private Back
   void launch(const LaunchSpec& spec, Reply<void> reply) override;
   void attach(const AttachSpec& spec, Reply<void> reply) override;
   void configurationDone(Reply<void> reply) override;
-  void setSourceBreakpoints(const std::string& path, const std::vector<SourceBreakpointSpec>& breakpoints,
-                            Reply<std::vector<BreakpointReport>> reply) override;
-  void setFunctionBreakpoints(const std::vector<FunctionBreakpointSpec>& breakpoints,
-                              Reply<std::vector<BreakpointReport>> reply) override;
-  void setExceptionBreakpoints(const std::vector<ExceptionFilterSpec>& filters,
-                               Reply<std::vector<BreakpointReport>> reply) override;
+  void setBreakpoints(const BreakpointSet& set, Reply<std::vector<BreakpointReport>> reply) override;
   void threads(Reply<std::vector<ThreadInfo>> reply) override;
   void terminate(bool force, Reply<void> reply) override;
   void detach(Reply<void> reply) override;
@@ -60,21 +56,15 @@ class PidAttachBackend final : public Backend, public AgentProcess, private Back
   void source(std::int64_t sourceReference, Reply<SourceContent> reply) override;
 
  private:
-  // ---- BackendHost for the PythonBackend underneath: ids translated, the rest passed on ----
+  // ---- the host of the PythonBackend underneath: passed on (its ids are ours), but for ----
   void output(OutputCategory category, std::string text) override;
   void processStarted(const std::string&, std::int64_t, bool) override {}
   void exited(const ExitStatus& status) override;
-  bool congested() const override { return host_.congested(); }
-  void whenWritable(std::function<void()> resume) override { host_.whenWritable(std::move(resume)); }
   bool canRunInTerminal() const override { return false; }
   void runInTerminal(const TerminalLaunch&, Reply<TerminalProcess> reply) override {
     reply(Error{errors::kUnsupportedRequest, "not while attached", false});
   }
-  const std::string& adapterExecutable() const override { return host_.adapterExecutable(); }
-  void stopped(const StopReport& stop) override;
-  void continued(std::int64_t threadId, bool allThreads) override { host_.continued(threadId, allThreads); }
-  void threadChanged(std::int64_t threadId, bool started) override { host_.threadChanged(threadId, started); }
-  void breakpointChanged(const BreakpointReport& state) override;
+  bool canStartDebugging() const override { return false; }
 
   Result<void> refresh();  // a new snapshot
   void reportSnapshotStop();
@@ -82,13 +72,11 @@ class PidAttachBackend final : public Backend, public AgentProcess, private Back
   void onAgentIn();
   void explainWaiting();
   void removeScript();
-  std::vector<BreakpointReport> keptReports(std::size_t count, std::vector<std::int64_t>& ids);
+  // A breakpoint set: to the agent once it is in, else kept (kept_) and answered as pending.
+  void keepOrSend(BreakpointSet set, const std::string& why, Reply<std::vector<BreakpointReport>> reply);
   void watchExit();
   std::string readOnlyText() const;
   const python::attach::SnapshotFrame* frameOf(std::int64_t frameId) const;
-  Reply<std::vector<BreakpointReport>> mapped(Reply<std::vector<BreakpointReport>> reply,
-                                              std::vector<std::int64_t> ids, std::optional<std::string> path);
-  std::int64_t toOurs(std::int64_t agentId) const;
 
   asio::io_context& io_;
   BackendHost& host_;
@@ -105,12 +93,9 @@ class PidAttachBackend final : public Backend, public AgentProcess, private Back
   bool remoteExec_ = false;  // 3.14+: bootstrap_ holds PEP 768 requests, not pending calls
   std::string scriptFile_;   // 3.14+: the bootstrap's file, as this process reaches it
   asio::steady_timer waitTimer_, exitTimer_;
-  // Breakpoints the client set before the agent came in, sent to it when it does.
-  std::map<std::string, std::pair<std::vector<SourceBreakpointSpec>, std::vector<std::int64_t>>> sources_;
-  std::optional<std::pair<std::vector<FunctionBreakpointSpec>, std::vector<std::int64_t>>> functions_;
-  std::optional<std::pair<std::vector<ExceptionFilterSpec>, std::vector<std::int64_t>>> exceptions_;
-  std::map<std::int64_t, std::int64_t> agentToOurs_;
-  std::int64_t nextId_ = 1000000;  // ours: far from the agent's, which count from 1
+  // Breakpoints the client set before the agent came in, sent to it when it does; their ids
+  // are far from the agent's, which count from 1.
+  BreakpointBook kept_{1000000};
   std::function<void()> agentInHook_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

@@ -55,52 +55,18 @@ void PidAttachBackend::reportSnapshotStop() {
   host_.stopped(stop);
 }
 
-// Breakpoints kept until the agent is in: each gets an id of ours (in `ids`, which the agent's
-// replies are mapped back to) and a report carrying it.
-std::vector<BreakpointReport> PidAttachBackend::keptReports(std::size_t count, std::vector<std::int64_t>& ids) {
-  std::vector<BreakpointReport> out(count);
-  for (auto& r : out) {
-    ids.push_back(nextId_++);
-    r.id = ids.back();
-  }
-  return out;
+// Breakpoints kept until the agent is in: answered as pending under ids of ours, which the
+// client keeps when they are placed (onAgentIn).
+void PidAttachBackend::keepOrSend(BreakpointSet set, const std::string& why,
+                                  Reply<std::vector<BreakpointReport>> reply) {
+  if (agentIn_) return BreakpointBook::send(*agent_, set, std::move(reply));
+  reply(BreakpointBook::held(*kept_.keep(std::move(set)), why));
 }
 
-void PidAttachBackend::setSourceBreakpoints(const std::string& path, const std::vector<SourceBreakpointSpec>& breakpoints,
-                                            Reply<std::vector<BreakpointReport>> reply) {
-  if (agentIn_) return agent_->setSourceBreakpoints(path, breakpoints, std::move(reply));
-  std::vector<std::int64_t> ids;
-  std::vector<BreakpointReport> out = keptReports(breakpoints.size(), ids);
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    out[i].line = breakpoints[i].line;
-    out[i].pending = true;
-    out[i].message = "set once the Strata agent is in: " + readOnlyText();
-  }
-  sources_[path] = {breakpoints, ids};
-  reply(std::move(out));
-}
-
-void PidAttachBackend::setFunctionBreakpoints(const std::vector<FunctionBreakpointSpec>& breakpoints,
-                                              Reply<std::vector<BreakpointReport>> reply) {
-  if (agentIn_) return agent_->setFunctionBreakpoints(breakpoints, std::move(reply));
-  std::vector<std::int64_t> ids;
-  std::vector<BreakpointReport> out = keptReports(breakpoints.size(), ids);
-  for (auto& r : out) {
-    r.pending = true;
-    r.message = "set once the Strata agent is in";
-  }
-  functions_ = {breakpoints, ids};
-  reply(std::move(out));
-}
-
-void PidAttachBackend::setExceptionBreakpoints(const std::vector<ExceptionFilterSpec>& filters,
-                                               Reply<std::vector<BreakpointReport>> reply) {
-  if (agentIn_) return agent_->setExceptionBreakpoints(filters, std::move(reply));
-  std::vector<std::int64_t> ids;
-  std::vector<BreakpointReport> out = keptReports(filters.size(), ids);
-  for (auto& r : out) r.verified = true;
-  exceptions_ = {filters, ids};
-  reply(std::move(out));
+void PidAttachBackend::setBreakpoints(const BreakpointSet& set, Reply<std::vector<BreakpointReport>> reply) {
+  std::string why = set.kind == BreakpointSet::Kind::Source ? "set once the Strata agent is in: " + readOnlyText()
+                                                           : "set once the Strata agent is in";
+  keepOrSend(set, why, std::move(reply));
 }
 
 void PidAttachBackend::threads(Reply<std::vector<ThreadInfo>> reply) {

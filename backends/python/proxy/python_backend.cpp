@@ -397,20 +397,28 @@ void PythonBackend::configurationDone(Reply<void> reply) {
   call("configurationDone", json::object{}, std::move(reply), [](const json::value&) { return Result<void>{}; });
 }
 
-void PythonBackend::setSourceBreakpoints(const std::string& path, const std::vector<SourceBreakpointSpec>& bps,
-                                         Reply<std::vector<BreakpointReport>> reply) {
+void PythonBackend::setBreakpoints(const BreakpointSet& set, Reply<std::vector<BreakpointReport>> reply) {
+  switch (set.kind) {
+    case BreakpointSet::Kind::Source: return sendSources(set.path, set.sources, std::move(reply));
+    case BreakpointSet::Kind::Function: return sendFunctions(set.functions, std::move(reply));
+    case BreakpointSet::Kind::Exception: return sendFilters(set.filters, std::move(reply));
+  }
+}
+
+void PythonBackend::sendSources(const std::string& path, const std::vector<SourceBreakpointSpec>& bps,
+                                Reply<std::vector<BreakpointReport>> reply) {
   call("setBreakpoints", agent::breakpointsArguments(path, bps), std::move(reply),
        agent::breakpointReports);
 }
 
-void PythonBackend::setFunctionBreakpoints(const std::vector<FunctionBreakpointSpec>& bps,
-                                           Reply<std::vector<BreakpointReport>> reply) {
+void PythonBackend::sendFunctions(const std::vector<FunctionBreakpointSpec>& bps,
+                                  Reply<std::vector<BreakpointReport>> reply) {
   call("setFunctionBreakpoints", agent::functionBreakpointsArguments(bps), std::move(reply),
        agent::breakpointReports);
 }
 
-void PythonBackend::setExceptionBreakpoints(const std::vector<ExceptionFilterSpec>& filters,
-                                            Reply<std::vector<BreakpointReport>> reply) {
+void PythonBackend::sendFilters(const std::vector<ExceptionFilterSpec>& filters,
+                                Reply<std::vector<BreakpointReport>> reply) {
   call("setExceptionBreakpoints", agent::exceptionBreakpointsArguments(filters), std::move(reply),
        agent::breakpointReports);
 }

@@ -34,12 +34,7 @@ class PythonBackend final : public Backend, public AgentProcess, private Backend
   void launchWith(const LaunchSpec& spec, Starter start, Reply<void> reply);
   void attach(const AttachSpec& spec, Reply<void> reply) override;
   void configurationDone(Reply<void> reply) override;
-  void setSourceBreakpoints(const std::string& path, const std::vector<SourceBreakpointSpec>& breakpoints,
-                            Reply<std::vector<BreakpointReport>> reply) override;
-  void setFunctionBreakpoints(const std::vector<FunctionBreakpointSpec>& breakpoints,
-                              Reply<std::vector<BreakpointReport>> reply) override;
-  void setExceptionBreakpoints(const std::vector<ExceptionFilterSpec>& filters,
-                               Reply<std::vector<BreakpointReport>> reply) override;
+  void setBreakpoints(const BreakpointSet& set, Reply<std::vector<BreakpointReport>> reply) override;
   void threads(Reply<std::vector<ThreadInfo>> reply) override;
   void terminate(bool force, Reply<void> reply) override;
   void detach(Reply<void> reply) override;
@@ -71,6 +66,13 @@ class PythonBackend final : public Backend, public AgentProcess, private Backend
   std::uint16_t listeningPort() const;
 
  private:
+  // setBreakpoints, by the set's kind.
+  void sendSources(const std::string& path, const std::vector<SourceBreakpointSpec>& breakpoints,
+                   Reply<std::vector<BreakpointReport>> reply);
+  void sendFunctions(const std::vector<FunctionBreakpointSpec>& breakpoints,
+                     Reply<std::vector<BreakpointReport>> reply);
+  void sendFilters(const std::vector<ExceptionFilterSpec>& filters,
+                   Reply<std::vector<BreakpointReport>> reply);
   // A request of the agent's own (strataProcess), its body as the agent sent it.
   void agentRequest(const std::string& command, boost::json::value arguments, Reply<boost::json::value> reply);
   // ---- BackendHost for the process runner underneath: passes through, except exits ----

@@ -38,11 +38,12 @@ class FakeBackend final : public backends::Backend {
     configured = true;
     reply({});
   }
-  void setSourceBreakpoints(const std::string& path, const std::vector<backends::SourceBreakpointSpec>& bps,
-                            backends::Reply<std::vector<backends::BreakpointReport>> reply) override {
-    lastPath = path;
+  void setBreakpoints(const backends::BreakpointSet& set,
+                      backends::Reply<std::vector<backends::BreakpointReport>> reply) override {
+    if (set.kind != backends::BreakpointSet::Kind::Source) return unsupported(set, reply);
+    lastPath = set.path;
     std::vector<backends::BreakpointReport> out;
-    for (const auto& b : bps) out.push_back({true, b.line + 1, "", {}, {}});
+    for (const auto& b : set.sources) out.push_back({true, b.line + 1, "", {}, {}});
     reply(std::move(out));
   }
   void threads(backends::Reply<std::vector<backends::ThreadInfo>> reply) override {
@@ -372,6 +373,106 @@ TEST_CASE("a thread's frame ids outlive the stops and runs of other threads, not
   auto c = frameOf(11, 9);
   stop(12, true);
   CHECK(scopes(c) == "unknown frameId " + std::to_string(c) + " (ids are valid only until the program runs again)");
+  h.send("disconnect");
+  h.receive(4);
+}
+
+// A part of a composite backend (a rank's backend, one layer of mixed mode): it answers the
+// scopes of the frames it owns.
+class PartBackend final : public backends::Backend {
+ public:
+  std::string name() const override { return "part"; }
+  void launch(const backends::LaunchSpec&, backends::Reply<void> reply) override { reply({}); }
+  void configurationDone(backends::Reply<void> reply) override { reply({}); }
+  void setBreakpoints(const backends::BreakpointSet&, backends::Reply<std::vector<backends::BreakpointReport>> reply) override {
+    reply(std::vector<backends::BreakpointReport>{});
+  }
+  void threads(backends::Reply<std::vector<backends::ThreadInfo>> reply) override { reply(std::vector<backends::ThreadInfo>{}); }
+  void terminate(bool, backends::Reply<void> reply) override { reply({}); }
+  void detach(backends::Reply<void> reply) override { reply({}); }
+  void scopes(std::int64_t frameId, backends::Reply<std::vector<backends::ScopeInfo>> reply) override {
+    backends::ScopeInfo s;
+    s.name = "part's frame " + std::to_string(frameId);
+    reply(std::vector<backends::ScopeInfo>{s});
+  }
+};
+
+TEST_CASE("a composite's frames go to the part that owns them, until the part is gone") {
+  Harness h;
+  h.state.stacks = true;
+  h.send("initialize");
+  h.receive(1);
+  h.send("launch", json::object{{"program", "/bin/true"}});
+  h.receive(3);
+  PartBackend part;
+  h.session->partAdded(&part);
+  backends::StopReport s;
+  s.reason = "breakpoint";
+  s.threadId = 11;
+  h.session->stopped(h.session->backend(), s);
+  h.receive(1);
+  h.send("stackTrace", json::object{{"threadId", 11}});
+  for (int i = 0; i < 200 && h.state.heldStacks.empty(); ++i) h.io.run_for(std::chrono::milliseconds(5));
+  REQUIRE(h.state.heldStacks.size() == 1);
+  backends::StackPage page;
+  backends::FrameInfo mine{7, "the composite's", 0, std::nullopt, 3, 1, "", "", ""};
+  backends::FrameInfo theirs{7, "the part's", 0, std::nullopt, 4, 1, "", "", ""};
+  theirs.owner = &part;
+  page.frames = {mine, theirs};
+  h.state.heldStacks.back()(page);
+  auto frames = h.receive(1)[0].at("body").at("stackFrames").as_array();
+  REQUIRE(frames.size() == 2);
+  auto a = frames[0].at("id").as_int64(), b = frames[1].at("id").as_int64();
+  CHECK(a != b);  // the same local id, two owners
+  auto scopes = [&h](std::int64_t frameId) {
+    h.send("scopes", json::object{{"frameId", frameId}});
+    auto r = h.receive(1)[0];
+    return r.at("success").as_bool() ? std::string(r.at("body").at("scopes").at(0).at("name").as_string())
+                                     : std::string(r.at("message").as_string());
+  };
+  CHECK(scopes(a) == "the fake backend does not support scopes");
+  CHECK(scopes(b) == "part's frame 7");
+  h.session->partGone(&part);  // a rank that exited: its ids name nothing any more
+  CHECK(scopes(b) == "unknown frameId " + std::to_string(b) + " (ids are valid only until the program runs again)");
+  CHECK(scopes(a) == "the fake backend does not support scopes");
+  h.send("disconnect");
+  h.receive(4);
+}
+
+TEST_CASE("a breakpoint a backend kept keeps its client id when placed under the part's id") {
+  Harness h;
+  h.send("initialize");
+  h.receive(1);
+  h.send("launch", json::object{{"program", "/bin/true"}});
+  h.receive(3);
+  PartBackend part;
+  h.session->partAdded(&part);
+  // As attach by pid answers before its agent is in: pending, under an id of its own.
+  backends::BreakpointReport kept;
+  kept.id = 1000000;
+  kept.pending = true;
+  h.session->breakpointChanged(h.session->backend(), kept);
+  auto ev = h.receive(1)[0];
+  auto clientId = ev.at("body").at("breakpoint").at("id").as_int64();
+  CHECK(ev.at("body").at("breakpoint").at("reason") == "pending");
+  backends::BreakpointReport placed;
+  placed.id = 3;
+  placed.verified = true;
+  placed.line = 12;
+  placed.owner = &part;
+  h.session->breakpointPlaced(h.session->backend(), nullptr, 1000000, placed);
+  ev = h.receive(1)[0];
+  CHECK(ev.at("body").at("breakpoint").at("id") == clientId);
+  CHECK(ev.at("body").at("breakpoint").at("verified") == true);
+  // A stop at it names the part's id: the client sees the id it has.
+  backends::StopReport s;
+  s.reason = "breakpoint";
+  s.threadId = 11;
+  s.hitBreakpointIds = {3};
+  s.breakpointsOwner = &part;
+  h.session->stopped(h.session->backend(), s);
+  ev = h.receive(1)[0];
+  CHECK(ev.at("body").at("hitBreakpointIds").at(0) == clientId);
   h.send("disconnect");
   h.receive(4);
 }
