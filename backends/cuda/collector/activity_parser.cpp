@@ -25,21 +25,33 @@ const char* overheadName(CUpti_ActivityOverheadKind kind) {
   }
 }
 
+// Work on a device stream (kernel, copy, memset, graph launch): the fields all of them carry.
+template <class Work>
+void streamRecord(GpuRecord& r, RecordKind kind, const Work* w) {
+  r.kind = kind;
+  times(r, w->start, w->end);
+  r.device = w->deviceId;
+  r.context = w->contextId;
+  r.stream = w->streamId;
+  r.correlation = w->correlationId;
+}
+
+// The same for work that may be a node of a launched graph (kernel, copy, memset).
+template <class Work>
+void graphNodeRecord(GpuRecord& r, RecordKind kind, const Work* w) {
+  streamRecord(r, kind, w);
+  r.graphId = w->graphId;
+  r.graphNodeId = w->graphNodeId;
+}
+
 // A copy, host/device (Memcpy6) or peer to peer (MemcpyPtoP4): the fields both carry.
 template <class Copy>
 void copyRecord(GpuRecord& r, const Copy* m) {
-  r.kind = RecordKind::Memcpy;
+  graphNodeRecord(r, RecordKind::Memcpy, m);
   r.copyKind = m->copyKind;
   r.srcKind = m->srcKind;
   r.dstKind = m->dstKind;
   r.bytes = m->bytes;
-  times(r, m->start, m->end);
-  r.device = m->deviceId;
-  r.context = m->contextId;
-  r.stream = m->streamId;
-  r.correlation = m->correlationId;
-  r.graphId = m->graphId;
-  r.graphNodeId = m->graphNodeId;
 }
 
 void parseOne(const CUpti_Activity* a, const ApiNames& names, ParsedActivity& p) {
@@ -50,19 +62,12 @@ void parseOne(const CUpti_Activity* a, const ApiNames& names, ParsedActivity& p)
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
       auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(a);
       p.what = What::Record;
-      r.kind = RecordKind::Kernel;
-      times(r, k->start, k->end);
-      r.device = k->deviceId;
-      r.context = k->contextId;
-      r.stream = k->streamId;
-      r.correlation = k->correlationId;
+      graphNodeRecord(r, RecordKind::Kernel, k);
       r.grid[0] = k->gridX, r.grid[1] = k->gridY, r.grid[2] = k->gridZ;
       r.block[0] = k->blockX, r.block[1] = k->blockY, r.block[2] = k->blockZ;
       r.registersPerThread = k->registersPerThread;
       r.staticSharedMemory = static_cast<std::uint32_t>(k->staticSharedMemory);
       r.dynamicSharedMemory = static_cast<std::uint32_t>(k->dynamicSharedMemory);
-      r.graphId = k->graphId;
-      r.graphNodeId = k->graphNodeId;
       p.text = k->name;
       return;
     }
@@ -77,16 +82,9 @@ void parseOne(const CUpti_Activity* a, const ApiNames& names, ParsedActivity& p)
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(a);
       p.what = What::Record;
-      r.kind = RecordKind::Memset;
+      graphNodeRecord(r, RecordKind::Memset, m);
       r.dstKind = static_cast<std::uint8_t>(m->memoryKind);
       r.bytes = m->bytes;
-      times(r, m->start, m->end);
-      r.device = m->deviceId;
-      r.context = m->contextId;
-      r.stream = m->streamId;
-      r.correlation = m->correlationId;
-      r.graphId = m->graphId;
-      r.graphNodeId = m->graphNodeId;
       return;
     }
     case CUPTI_ACTIVITY_KIND_RUNTIME:
@@ -160,12 +158,7 @@ void parseOne(const CUpti_Activity* a, const ApiNames& names, ParsedActivity& p)
     case CUPTI_ACTIVITY_KIND_GRAPH_TRACE: {
       auto* g = reinterpret_cast<const CUpti_ActivityGraphTrace2*>(a);
       p.what = What::Record;
-      r.kind = RecordKind::GraphLaunch;
-      times(r, g->start, g->end);
-      r.correlation = g->correlationId;
-      r.device = g->deviceId;
-      r.context = g->contextId;
-      r.stream = g->streamId;
+      streamRecord(r, RecordKind::GraphLaunch, g);
       r.graphId = g->graphId;
       return;
     }
