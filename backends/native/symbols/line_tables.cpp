@@ -195,28 +195,38 @@ long rowFor(const CuLines& lines, std::uint64_t address) {
   return -1;
 }
 
+// The line table of the CU that holds the address, and the index of its row there.
+struct RowAt {
+  const CuLines* lines;
+  long index;
+  const LineRow& row() const { return lines->rows[index]; }
+  SourceLocation location() const { return SourceLocation{lines->files[row().file], row().line, row().column}; }
+};
+
+std::optional<RowAt> rowAt(ObjectSymbols& symbols, std::uint64_t address) {
+  Dwarf_Die cu;
+  if (!symbols.cuForAddress(address, &cu)) return std::nullopt;
+  const CuLines* lines = symbols.linesOf(dwarf_dieoffset(&cu));
+  if (lines == nullptr) return std::nullopt;
+  long i = rowFor(*lines, address);
+  if (i < 0) return std::nullopt;
+  return RowAt{lines, i};
+}
+
 }  // namespace
 
 std::optional<SourceLocation> ObjectSymbols::locationForAddress(std::uint64_t address) {
-  Dwarf_Die cu;
-  if (!cuForAddress(address, &cu)) return std::nullopt;
-  const CuLines* lines = linesOf(dwarf_dieoffset(&cu));
-  if (lines == nullptr) return std::nullopt;
-  long i = rowFor(*lines, address);
-  if (i < 0) return std::nullopt;
-  const LineRow& row = lines->rows[i];
-  return SourceLocation{lines->files[row.file], row.line, row.column};
+  auto at = rowAt(*this, address);
+  if (!at) return std::nullopt;
+  return at->location();
 }
 
 std::optional<LineRange> ObjectSymbols::lineRange(std::uint64_t address) {
-  Dwarf_Die cu;
-  if (!cuForAddress(address, &cu)) return std::nullopt;
-  const CuLines* lines = linesOf(dwarf_dieoffset(&cu));
-  if (lines == nullptr) return std::nullopt;
-  long i = rowFor(*lines, address);
-  if (i < 0) return std::nullopt;
-  const auto& rows = lines->rows;
-  const LineRow& row = rows[i];
+  auto at = rowAt(*this, address);
+  if (!at) return std::nullopt;
+  const auto& rows = at->lines->rows;
+  const long i = at->index;
+  const LineRow& row = at->row();
   auto sameLine = [&](const LineRow& r) { return !r.endSequence && r.line == row.line && r.file == row.file; };
   long lo = i;
   while (lo > 0 && sameLine(rows[lo - 1])) --lo;
@@ -225,7 +235,7 @@ std::optional<LineRange> ObjectSymbols::lineRange(std::uint64_t address) {
   LineRange out;
   out.low = rows[lo].address;
   out.high = hi < static_cast<long>(rows.size()) ? rows[hi].address : rows[i].address + 1;
-  out.location = SourceLocation{lines->files[row.file], row.line, row.column};
+  out.location = at->location();
   return out;
 }
 
