@@ -29,6 +29,14 @@ bool findNonFinite(const json::value& v, std::string& path) {
   return false;
 }
 
+// What every outgoing message starts with: its sequence number and type.
+json::object envelope(std::int64_t seq, std::string_view type) {
+  json::object o;
+  o["seq"] = seq;
+  o["type"] = type;
+  return o;
+}
+
 }  // namespace
 
 std::variant<Message, ParseFailure> parseMessage(std::string_view body) {
@@ -65,18 +73,25 @@ std::variant<Message, ParseFailure> parseMessage(std::string_view body) {
     if (type != "request") salvage.seq.reset();
     return salvage;
   }
+  // A member of any JSON type, null when absent.
+  auto member = [&](std::string_view key) {
+    auto it = o.find(key);
+    return it != o.end() ? it->value() : json::value();
+  };
+  // The message once its fields are read, or the first field that was wrong.
+  auto finish = [&](std::string_view kind, auto&& message) -> std::variant<Message, ParseFailure> {
+    if (!r.ok()) {
+      salvage.error.message = "malformed " + std::string(kind) + ": " + r.error().message;
+      return salvage;
+    }
+    return Message{std::move(message)};
+  };
   if (type == "request") {
     Request q;
     q.seq = seq;
     r.required("command", q.command);
-    if (auto it = o.find("arguments"); it != o.end()) {
-      q.arguments = it->value();
-    }
-    if (!r.ok()) {
-      salvage.error.message = "malformed request: " + r.error().message;
-      return salvage;
-    }
-    return Message{std::move(q)};
+    q.arguments = member("arguments");
+    return finish("request", q);
   }
   salvage.seq.reset();
   if (type == "response") {
@@ -86,41 +101,29 @@ std::variant<Message, ParseFailure> parseMessage(std::string_view body) {
     r.required("success", p.success);
     r.required("command", p.command);
     r.optional("message", p.message);
-    if (auto it = o.find("body"); it != o.end()) p.body = it->value();
-    if (!r.ok()) {
-      salvage.error.message = "malformed response: " + r.error().message;
-      return salvage;
-    }
-    return Message{std::move(p)};
+    p.body = member("body");
+    return finish("response", p);
   }
   if (type == "event") {
     Event e;
     e.seq = seq;
     r.required("event", e.event);
-    if (auto it = o.find("body"); it != o.end()) e.body = it->value();
-    if (!r.ok()) {
-      salvage.error.message = "malformed event: " + r.error().message;
-      return salvage;
-    }
-    return Message{std::move(e)};
+    e.body = member("body");
+    return finish("event", e);
   }
   salvage.error.message = "malformed message: type: expected 'request', 'response' or 'event', got '" + type + "'";
   return salvage;
 }
 
 json::value toJson(const Request& r) {
-  json::object o;
-  o["seq"] = r.seq;
-  o["type"] = "request";
+  json::object o = envelope(r.seq, "request");
   o["command"] = r.command;
   if (!r.arguments.is_null()) o["arguments"] = r.arguments;
   return o;
 }
 
 json::value toJson(const Response& r) {
-  json::object o;
-  o["seq"] = r.seq;
-  o["type"] = "response";
+  json::object o = envelope(r.seq, "response");
   o["request_seq"] = r.request_seq;
   o["success"] = r.success;
   o["command"] = r.command;
@@ -130,9 +133,7 @@ json::value toJson(const Response& r) {
 }
 
 json::value toJson(const Event& e) {
-  json::object o;
-  o["seq"] = e.seq;
-  o["type"] = "event";
+  json::object o = envelope(e.seq, "event");
   o["event"] = e.event;
   if (!e.body.is_null()) o["body"] = e.body;
   return o;
