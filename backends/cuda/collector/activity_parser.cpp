@@ -25,6 +25,12 @@ const char* overheadName(CUpti_ActivityOverheadKind kind) {
   }
 }
 
+// Which half of an activity's object id is valid: process and thread, or device, context and
+// stream.
+bool byProcessOrThread(CUpti_ActivityObjectKind kind) {
+  return kind == CUPTI_ACTIVITY_OBJECT_PROCESS || kind == CUPTI_ACTIVITY_OBJECT_THREAD;
+}
+
 // Work on a device stream (kernel, copy, memset, graph launch): the fields all of them carry.
 template <class Work>
 void streamRecord(GpuRecord& r, RecordKind kind, const Work* w) {
@@ -129,7 +135,7 @@ void parseOne(const CUpti_Activity* a, const ApiNames& names, ParsedActivity& p)
       r.kind = RecordKind::Marker;
       r.start = r.end = m->timestamp;
       p.markerId = m->id;
-      if (m->objectKind == CUPTI_ACTIVITY_OBJECT_PROCESS || m->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD) {
+      if (byProcessOrThread(m->objectKind)) {
         r.pid = m->objectId.pt.processId;
         r.tid = m->objectId.pt.threadId;
       } else {
@@ -144,7 +150,7 @@ void parseOne(const CUpti_Activity* a, const ApiNames& names, ParsedActivity& p)
       auto* n = reinterpret_cast<const CUpti_ActivityName*>(a);
       p.what = What::ObjectName;
       p.objectKind = static_cast<std::uint32_t>(n->objectKind);
-      if (n->objectKind == CUPTI_ACTIVITY_OBJECT_PROCESS || n->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD) {
+      if (byProcessOrThread(n->objectKind)) {
         p.objectIds[0] = n->objectId.pt.processId;
         p.objectIds[1] = n->objectId.pt.threadId;
       } else {
@@ -168,7 +174,7 @@ void parseOne(const CUpti_Activity* a, const ApiNames& names, ParsedActivity& p)
       r.kind = RecordKind::Overhead;
       times(r, o->start, o->end);
       r.correlation = o->correlationId;
-      if (o->objectKind == CUPTI_ACTIVITY_OBJECT_PROCESS || o->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD) {
+      if (byProcessOrThread(o->objectKind)) {
         r.pid = o->objectId.pt.processId;
         r.tid = o->objectId.pt.threadId;
       } else {
