@@ -25,14 +25,20 @@ protocol::VariablePresentationHint toProtocol(const backends::ValueHint& h) {
 }
 
 // What evaluate and setVariable/setExpression answer alike about a value, besides its text.
+// Where a scope's or a value's children are: a session-global reference, with their counts.
+template <class Out, class In>
+void children(Session& session, backends::Backend* owner, const In& in, const Session::IdScope& scope, Out& out) {
+  out.variablesReference = globalRef(session, owner, in.variablesReference, scope);
+  out.namedVariables = in.namedVariables;
+  out.indexedVariables = in.indexedVariables;
+}
+
 template <class Body>
 void describeValue(Session& session, backends::Backend* owner, const backends::ValueInfo& v,
                    const Session::IdScope& scope, Body& out) {
   if (!v.type.empty()) out.type = v.type;
   if (v.hint) out.presentationHint = toProtocol(*v.hint);
-  out.variablesReference = globalRef(session, v.owner ? v.owner : owner, v.variablesReference, scope);
-  out.namedVariables = v.namedVariables;
-  out.indexedVariables = v.indexedVariables;
+  children(session, v.owner ? v.owner : owner, v, scope, out);
 }
 
 protocol::Source sourceWithPath(const std::optional<std::string>& path) {
@@ -152,9 +158,7 @@ protocol::ScopesBody toProtocol(Session& session, backends::Backend* owner, cons
     protocol::Scope p;
     p.name = s.name;
     if (!s.presentationHint.empty()) p.presentationHint = s.presentationHint;
-    p.variablesReference = globalRef(session, owner, s.variablesReference, scope);
-    p.namedVariables = s.namedVariables;
-    p.indexedVariables = s.indexedVariables;
+    children(session, owner, s, scope, p);
     p.expensive = s.expensive;
     out.scopes.push_back(std::move(p));
   }
@@ -171,9 +175,7 @@ protocol::VariablesBody toProtocol(Session& session, backends::Backend* owner, c
     if (!v.type.empty()) p.type = v.type;
     if (!v.evaluateName.empty()) p.evaluateName = v.evaluateName;
     if (v.hint) p.presentationHint = toProtocol(*v.hint);
-    p.variablesReference = globalRef(session, v.owner ? v.owner : owner, v.variablesReference, scope);
-    p.namedVariables = v.namedVariables;
-    p.indexedVariables = v.indexedVariables;
+    children(session, v.owner ? v.owner : owner, v, scope, p);
     if (!v.memoryReference.empty()) p.memoryReference = v.memoryReference;
     out.variables.push_back(std::move(p));
   }

@@ -53,6 +53,18 @@ inline std::optional<Error> cannotStart(Session& session) {
   return std::nullopt;
 }
 
+// A count the client may give (a limit, a most): its default when absent, else between 1 and
+// `most`, or the error that says which argument is wrong.
+inline Result<std::int64_t> countArgument(std::string_view command, std::string_view name,
+                                          std::optional<std::int64_t> given, std::int64_t byDefault, std::int64_t most) {
+  std::int64_t n = given.value_or(byDefault);
+  if (n >= 1 && n <= most) return n;
+  return Error{errors::kBadArguments,
+               "invalid '" + std::string(command) + "' request: arguments." + std::string(name) + ": " + std::to_string(n) +
+                   " is not between 1 and " + std::to_string(most),
+               false};
+}
+
 // The GPU service of the session, or the error a GPU request gets without one.
 inline Result<backends::GpuService*> gpuService(Session& session) {
   if (auto* gpu = session.gpu()) return gpu;

@@ -16,13 +16,9 @@ class GpuSummaryHandler final : public TypedHandler<protocol::GpuSummaryArgument
   void run(Session& session, const protocol::GpuSummaryArguments& args, Responder respond) override {
     auto gpu = gpuService(session);
     if (!gpu) return respond(gpu.takeError());
-    std::int64_t limit = args.limit.value_or(kDefaultLimit);
-    if (limit < 1 || limit > kMaxLimit)
-      return respond(Error{errors::kBadArguments,
-                           "invalid 'gpuSummary' request: arguments.limit: " + std::to_string(limit) +
-                               " is not between 1 and " + std::to_string(kMaxLimit),
-                           false});
-    (*gpu)->summary(static_cast<std::size_t>(limit), [respond](Result<json::value> r) { respond(std::move(r)); });
+    auto limit = countArgument(command(), "limit", args.limit, kDefaultLimit, kMaxLimit);
+    if (!limit) return respond(limit.takeError());
+    (*gpu)->summary(static_cast<std::size_t>(*limit), [respond](Result<json::value> r) { respond(std::move(r)); });
   }
 };
 

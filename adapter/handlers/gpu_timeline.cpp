@@ -19,11 +19,10 @@ class GpuTimelineHandler final : public TypedHandler<protocol::GpuTimelineArgume
     auto bad = [&](const std::string& text) {
       respond(Error{errors::kBadArguments, "invalid 'gpuTimeline' request: " + text, false});
     };
+    auto items = countArgument(command(), "maxItems", args.maxItems, kDefaultItems, kMaxItems);
+    if (!items) return respond(items.takeError());
     backends::GpuTimelineQuery q;
-    std::int64_t items = args.maxItems.value_or(kDefaultItems);
-    if (items < 1 || items > kMaxItems)
-      return bad("arguments.maxItems: " + std::to_string(items) + " is not between 1 and " + std::to_string(kMaxItems));
-    q.maxItems = static_cast<std::uint32_t>(items);
+    q.maxItems = static_cast<std::uint32_t>(*items);
     if (args.startNs && *args.startNs < 0) return bad("arguments.startNs: a time is not negative");
     if (args.endNs && *args.endNs < 0) return bad("arguments.endNs: a time is not negative");
     if (args.startNs && args.endNs && *args.endNs <= *args.startNs)

@@ -26,32 +26,39 @@ class MixedBackend final : public Backend {
   std::string name() const override { return "mixed"; }
   BackendFeatures features() const override;
   static BackendFeatures staticFeatures();
+  // ---- starting and ending: the agent's side first, then the native debugger's ----
   void launch(const LaunchSpec& spec, Reply<void> reply) override;
   void attach(const AttachSpec& spec, Reply<void> reply) override;
   void configurationDone(Reply<void> reply) override;
   void abandonStart() override;
+  void terminate(bool force, Reply<void> reply) override;
+  void detach(Reply<void> reply) override;
+  // ---- breakpoints: each set to the layer it belongs to; reports owned by that layer ----
   void setBreakpoints(const BreakpointSet& set, Reply<std::vector<BreakpointReport>> reply) override;
   void setInstructionBreakpoints(const std::vector<InstructionBreakpointSpec>& breakpoints,
                                  Reply<std::vector<BreakpointReport>> reply) override;
   void dataBreakpointInfo(const DataBreakpointQuery& query, Reply<DataBreakpointTarget> reply) override;
   void setDataBreakpoints(const std::vector<DataBreakpointSpec>& breakpoints,
                           Reply<std::vector<BreakpointReport>> reply) override;
+  // ---- running: the layer that holds the stop; stacks merged across the boundary ----
   void threads(Reply<std::vector<ThreadInfo>> reply) override;
-  void terminate(bool force, Reply<void> reply) override;
-  void detach(Reply<void> reply) override;
+  void stackTrace(std::int64_t threadId, std::int64_t startFrame, std::int64_t levels, Reply<StackPage> reply) override;
   void resume(std::int64_t threadId, bool singleThread, Reply<bool> reply) override;
   void step(StepKind kind, const StepOptions& options, Reply<void> reply) override;
   void pause(std::int64_t threadId, Reply<void> reply) override;
-  void stackTrace(std::int64_t threadId, std::int64_t startFrame, std::int64_t levels, Reply<StackPage> reply) override;
+  void exceptionInfo(std::int64_t threadId, Reply<ExceptionInfo> reply) override;
+  // ---- a frame's values: a layer's frames go to that layer (their owner); what comes here
+  // names a Python frame read from memory at a native stop (ours), or no frame at all ----
   void scopes(std::int64_t frameId, Reply<std::vector<ScopeInfo>> reply) override;
   void variables(const VariablesQuery& query, Reply<std::vector<ValueInfo>> reply) override;
-  void evaluate(const EvaluateQuery& query, Reply<ValueInfo> reply) override;
   void setVariable(std::int64_t variablesReference, const std::string& name, const std::string& value,
                    Reply<ValueInfo> reply) override;
+  void stepInTargets(std::int64_t frameId, Reply<std::vector<StepInTargetInfo>> reply) override;
+  void evaluate(const EvaluateQuery& query, Reply<ValueInfo> reply) override;
   void setExpression(const std::string& expression, const std::string& value, std::optional<std::int64_t> frameId,
                      Reply<ValueInfo> reply) override;
   void completions(const CompletionsQuery& query, Reply<std::vector<CompletionEntry>> reply) override;
-  void exceptionInfo(std::int64_t threadId, Reply<ExceptionInfo> reply) override;
+  // ---- native memory and code, and GPU collection: one layer's own ----
   void readMemory(const std::string& memoryReference, std::int64_t offset, std::int64_t count,
                   Reply<MemoryContents> reply) override;
   void writeMemory(const std::string& memoryReference, std::int64_t offset, std::vector<std::uint8_t> data,
@@ -59,7 +66,6 @@ class MixedBackend final : public Backend {
   void disassemble(const DisassembleQuery& query, Reply<std::vector<InstructionInfo>> reply) override;
   void modules(Reply<std::vector<ModuleInfo>> reply) override;
   void loadedSources(Reply<std::vector<SourceInfo>> reply) override;
-  void stepInTargets(std::int64_t frameId, Reply<std::vector<StepInTargetInfo>> reply) override;
   void gpuCollector(const GpuCollectorCommand& command, Reply<std::string> reply) override;
 
   // The layers: each one's frames, variables, sources and breakpoints are its backend's (their

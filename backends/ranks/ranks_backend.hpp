@@ -29,25 +29,29 @@ class RanksBackend final : public Backend {
 
   std::string name() const override { return "ranks"; }
   BackendFeatures features() const override;
+  // ---- the job: its members start, are configured and end together ----
   void launch(const LaunchSpec& spec, Reply<void> reply) override;
   void attach(const AttachSpec& spec, Reply<void> reply) override;
   void configurationDone(Reply<void> reply) override;
   void abandonStart() override;
-  void setBreakpoints(const BreakpointSet& set, Reply<std::vector<BreakpointReport>> reply) override;
-  void threads(Reply<std::vector<ThreadInfo>> reply) override;
   void terminate(bool force, Reply<void> reply) override;
   void detach(Reply<void> reply) override;
+  // ---- breakpoints: one set for every member (ranks_breakpoints.cpp) ----
+  void setBreakpoints(const BreakpointSet& set, Reply<std::vector<BreakpointReport>> reply) override;
+  // ---- by thread: to the member that owns it (ranks_execution.cpp, ranks_inspect.cpp) ----
+  void threads(Reply<std::vector<ThreadInfo>> reply) override;
+  void stackTrace(std::int64_t threadId, std::int64_t startFrame, std::int64_t levels, Reply<StackPage> reply) override;
   void resume(std::int64_t threadId, bool singleThread, Reply<bool> reply) override;
   void step(StepKind kind, const StepOptions& options, Reply<void> reply) override;
   void pause(std::int64_t threadId, Reply<void> reply) override;
-  void stackTrace(std::int64_t threadId, std::int64_t startFrame, std::int64_t levels, Reply<StackPage> reply) override;
-  // Frames, variables and sources belong to the member that gave them (FrameInfo::owner): the
-  // session sends what names them there. What names none goes to the last member that stopped.
+  void exceptionInfo(std::int64_t threadId, Reply<ExceptionInfo> reply) override;
+  // ---- a frame's values: frames, variables and sources belong to the member that gave them
+  // (FrameInfo::owner), and the session sends what names them there; what names none comes
+  // here, for the last member that stopped ----
   void evaluate(const EvaluateQuery& query, Reply<ValueInfo> reply) override;
   void setExpression(const std::string& expression, const std::string& value, std::optional<std::int64_t> frameId,
                      Reply<ValueInfo> reply) override;
   void completions(const CompletionsQuery& query, Reply<std::vector<CompletionEntry>> reply) override;
-  void exceptionInfo(std::int64_t threadId, Reply<ExceptionInfo> reply) override;
 
  private:
   class Port;

@@ -129,16 +129,6 @@ BreakpointReport toReport(const dbg::BreakpointPlacement& b, bool withPath) {
   return s;
 }
 
-BreakpointReport toChangedReport(const dbg::BreakpointPlacement& b) {
-  BreakpointReport s;
-  s.verified = b.verified;
-  s.line = b.line;
-  s.message = b.message;
-  s.id = b.id;
-  if (!b.file.empty()) s.path = b.file;
-  return s;
-}
-
 StopReport toReport(const dbg::DebuggerStop& stop, pid_t pid, const std::map<int, std::string>& breakpointKinds) {
   StopReport info;
   info.threadId = stop.tid;

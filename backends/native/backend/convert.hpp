@@ -35,10 +35,9 @@ std::string dataIdOf(const dbg::DataTarget& target);
 Result<dbg::DataBreakpoint> toDebugger(const DataBreakpointSpec& b);
 
 // ---- answers and events: debugger -> model ---------------------------------------------------
-// The answer to a set request (withPath: the breakpoint names its file, for breakpoints not set
-// by file), and a placement that changed later (a pending one now verified), as it is.
+// The answer to a set request, or a placement that changed later (a pending one now verified);
+// withPath: the report names its file (a change, or a breakpoint not set by file).
 BreakpointReport toReport(const dbg::BreakpointPlacement& b, bool withPath);
-BreakpointReport toChangedReport(const dbg::BreakpointPlacement& b);
 // breakpointKinds: the stop reason of each breakpoint that is not a source line's (function,
 // instruction, data breakpoint), by its id.
 StopReport toReport(const dbg::DebuggerStop& stop, pid_t pid, const std::map<int, std::string>& breakpointKinds);

@@ -148,7 +148,7 @@ NativeBackend::NativeBackend(asio::io_context& io, BackendHost& host) : io_(io),
   cb.stopped = [this, post](const dbg::DebuggerStop& stop) { post([this, stop] { onStopped(stop); }); };
   cb.exited = [this, post](const native::engine::ExitEvent& exit) { post([this, exit] { onExited(exit); }); };
   cb.breakpointChanged = [this, post](const dbg::BreakpointPlacement& b) {
-    post([this, state = convert::toChangedReport(b)] { host_.breakpointChanged(state); });
+    post([this, state = convert::toReport(b, true)] { host_.breakpointChanged(state); });
   };
   cb.output = [this, post](const std::string& text) {
     post([this, text] { host_.output(OutputCategory::Console, text); });

@@ -33,27 +33,32 @@ class PidAttachBackend final : public Backend, public AgentProcess, private Forw
 
   std::string name() const override { return "python"; }
   BackendFeatures features() const override { return PythonBackend::staticFeatures(); }
+  // ---- starting and ending: attach only; until the agent is in, nothing of Strata runs in the
+  // process, and a detach or terminate leaves none of it there ----
   void launch(const LaunchSpec& spec, Reply<void> reply) override;
   void attach(const AttachSpec& spec, Reply<void> reply) override;
   void configurationDone(Reply<void> reply) override;
-  void setBreakpoints(const BreakpointSet& set, Reply<std::vector<BreakpointReport>> reply) override;
-  void threads(Reply<std::vector<ThreadInfo>> reply) override;
   void terminate(bool force, Reply<void> reply) override;
   void detach(Reply<void> reply) override;
-  void resume(std::int64_t threadId, bool singleThread, Reply<bool> reply) override;
-  void step(StepKind kind, const StepOptions& options, Reply<void> reply) override;
-  void pause(std::int64_t threadId, Reply<void> reply) override;
+  // ---- breakpoints: kept until the agent is in (kept_), then the agent's ----
+  void setBreakpoints(const BreakpointSet& set, Reply<std::vector<BreakpointReport>> reply) override;
+  // ---- the rest: answered from the snapshot (stacks and locals read from memory, no running)
+  // until the agent is in, then by the agent ----
+  void threads(Reply<std::vector<ThreadInfo>> reply) override;
   void stackTrace(std::int64_t threadId, std::int64_t startFrame, std::int64_t levels, Reply<StackPage> reply) override;
   void scopes(std::int64_t frameId, Reply<std::vector<ScopeInfo>> reply) override;
   void variables(const VariablesQuery& query, Reply<std::vector<ValueInfo>> reply) override;
+  void source(std::int64_t sourceReference, Reply<SourceContent> reply) override;
+  void exceptionInfo(std::int64_t threadId, Reply<ExceptionInfo> reply) override;
+  void resume(std::int64_t threadId, bool singleThread, Reply<bool> reply) override;
+  void step(StepKind kind, const StepOptions& options, Reply<void> reply) override;
+  void pause(std::int64_t threadId, Reply<void> reply) override;
   void evaluate(const EvaluateQuery& query, Reply<ValueInfo> reply) override;
   void setVariable(std::int64_t variablesReference, const std::string& name, const std::string& value,
                    Reply<ValueInfo> reply) override;
   void setExpression(const std::string& expression, const std::string& value, std::optional<std::int64_t> frameId,
                      Reply<ValueInfo> reply) override;
   void completions(const CompletionsQuery& query, Reply<std::vector<CompletionEntry>> reply) override;
-  void exceptionInfo(std::int64_t threadId, Reply<ExceptionInfo> reply) override;
-  void source(std::int64_t sourceReference, Reply<SourceContent> reply) override;
 
  private:
   // ---- the host of the PythonBackend underneath: passed on (its ids are ours), but for ----

@@ -37,7 +37,8 @@ std::string agentPythonPath(const std::string& adapterExecutable) {
   return {};
 }
 
-PythonBackend::PythonBackend(asio::io_context& io, BackendHost& host) : io_(io), host_(host), timer_(io) {}
+PythonBackend::PythonBackend(asio::io_context& io, BackendHost& host)
+    : ForwardingHost(host), io_(io), host_(host), timer_(io) {}
 
 PythonBackend::~PythonBackend() {
   *alive_ = false;

@@ -18,7 +18,7 @@ namespace strata::backends {
 // Where the agent package (`strata/`) is: the build tree's, else one installed beside us.
 std::string agentPythonPath(const std::string& adapterExecutable);
 
-class PythonBackend final : public Backend, public AgentProcess, private BackendHost {
+class PythonBackend final : public Backend, public AgentProcess, private ForwardingHost {
  public:
   PythonBackend(asio::io_context& io, BackendHost& host);
   ~PythonBackend() override;
@@ -75,19 +75,8 @@ class PythonBackend final : public Backend, public AgentProcess, private Backend
                    Reply<std::vector<BreakpointReport>> reply);
   // A request of the agent's own (strataProcess), its body as the agent sent it.
   void agentRequest(const std::string& command, boost::json::value arguments, Reply<boost::json::value> reply);
-  // ---- BackendHost for the process runner underneath: passes through, except exits ----
-  void output(OutputCategory category, std::string text) override { host_.output(category, std::move(text)); }
-  void processStarted(const std::string& name, std::int64_t pid, bool launched) override {
-    host_.processStarted(name, pid, launched);
-  }
+  // ---- the host of the process runner underneath: passed on, but for its exit ----
   void exited(const ExitStatus& status) override;
-  bool congested() const override { return host_.congested(); }
-  void whenWritable(std::function<void()> resume) override { host_.whenWritable(std::move(resume)); }
-  bool canRunInTerminal() const override { return host_.canRunInTerminal(); }
-  void runInTerminal(const TerminalLaunch& launch, Reply<TerminalProcess> reply) override {
-    host_.runInTerminal(launch, std::move(reply));
-  }
-  const std::string& adapterExecutable() const override { return host_.adapterExecutable(); }
 
   void onAccept(asio::ip::tcp::socket socket);
   void listenForAgent(const AttachSpec& spec, Reply<void> reply);
