@@ -127,11 +127,13 @@ void BreakpointBook::replay(Backend& to, std::function<void(const SetPtr&, Resul
   };
   // A copy: an answer may come at once and its handler change the book.
   auto sets = sets_;
-  for (const auto& [key, set] : sets)
+  for (const auto& entry : sets) {
+    const SetPtr& set = entry.second;
     place(to, set, [set, each, one](Result<Reports> r) {
       each(set, std::move(r));
       one();
     }, on ? on(*set) : true);
+  }
   one();
 }
 
