@@ -110,18 +110,6 @@ protocol::Breakpoint toProtocol(Session& session, backends::Backend* owner, cons
   return b;
 }
 
-protocol::Breakpoint toPlacedEarly(std::int64_t id, const backends::BreakpointReport& s,
-                                   const std::optional<std::string>& path) {
-  protocol::Breakpoint b;
-  b.id = id;
-  b.verified = s.verified;
-  b.line = s.line;
-  if (!s.message.empty()) b.message = s.message;
-  if (!s.verified) b.reason = s.pending ? "pending" : "failed";
-  if (auto p = s.path ? s.path : path) b.source = sourceWithPath(p);
-  return b;
-}
-
 protocol::Source toProtocol(Session& session, backends::Backend* owner, const backends::SourceInfo& s) {
   protocol::Source src;
   if (!s.name.empty()) src.name = s.name;

@@ -25,10 +25,6 @@ std::optional<backends::Granularity> toGranularity(const std::string& name);
 // ---- answers and events: model -> protocol -------------------------------------------------------
 // `owner` is the backend that numbered the ids inside.
 protocol::Breakpoint toProtocol(Session& session, backends::Backend* owner, const backends::BreakpointReport& s);
-// A breakpoint kept from before launch/attach, placed now: under the id the client holds, with
-// `path` when the backend names none.
-protocol::Breakpoint toPlacedEarly(std::int64_t id, const backends::BreakpointReport& s,
-                                   const std::optional<std::string>& path);
 protocol::Source toProtocol(Session& session, backends::Backend* owner, const backends::SourceInfo& s);
 // `scope`: the stop the ids inside belong to (Session::idScope when the request was made). A value
 // answered after that thread ran again keeps its text but shows no children (their references

@@ -231,7 +231,7 @@ class Session final : public std::enable_shared_from_this<Session> {
   std::map<std::int64_t, std::uint64_t> threadRan_;  // ...and of each thread besides
   backends::BreakpointBook early_;  // the breakpoints set before there was a backend
   void placeHeld(backends::Backend* heldOwner, backends::Backend* from, std::int64_t heldId,
-                 const backends::BreakpointReport& placed);  // the breakpoints set before there was a backend
+                 const backends::BreakpointReport& placed);
   std::set<const backends::Backend*> parts_;
   RunState run_;
   std::uint64_t stops_ = 0;

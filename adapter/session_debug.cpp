@@ -145,14 +145,10 @@ void Session::applyEarlyBreakpoints() {
   early_.replay(*debugger_, [weak](const backends::BreakpointBook::SetPtr& set, Result<backends::BreakpointBook::Reports> r) {
     auto self = weak.lock();
     if (!self || self->ended_ || self->debuggeeEnded_) return;
-    std::optional<std::string> path;
-    if (set->kind == backends::BreakpointSet::Kind::Source) path = set->path;
     // A backend that cannot place them says why, on each.
     auto states = backends::BreakpointBook::orReasons(*set, std::move(r));
-    for (std::size_t i = 0; i < states.size() && i < set->ids.size(); ++i) {
-      if (!states[i].path) states[i].path = path;
+    for (std::size_t i = 0; i < states.size() && i < set->ids.size(); ++i)
       self->placeHeld(nullptr, self->debugger_, set->ids[i], states[i]);  // early ids have no owner
-    }
   });
   early_.clear();
 }
@@ -168,7 +164,9 @@ void Session::placeHeld(backends::Backend* heldOwner, backends::Backend* from, s
   if (!id) return breakpointChanged(from, placed);
   // The id the client already holds now names the placed breakpoint.
   if (placed.id) breakpoints_.rebind(*id, placed.owner ? placed.owner : from, *placed.id);
-  sendEvent("breakpoint", json::value_from(protocol::BreakpointEventBody{"changed", toPlacedEarly(*id, placed, placed.path)}));
+  auto b = toProtocol(*this, from, placed);  // its id: the rebound one
+  b.id = *id;
+  sendEvent("breakpoint", json::value_from(protocol::BreakpointEventBody{"changed", std::move(b)}));
 }
 
 void Session::partGone(backends::Backend* part) {

@@ -58,11 +58,6 @@ bool BreakpointBook::current(const SetPtr& set) const {
   return it != sets_.end() && it->second == set;
 }
 
-BreakpointBook::SetPtr BreakpointBook::find(const std::string& key) const {
-  auto it = sets_.find(key);
-  return it == sets_.end() ? nullptr : it->second;
-}
-
 std::optional<std::pair<BreakpointBook::SetPtr, std::size_t>> BreakpointBook::where(std::int64_t id) const {
   for (const auto& [key, set] : sets_)
     for (std::size_t i = 0; i < set->ids.size(); ++i)
@@ -98,10 +93,20 @@ void BreakpointBook::send(Backend& to, const Set& set, Reply<Reports> reply, boo
   to.setBreakpoints(set.emptied(), std::move(reply));
 }
 
+namespace {
+// Reports of a source set name its file (a backend's answer need not).
+void namePath(const Set& set, BreakpointBook::Reports& reports) {
+  if (set.kind != Set::Kind::Source) return;
+  for (auto& b : reports)
+    if (!b.path) b.path = set.path;
+}
+}  // namespace
+
 BreakpointBook::Reports BreakpointBook::orReasons(const Set& set, Result<Reports> r) {
   if (r) return std::move(*r);
   Reports out(set.size());
   for (auto& b : out) b.message = r.error().message;
+  namePath(set, out);
   return out;
 }
 
@@ -114,13 +119,14 @@ void BreakpointBook::place(Backend& to, const SetPtr& set, Reply<Reports> done, 
   std::weak_ptr<bool> alive = alive_;
   const Backend* from = &to;
   send(to, *set, [this, alive, from, set, done = std::move(done)](Result<Reports> r) {
+    if (r) namePath(*set, *r);
     if (!alive.expired() && r && current(set)) learn(from, *set, *r);
     done(std::move(r));
   }, on);
 }
 
 void BreakpointBook::replay(Backend& to, std::function<void(const SetPtr&, Result<Reports>)> each,
-                            std::function<void()> all, std::function<bool(const Set&)> on) {
+                            std::function<void()> all, bool on) {
   auto left = std::make_shared<std::size_t>(sets_.size() + 1);
   auto one = [left, all] {
     if (--*left == 0 && all) all();
@@ -132,7 +138,7 @@ void BreakpointBook::replay(Backend& to, std::function<void(const SetPtr&, Resul
     place(to, set, [set, each, one](Result<Reports> r) {
       each(set, std::move(r));
       one();
-    }, on ? on(*set) : true);
+    }, on);
   }
   one();
 }

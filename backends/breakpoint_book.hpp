@@ -32,7 +32,6 @@ class BreakpointBook {
   // Whether the set is still the last one the client sent of its kind (a reply for a replaced
   // one is stale).
   bool current(const SetPtr& set) const;
-  SetPtr find(const std::string& key) const;
   const std::map<std::string, SetPtr>& sets() const { return sets_; }
   // The set and the entry that hold one of the book's ids.
   std::optional<std::pair<SetPtr, std::size_t>> where(std::int64_t id) const;
@@ -45,13 +44,15 @@ class BreakpointBook {
   static void send(Backend& to, const Set& set, Reply<Reports> reply, bool on = true);
 
   // Sends a set and, while it is still the current one, learns the ids `to` gives its entries
-  // (ours() maps them back). `done` gets the answer as it came, ids still `to`'s.
+  // (ours() maps them back). `done` gets the answer with the ids still `to`'s, each report of a
+  // source set naming its file.
   void place(Backend& to, const SetPtr& set, Reply<Reports> done, bool on = true);
-  // Every kept set, into a backend that has just become ready; `each` as for place, `all` once
-  // every set has answered; `on` as for send, by set.
+  // Every kept set, into a backend that has just become ready; `each` and `on` as for place,
+  // `all` once every set has answered.
   void replay(Backend& to, std::function<void(const SetPtr&, Result<Reports>)> each, std::function<void()> all = {},
-              std::function<bool(const Set&)> on = {});
-  // One report per entry: the answer, or its refusal as the reason on each.
+              bool on = true);
+  // One report per entry: the answer, or its refusal as the reason on each (naming the file of
+  // a source set).
   static Reports orReasons(const Set& set, Result<Reports> r);
   // The book's id for an id `from` gave one of its entries, if it is one.
   std::optional<std::int64_t> ours(const Backend* from, std::int64_t theirs) const;

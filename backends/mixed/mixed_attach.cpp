@@ -68,7 +68,6 @@ void MixedBackend::attachNative() {
         for (std::size_t i = 0; i < r->size() && i < set->ids.size(); ++i) {
           BreakpointReport b = (*r)[i];
           b.owner = native_.get();
-          if (set->kind == BreakpointSet::Kind::Source) b.path = set->path;
           host_.breakpointPlaced(nullptr, set->ids[i], b);
         }
       });
@@ -90,7 +89,7 @@ std::vector<BreakpointReport> MixedBackend::notYetNative(std::size_t count) cons
 // Native breakpoints before the native debugger is in: kept (one set per source, one of
 // functions, one of exception filters) and answered as pending under ids of ours.
 void MixedBackend::nativeBreakpoints(BreakpointSet set, Reply<std::vector<BreakpointReport>> reply) {
-  if (nativeIn_) return BreakpointBook::send(*native_, set, ownedReply(std::move(reply), native_.get()));
+  if (nativeIn_) return BreakpointBook::send(*native_, set, ownedBy(native_.get(), std::move(reply)));
   auto kept = heldNative_.keep(std::move(set));
   reply(BreakpointBook::held(*kept, kHeld));
 }

@@ -47,12 +47,12 @@ class MixedBackend::Side final : public ForwardingHost {
   }
   void breakpointChanged(const BreakpointReport& state) override {
     BreakpointReport b = state;
-    if (!b.owner) b.owner = &m_.owner(layer_);
+    ownedBy(&m_.owner(layer_), b);
     m_.host_.breakpointChanged(b);
   }
   void breakpointPlaced(Owner heldOwner, std::int64_t heldId, const BreakpointReport& placed) override {
     BreakpointReport b = placed;
-    if (!b.owner) b.owner = &m_.owner(layer_);
+    ownedBy(&m_.owner(layer_), b);
     m_.host_.breakpointPlaced(heldOwner ? heldOwner : &m_.owner(layer_), heldId, b);
   }
 
@@ -205,26 +205,11 @@ void MixedBackend::abandonStart() {
 
 // ---- breakpoints: .py files and Python names to the agent, the rest to the native debugger ----
 
-Reply<std::vector<BreakpointReport>> MixedBackend::ownedReply(Reply<std::vector<BreakpointReport>> reply, Backend* layer) {
-  return [reply = std::move(reply), layer](Result<std::vector<BreakpointReport>> r) {
-    if (!r) return reply(r.takeError());
-    for (auto& b : *r)
-      if (!b.owner) b.owner = layer;
-    reply(std::move(*r));
-  };
-}
-
-std::vector<BreakpointReport> MixedBackend::owned(Result<std::vector<BreakpointReport>> r, Backend* layer) {
-  for (auto& b : *r)
-    if (!b.owner) b.owner = layer;
-  return std::move(*r);
-}
-
 void MixedBackend::setBreakpoints(const BreakpointSet& set, Reply<std::vector<BreakpointReport>> reply) {
   switch (set.kind) {
     case BreakpointSet::Kind::Source:
       if (!pythonSource(set.path)) return nativeBreakpoints(set, std::move(reply));
-      return py_->setBreakpoints(set, ownedReply(std::move(reply), py_.get()));
+      return py_->setBreakpoints(set, ownedBy(py_.get(), std::move(reply)));
     case BreakpointSet::Kind::Function: return functionBreakpoints(set.functions, std::move(reply));
     case BreakpointSet::Kind::Exception: return exceptionFilters(set.filters, std::move(reply));
   }
@@ -248,7 +233,8 @@ void MixedBackend::functionBreakpoints(const std::vector<FunctionBreakpointSpec>
     py_->setBreakpoints(BreakpointSet::function(forPython), [this, alive, reply, nativeReports, pythonIndex](Result<std::vector<BreakpointReport>> pr) mutable {
       if (alive.expired()) return;
       if (!pr) return reply(nativeReports);
-      auto pyReports = owned(std::move(pr), py_.get());
+      auto pyReports = std::move(*pr);
+      ownedBy(py_.get(), pyReports);
       for (std::size_t k = 0; k < pyReports.size() && k < pythonIndex.size(); ++k) {
         auto& n = nativeReports[pythonIndex[k]];
         const auto& p = pyReports[k];
@@ -280,7 +266,8 @@ void MixedBackend::exceptionFilters(const std::vector<ExceptionFilterSpec>& filt
     py_->setBreakpoints(BreakpointSet::exception(forPython), [this, alive, reply, n, toPython](Result<std::vector<BreakpointReport>> pr) {
       if (alive.expired()) return;
       if (!pr) return reply(pr.takeError());
-      auto p = owned(std::move(pr), py_.get());
+      auto p = std::move(*pr);
+      ownedBy(py_.get(), p);
       std::vector<BreakpointReport> out;
       std::size_t pi = 0, ni = 0;
       for (bool python : toPython) {
@@ -295,7 +282,7 @@ void MixedBackend::exceptionFilters(const std::vector<ExceptionFilterSpec>& filt
 void MixedBackend::setInstructionBreakpoints(const std::vector<InstructionBreakpointSpec>& breakpoints,
                                              Reply<std::vector<BreakpointReport>> reply) {
   if (!nativeIn_) return reply(notYetNative(breakpoints.size()));
-  native_->setInstructionBreakpoints(breakpoints, ownedReply(std::move(reply), native_.get()));
+  native_->setInstructionBreakpoints(breakpoints, ownedBy(native_.get(), std::move(reply)));
 }
 
 // A frame or variable of a layer is asked of that layer's backend (the session routes it); what
@@ -309,7 +296,7 @@ void MixedBackend::dataBreakpointInfo(const DataBreakpointQuery& query, Reply<Da
 void MixedBackend::setDataBreakpoints(const std::vector<DataBreakpointSpec>& breakpoints,
                                       Reply<std::vector<BreakpointReport>> reply) {
   if (!nativeIn_) return reply(notYetNative(breakpoints.size()));
-  native_->setDataBreakpoints(breakpoints, ownedReply(std::move(reply), native_.get()));
+  native_->setDataBreakpoints(breakpoints, ownedBy(native_.get(), std::move(reply)));
 }
 
 // ---- stops and execution ----
@@ -499,20 +486,10 @@ void MixedBackend::variables(const VariablesQuery& query, Reply<std::vector<Valu
   reply(std::move(out));
 }
 
-namespace {
-template <class T>
-Reply<T> ownedValue(Reply<T> reply, Backend* layer) {
-  return [reply = std::move(reply), layer](Result<T> r) {
-    if (r && !r->owner) r->owner = layer;
-    reply(std::move(r));
-  };
-}
-}  // namespace
-
 void MixedBackend::evaluate(const EvaluateQuery& query, Reply<ValueInfo> reply) {
   if (query.frameId) return reply(Error{errors::kWrongState, kMemoryOnly, true});
   Backend& layer = owner(nativeStop_ ? kNative : kPython);
-  layer.evaluate(query, ownedValue(std::move(reply), &layer));
+  layer.evaluate(query, ownedBy(&layer, std::move(reply)));
 }
 
 void MixedBackend::setVariable(std::int64_t, const std::string&, const std::string&, Reply<ValueInfo> reply) {
@@ -523,7 +500,7 @@ void MixedBackend::setExpression(const std::string& expression, const std::strin
                                  std::optional<std::int64_t> frameId, Reply<ValueInfo> reply) {
   if (frameId) return reply(Error{errors::kWrongState, kMemoryOnly, true});
   Backend& layer = owner(nativeStop_ ? kNative : kPython);
-  layer.setExpression(expression, value, frameId, ownedValue(std::move(reply), &layer));
+  layer.setExpression(expression, value, frameId, ownedBy(&layer, std::move(reply)));
 }
 
 void MixedBackend::completions(const CompletionsQuery& query, Reply<std::vector<CompletionEntry>> reply) {

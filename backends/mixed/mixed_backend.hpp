@@ -11,6 +11,7 @@
 
 #include "backends/backend.hpp"
 #include "backends/breakpoint_book.hpp"
+#include "backends/owned.hpp"
 #include "backends/native/backend/native_layer.hpp"
 #include "backends/python/attach/pid_attach_backend.hpp"
 #include "backends/python/proxy/python_backend.hpp"
@@ -120,9 +121,6 @@ class MixedBackend final : public Backend {
   template <class T>
   Reply<T> answeredAtNativeStop(Reply<T> done, Result<T> assumed);
   Layer stopLayerOf(std::int64_t threadId) const;
-  // A layer's breakpoint reports, each filed under that layer's backend.
-  static std::vector<BreakpointReport> owned(Result<std::vector<BreakpointReport>> r, Backend* layer);
-  static Reply<std::vector<BreakpointReport>> ownedReply(Reply<std::vector<BreakpointReport>> reply, Backend* layer);
   Backend& owner(Layer layer);
 
   asio::io_context& io_;

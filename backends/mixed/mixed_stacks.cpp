@@ -31,12 +31,6 @@ bool programFrame(const FrameInfo& f) {
   return !interpreterModule(f.moduleId) && f.moduleId.find("/strata/_strata_core") == std::string::npos;
 }
 
-// Frames of one layer: their ids (and source references) are that layer's backend's.
-void ownedBy(std::vector<FrameInfo>& frames, Backend* layer) {
-  for (auto& f : frames)
-    if (!f.owner) f.owner = layer;
-}
-
 // The process's CPython reader, opened the first time it is needed.
 Result<pr::PyRemote*> openedReader(std::unique_ptr<pr::PyRemote>& reader, std::int64_t pid) {
   if (!reader) {
@@ -110,7 +104,7 @@ void MixedBackend::mergedStack(std::int64_t threadId, Reply<std::vector<FrameInf
     if (alive.expired()) return;
     if (!r) return reply(r.takeError());
     std::vector<FrameInfo> native = std::move(r->frames);
-    ownedBy(native, native_.get());
+    ownedBy(native_.get(), native);
     const pr::PythonThread* pt = nullptr;
     std::string why;
     if (auto st = pythonState(); st) {
@@ -172,11 +166,7 @@ void MixedBackend::stackTrace(std::int64_t threadId, std::int64_t startFrame, st
   };
   if (nativeStop_) return mergedStack(threadId, page);
   if (pythonStops_.count(threadId) && nativeIn_) return pythonStopStack(threadId, page);
-  py_->stackTrace(threadId, startFrame, levels, [reply, layer = py_.get()](Result<StackPage> r) {
-    if (!r) return reply(r.takeError());
-    ownedBy(r->frames, layer);
-    reply(std::move(*r));
-  });
+  py_->stackTrace(threadId, startFrame, levels, ownedBy(py_.get(), std::move(reply)));
 }
 
 // At a Python stop the agent has the Python frames (with everything a Python debugger shows);
@@ -189,7 +179,7 @@ void MixedBackend::pythonStopStack(std::int64_t threadId, Reply<std::vector<Fram
     if (alive.expired()) return;
     if (!r) return reply(r.takeError());
     std::vector<FrameInfo> agent = std::move(r->frames);
-    ownedBy(agent, py_.get());
+    ownedBy(py_.get(), agent);
     auto snap = std::make_shared<Result<pr::PythonSnapshot>>(Error{errors::kPythonMemory, "not read", false});
     auto readPython = [this, snap]() {
       // On the engine thread, every thread stopped: nothing else uses the reader meanwhile.
@@ -269,7 +259,7 @@ std::vector<FrameInfo> MixedBackend::spliceNative(std::int64_t threadId, const s
     // Shown, not inspectable: the thread's registers are the agent's to keep until it resumes.
     std::int64_t local = nextMemoryId_++;
     memoryFrames_[local] = MemoryFrame{{}, false, true};
-    if (f.source && f.source->reference && !f.source->owner) f.source->owner = native_.get();
+    if (f.source && f.source->reference) ownedBy(native_.get(), f.source->owner);
     f.owner = nullptr;  // a memory frame: ours
     f.id = local;
     out.push_back(std::move(f));

@@ -64,26 +64,24 @@ void RanksBackend::applySet(Member& m, const SetPtr& set, std::function<void()> 
   if (m.gone || !book_.current(set)) return done();
   std::size_t index = m.index;
   std::weak_ptr<bool> alive = alive_;
-  bool on = m.breakpointsOn || set->kind == Set::Kind::Exception;
   book_.place(*m.backend, set, [this, alive, index, set, done](Result<std::vector<BreakpointReport>> r) {
     if (alive.expired()) return;
     if (r && book_.current(set)) fromMember(*members_[index], *set, *r);
     done();
-  }, on);
+  }, m.breakpointsOn);  // filters go to every member (BreakpointBook::send)
 }
 
 // A member that just came: every set the client has, then what changed for the client.
 void RanksBackend::applyAll(Member& m, std::function<void()> done) {
-  auto sets = book_.sets();
-  auto left = std::make_shared<std::size_t>(sets.size() + 1);
+  std::size_t index = m.index;
   std::weak_ptr<bool> alive = alive_;
-  auto one = [this, alive, left, done] {
-    if (--*left || alive.expired()) return;
+  book_.replay(*m.backend, [this, alive, index](const SetPtr& set, Result<std::vector<BreakpointReport>> r) {
+    if (!alive.expired() && r && book_.current(set)) fromMember(*members_[index], *set, *r);
+  }, [this, alive, done] {
+    if (alive.expired()) return;
     for (auto& [key, set] : book_.sets()) tellChanges(*set);
     done();
-  };
-  for (auto& [key, set] : sets) applySet(m, set, one);
-  one();
+  }, m.breakpointsOn);
 }
 
 void RanksBackend::sendSet(Set wanted, Reply<std::vector<BreakpointReport>> reply) {

@@ -1,6 +1,8 @@
 // The ranks of a job: threads named by rank, and the requests that inspect a stop, routed to the member that owns the thread or id (ranks_backend.hpp).
 #include "backends/ranks/ranks_backend.hpp"
 
+#include "backends/owned.hpp"
+
 #include <algorithm>
 
 namespace strata::backends {
@@ -66,13 +68,7 @@ void RanksBackend::stackTrace(std::int64_t sessionThread, std::int64_t startFram
   std::int64_t threadId = 0;
   Member* m = memberOf(sessionThread, &threadId);
   if (!m) return reply(Error{errors::kBadArguments, "thread " + std::to_string(sessionThread) + " belongs to no process of this job", false});
-  Backend* owner = m->backend.get();
-  m->backend->stackTrace(threadId, startFrame, levels, [owner, reply](Result<StackPage> r) {
-    if (!r) return reply(r.takeError());
-    for (auto& f : r->frames)
-      if (!f.owner) f.owner = owner;  // its scopes, values and source: the member's
-    reply(std::move(*r));
-  });
+  m->backend->stackTrace(threadId, startFrame, levels, ownedBy(m->backend.get(), std::move(reply)));
 }
 
 // A request that names no frame: to the last member that stopped, its values filed under it.
@@ -84,22 +80,14 @@ RanksBackend::Member* RanksBackend::lastStoppedMember() {
 void RanksBackend::evaluate(const EvaluateQuery& query, Reply<ValueInfo> reply) {
   Member* m = lastStoppedMember();
   if (!m) return reply(Error{errors::kBadArguments, "evaluate needs a frame: no process of the job has stopped", false});
-  Backend* owner = m->backend.get();
-  m->backend->evaluate(query, [owner, reply](Result<ValueInfo> r) {
-    if (r && !r->owner) r->owner = owner;
-    reply(std::move(r));
-  });
+  m->backend->evaluate(query, ownedBy(m->backend.get(), std::move(reply)));
 }
 
 void RanksBackend::setExpression(const std::string& expression, const std::string& value,
                                  std::optional<std::int64_t> frameId, Reply<ValueInfo> reply) {
   Member* m = lastStoppedMember();
   if (!m) return reply(Error{errors::kBadArguments, "setExpression needs a frame of a stopped process", false});
-  Backend* owner = m->backend.get();
-  m->backend->setExpression(expression, value, frameId, [owner, reply](Result<ValueInfo> r) {
-    if (r && !r->owner) r->owner = owner;
-    reply(std::move(r));
-  });
+  m->backend->setExpression(expression, value, frameId, ownedBy(m->backend.get(), std::move(reply)));
 }
 
 void RanksBackend::completions(const CompletionsQuery& query, Reply<std::vector<CompletionEntry>> reply) {

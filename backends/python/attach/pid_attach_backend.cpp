@@ -299,11 +299,7 @@ void PidAttachBackend::onAgentIn() {
   std::weak_ptr<bool> alive = alive_;
   kept_.replay(*agent_, [this, alive](const BreakpointBook::SetPtr& set, Result<std::vector<BreakpointReport>> r) {
     if (alive.expired() || !r || set->kind == BreakpointSet::Kind::Exception) return;  // filters: no ids
-    for (std::size_t i = 0; i < r->size() && i < set->ids.size(); ++i) {
-      BreakpointReport b = (*r)[i];
-      if (set->kind == BreakpointSet::Kind::Source) b.path = set->path;
-      host_.breakpointPlaced(nullptr, set->ids[i], b);
-    }
+    for (std::size_t i = 0; i < r->size() && i < set->ids.size(); ++i) host_.breakpointPlaced(nullptr, set->ids[i], (*r)[i]);
   });
   kept_.clear();
   if (configured_) agent_->configurationDone([](Result<void>) {});
