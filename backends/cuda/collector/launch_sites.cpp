@@ -142,14 +142,8 @@ void NativeStack::resolve(const std::uint64_t* pcs, int n, std::vector<NativeFra
 }
 
 CapturedSite nameSite(const RawSite& r, PythonFrames& python) {
-  CapturedSite c;
-  c.id = r.id;
-  c.cbid = r.cbid;
-  c.domain = r.domain;
-  c.api = r.api;
-  c.attribution = r.attribution;
-  c.callerTid = r.callerTid;
-  c.waitKind = r.waitKind;
+  CapturedSite c{.id = r.id, .cbid = r.cbid, .domain = r.domain, .api = r.api, .attribution = r.attribution,
+                 .callerTid = r.callerTid, .waitKind = r.waitKind};
   python.resolve(r.python, r.pythonCount, c.python);
   NativeStack::resolve(r.native, r.nativeCount, c.native);
   return c;

@@ -7,9 +7,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include "strata/cuda/collector/reader.hpp"
@@ -126,22 +128,16 @@ class SessionSink final : public RingSink {
     out_.errors.push_back(std::move(e));
   }
   void onKernelMetrics(const ring::KernelMetricsMessage& m) override {
-    KernelMetricsEvent e;
-    e.pid = r_.reader->pid();
-    e.correlation = m.correlation;
-    e.device = m.device;
-    e.request = m.request;
-    e.remaining = m.remaining;
-    e.passes = m.passes;
-    e.kernel = text(m.kernel);
-    e.error = text(m.error);
-    e.result = m.result;
-    e.time = m.time;
-    e.smThroughputPct = m.smThroughputPct;
-    e.dramThroughputPct = m.dramThroughputPct;
-    e.achievedOccupancyPct = m.achievedOccupancyPct;
-    e.durationNs = m.durationNs;
-    out_.metrics.push_back(std::move(e));
+    // NaN on the wire: not measured.
+    auto value = [](double v) { return std::isfinite(v) ? std::optional<double>(v) : std::nullopt; };
+    out_.metrics.push_back({.metrics = {.pid = r_.reader->pid(), .correlation = m.correlation, .device = m.device,
+                                        .request = m.request, .kernel = std::string(text(m.kernel)), .timeNs = m.time,
+                                        .passes = m.passes, .smThroughputPct = value(m.smThroughputPct),
+                                        .dramThroughputPct = value(m.dramThroughputPct),
+                                        .achievedOccupancyPct = value(m.achievedOccupancyPct),
+                                        .durationNs = value(m.durationNs), .error = std::string(text(m.error)),
+                                        .result = m.result},
+                            .remaining = m.remaining});
   }
   void onGraphNode(const ring::GraphNodeMessage& m) override {
     GraphNodeSite g;

@@ -146,15 +146,9 @@ struct GpuCollection::Impl : std::enable_shared_from_this<Impl> {
   }
 
   GpuError toError(const CudaErrorEvent& e) {
-    GpuError g;
-    g.pid = e.pid;
-    g.tid = e.tid;
-    g.api = e.api;
-    g.error = e.error;
-    g.result = e.result;
-    g.lastKernel = e.lastKernel.empty() ? std::string() : demangle(e.lastKernel);
-    g.lastCorrelation = e.lastCorrelation;
-    g.lastSite = e.lastSite;
+    GpuError g{.pid = e.pid, .tid = e.tid, .api = e.api, .error = e.error, .result = e.result,
+               .lastKernel = e.lastKernel.empty() ? std::string() : demangle(e.lastKernel),
+               .lastCorrelation = e.lastCorrelation, .lastSite = e.lastSite, .timeNs = e.time};
     if (const LaunchSite* s = reader->site(e.lastSite)) {
       g.lastLaunchPython = s->python;
       g.lastLaunchNative = s->nativeFrames;
@@ -173,7 +167,6 @@ struct GpuCollection::Impl : std::enable_shared_from_this<Impl> {
         g.caller = f;
         break;
       }
-    g.timeNs = e.time;
     g.message = g.error + " (" + std::to_string(g.result) + ") returned by " + g.api;
     if (const std::string at = where(g.caller); !at.empty()) g.message += " called from " + at;
     g.message += " in process " + std::to_string(g.pid) + ", thread " + std::to_string(g.tid) +
@@ -196,32 +189,18 @@ struct GpuCollection::Impl : std::enable_shared_from_this<Impl> {
   // A launch measured at a profile request, or why the request measured none: stored (gpuKernel
   // shows it on that launch) and said once.
   void profiled(const KernelMetricsEvent& e) {
-    KernelMetrics k;
-    k.pid = e.pid;
-    k.correlation = e.correlation;
-    k.device = e.device;
-    k.request = e.request;
-    k.kernel = e.kernel;
-    k.timeNs = e.time;
-    k.passes = e.passes;
-    auto value = [](double v) { return std::isfinite(v) ? std::optional<double>(v) : std::nullopt; };
-    k.smThroughputPct = value(e.smThroughputPct);
-    k.dramThroughputPct = value(e.dramThroughputPct);
-    k.achievedOccupancyPct = value(e.achievedOccupancyPct);
-    k.durationNs = value(e.durationNs);
-    k.error = e.error;
-    k.result = e.result;
+    const KernelMetrics& k = e.metrics;
     if (auto r = store.addKernelMetrics(k); !r) storeFailed(r.error());
-    if (!e.error.empty()) return note(GpuNote::Kind::Profile, e.pid, true, e.error);
-    std::string text = "hardware metrics of " + demangle(e.kernel) + " (process " + std::to_string(e.pid) +
-                       ", correlation " + std::to_string(e.correlation) + "):";
+    if (!k.error.empty()) return note(GpuNote::Kind::Profile, k.pid, true, k.error);
+    std::string text = "hardware metrics of " + demangle(k.kernel) + " (process " + std::to_string(k.pid) +
+                       ", correlation " + std::to_string(k.correlation) + "):";
     if (k.smThroughputPct) text += " SM throughput " + percent(*k.smThroughputPct) + ",";
     if (k.dramThroughputPct) text += " DRAM throughput " + percent(*k.dramThroughputPct) + ",";
     if (k.achievedOccupancyPct) text += " achieved occupancy " + percent(*k.achievedOccupancyPct) + ",";
     if (k.durationNs) text += " GPU time " + std::to_string(static_cast<std::uint64_t>(*k.durationNs + 0.5)) + " ns,";
     text.pop_back();
     text += e.remaining ? "; " + std::to_string(e.remaining) + " more to measure" : "; the profile request is done";
-    note(GpuNote::Kind::Profile, e.pid, false, text);
+    note(GpuNote::Kind::Profile, k.pid, false, text);
   }
 
   void statuses() {

@@ -271,16 +271,11 @@ std::vector<ScopeInfo> toScopeInfos(const std::vector<dbg::Scope>& scopes) {
 }
 
 ValueInfo toValueInfo(const dbg::Variable& v) {
-  ValueInfo out;
-  out.name = v.name;
-  out.value = v.value;
-  out.type = v.type;
-  out.evaluateName = v.evaluateName;
-  out.variablesReference = v.variablesReference;
-  if (v.namedChildren) out.namedVariables = static_cast<std::int64_t>(v.namedChildren);
-  if (v.indexedChildren) out.indexedVariables = static_cast<std::int64_t>(v.indexedChildren);
-  if (v.memoryReference) out.memoryReference = hexAddress(*v.memoryReference);
-  return out;
+  auto count = [](std::uint64_t n) { return n ? std::optional<std::int64_t>(static_cast<std::int64_t>(n)) : std::nullopt; };
+  return {.name = v.name, .value = v.value, .type = v.type, .evaluateName = v.evaluateName,
+          .variablesReference = v.variablesReference, .namedVariables = count(v.namedChildren),
+          .indexedVariables = count(v.indexedChildren),
+          .memoryReference = v.memoryReference ? hexAddress(*v.memoryReference) : std::string()};
 }
 
 InstructionInfo toInstructionInfo(const dbg::DisassembledInstruction& ins, bool withSymbol) {

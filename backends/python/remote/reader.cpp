@@ -386,19 +386,14 @@ Result<std::unique_ptr<PyRemote>> PyRemote::open(pid_t pid, std::optional<int> f
     return it != syms.end() ? where.bias + it->second : 0;
   };
   for (const auto& [name, value] : syms) s->symbols[name] = where.bias + value;
-  s->codeType = addressOf("PyCode_Type");
-  s->frameType = addressOf("PyFrame_Type");
-  s->unicodeType = addressOf("PyUnicode_Type");
-  s->longType = addressOf("PyLong_Type");
-  s->boolType = addressOf("PyBool_Type");
-  s->floatType = addressOf("PyFloat_Type");
-  s->bytesType = addressOf("PyBytes_Type");
-  s->tupleType = addressOf("PyTuple_Type");
-  s->listType = addressOf("PyList_Type");
-  s->dictType = addressOf("PyDict_Type");
-  s->setType = addressOf("PySet_Type");
-  s->none = addressOf("_Py_NoneStruct");
-  s->trueObject = addressOf("_Py_TrueStruct");
+  // The type objects and singletons values are told apart by (0: the runtime lacks the name).
+  static constexpr std::pair<std::uint64_t State::*, const char*> kKnown[] = {
+      {&State::codeType, "PyCode_Type"}, {&State::frameType, "PyFrame_Type"}, {&State::unicodeType, "PyUnicode_Type"},
+      {&State::longType, "PyLong_Type"}, {&State::boolType, "PyBool_Type"}, {&State::floatType, "PyFloat_Type"},
+      {&State::bytesType, "PyBytes_Type"}, {&State::tupleType, "PyTuple_Type"}, {&State::listType, "PyList_Type"},
+      {&State::dictType, "PyDict_Type"}, {&State::setType, "PySet_Type"}, {&State::none, "_Py_NoneStruct"},
+      {&State::trueObject, "_Py_TrueStruct"}};
+  for (const auto& [field, name] : kKnown) (*s).*field = addressOf(name);
   if (!s->codeType || !s->unicodeType)
     return Error{errors::kNoPythonRuntime, where.path + " defines _PyRuntime but not PyCode_Type and PyUnicode_Type"};
 

@@ -313,6 +313,14 @@ local function load_dap()
   return dap
 end
 
+-- Starts a session through nvim-dap, when it is there.
+local function run(config)
+  local dap = load_dap()
+  if dap then
+    dap.run(config)
+  end
+end
+
 --- Registers dap.adapters.strata and, with include_configs, Strata's configurations.
 ---@param opts table|nil see default_opts above
 function M.setup(opts)
@@ -354,27 +362,19 @@ end
 --- Python (CPython 3.10+) or native; `native` with a Python process debugs its C/C++ too.
 function M.attach(pid, opts)
   opts = opts or {}
-  local dap = load_dap()
-  if not dap then
-    return
-  end
   pid = tonumber(pid)
   if not pid then
     notify('attach: give the pid of a running process')
     return
   end
-  dap.run(attach(string.format('Strata: attach to %d', pid),
+  run(attach(string.format('Strata: attach to %d', pid),
     { processId = pid, native = opts.native or nil, justMyCode = opts.justMyCode }))
 end
 
 --- Opens a GPU trace with no program: require('strata.dap').open_trace('trace.pt.trace.json.gz').
 function M.open_trace(path, opts)
   opts = opts or {}
-  local dap = load_dap()
-  if not dap then
-    return
-  end
-  dap.run(launch('Strata: GPU trace', {
+  run(launch('Strata: GPU trace', {
     trace = vim.fn.fnamemodify(vim.fn.expand(path), ':p'),
     gpuStore = opts.gpuStore,
   }))

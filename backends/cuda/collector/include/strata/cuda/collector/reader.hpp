@@ -18,6 +18,7 @@
 #include "strata/cuda/collector/ring_format.hpp"
 #include "strata/cuda/device.hpp"
 #include "strata/cuda/record.hpp"
+#include "strata/cuda/store.hpp"
 #include "strata/result.hpp"
 
 namespace strata::cuda {
@@ -50,14 +51,10 @@ struct CudaErrorEvent {
 
 // An NVTX name given to a thread, device, context or stream.
 // Hardware metrics of one launch measured at a profile request, or why the request measured
-// nothing (error non-empty). Values are NaN when not measured.
+// nothing, decoded once into what the store keeps; and how many launches the request has left.
 struct KernelMetricsEvent {
-  std::uint32_t pid = 0, correlation = 0, device = 0, request = 0, remaining = 0, passes = 0;
-  std::string kernel;   // as launched (mangled); "" when the failure came before a launch
-  std::string error;    // "" when measured
-  std::int32_t result = 0;  // the failing CUPTI call's result
-  std::uint64_t time = 0;
-  double smThroughputPct = 0, dramThroughputPct = 0, achievedOccupancyPct = 0, durationNs = 0;
+  KernelMetrics metrics;
+  std::uint32_t remaining = 0;
 };
 
 struct ObjectName {
