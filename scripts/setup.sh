@@ -13,6 +13,8 @@ packages=(
   python3-torch openmpi-bin
   clang-14 libclang-rt-14-dev
   patchelf
+  python3-build python3-wheel python3-setuptools
+  neovim emacs-nox elpa-dap-mode
   libkrb5-dev
   chromium
 )

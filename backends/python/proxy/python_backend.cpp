@@ -30,10 +30,13 @@ bool hasAgent(const fs::path& dir) {
 
 std::string agentPythonPath(const std::string& adapterExecutable) {
   if (const char* env = std::getenv("STRATA_AGENT_PYTHONPATH"); env && hasAgent(env)) return env;
+  // Where the adapter is installed comes before the build tree it was built in: a copy
+  // installed on the build machine runs with its own agent.
+  const fs::path prefix = fs::path(adapterExecutable).parent_path().parent_path();
+  // cmake --install, the packages and the wheel (whose prefix is <site-packages>/strata/_prefix):
+  // <prefix>/bin/strata-dap, <prefix>/lib/strata/python/strata/.
+  if (fs::path installed = prefix / "lib" / "strata" / "python"; hasAgent(installed)) return installed.string();
   if (hasAgent(STRATA_AGENT_BUILD_PYTHONPATH)) return STRATA_AGENT_BUILD_PYTHONPATH;
-  // Installed: <prefix>/bin/strata-dap and <prefix>/lib/strata/python/strata/.
-  fs::path installed = fs::path(adapterExecutable).parent_path().parent_path() / "lib" / "strata" / "python";
-  if (hasAgent(installed)) return installed.string();
   return {};
 }
 

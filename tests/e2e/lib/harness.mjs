@@ -109,8 +109,10 @@ after(() => { for (const c of live) c.stopAdapter(); });
 export class StrataClient extends DebugClient {
   // spawn: Node's spawn options for the adapter (uid, gid, env); prefix: a command the
   // adapter runs under (['setpriv', ...]).
-  constructor({ spawn: spawnOptions = {}, prefix = [] } = {}) {
-    super(ADAPTER, '--stdio', 'strata', spawnOptions, true);
+  // adapter: another strata-dap (an installed one).
+  constructor({ spawn: spawnOptions = {}, prefix = [], adapter = ADAPTER } = {}) {
+    super(adapter, '--stdio', 'strata', spawnOptions, true);
+    this.adapterPath = adapter;
     this.prefix = prefix;
     live.add(this);
     this.defaultTimeout = 20000;
@@ -170,7 +172,7 @@ export class StrataClient extends DebugClient {
   start(port) {
     if (typeof port === 'number' || this.prefix.length === 0) return super.start(port);
     const [command, ...args] = this.prefix;
-    this._adapterProcess = spawn(command, [...args, ADAPTER, '--stdio'], this._spawnOptions);
+    this._adapterProcess = spawn(command, [...args, this.adapterPath, '--stdio'], this._spawnOptions);
     this._adapterProcess.stderr.on('data', (d) => process.stderr.write(d));
     this.connect(this._adapterProcess.stdout, this._adapterProcess.stdin);
     return Promise.resolve();
