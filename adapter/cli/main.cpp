@@ -12,6 +12,8 @@
 #include "adapter/cli/attach.hpp"
 #include "adapter/cli/dap_client.hpp"
 #include "adapter/cli/gpu.hpp"
+#include "adapter/cli/mcp.hpp"
+#include "adapter/cli/session_cmd.hpp"
 #include "adapter/cli/stacks.hpp"
 #include "adapter/cli/stops.hpp"
 #include "strata/protocol/types.hpp"
@@ -64,6 +66,18 @@ usage: strata attach [--json] [--native] [--break FILE:LINE[:CONDITION]]... [--c
   the program running on). With --break, waits until the Strata agent is in (3.12, 3.13),
   prints the first stop there, and detaches: the program runs on as if never touched.
   --native (a Python program): its C/C++ extensions too (mixed mode): --break in a .cpp file.
+
+usage: strata session start [options] -- PROGRAM [ARGS...]   (or --attach PID, --trace FILE)
+       strata break|clear|continue|next|step|out|pause|wait|threads|stack|locals|eval ... [--session N] [--json]
+       strata session list|end
+  A debug session kept in the background between short commands, for terminals and agents:
+  each command answers when the program has stopped, ended, or its --timeout passed
+  (strata session --help says more).
+
+usage: strata mcp [--http HOST:PORT]
+  A Model Context Protocol server for AI agents (stdio by default): tools to start and attach
+  debug sessions, set breakpoints, resume and step, read stacks, variables and GPU data, and the
+  stacks of a running job (strata mcp --help).
 
 usage: strata gpu run [--trace|--stacks] [--store FILE] [--profile NAME[:N]] -- PROGRAM [ARGS...]
        strata gpu top|kernel|timeline|sql|export ... FILE
@@ -235,7 +249,20 @@ int main(int argc, char** argv) {
   }
   if (cmd == "stacks") return strata::cli::stacksCommand(argc, argv, 2);
   if (cmd == "attach") return strata::cli::attachCommand(argc, argv, 2);
-  if (cmd == "gpu") return strata::cli::gpuCommand(argc, argv, 2);
+  if (cmd == "gpu") {
+    // `strata gpu top` with no file: the GPU data of the running session (the Debug Console's !gpu).
+    std::string sub = argc > 2 ? argv[2] : "";
+    bool store = sub == "run" || sub == "--help" || sub == "-h" || sub.empty();
+    std::error_code ec;
+    // A FILE argument (a store or a trace, there or misspelt) makes it the store command.
+    for (int k = 3; k < argc && !store; ++k)
+      store = std::filesystem::is_regular_file(argv[k], ec) || std::strpbrk(argv[k], "./") != nullptr;
+    if (!store) return strata::cli::sessionConsole("!gpu", argc, argv, 2);
+    return strata::cli::gpuCommand(argc, argv, 2);
+  }
+  if (cmd == "session") return strata::cli::sessionCommand(argc, argv, 2);
+  if (cmd == "mcp") return strata::cli::mcpCommand(argc, argv, 2);
+  if (strata::cli::isSessionVerb(cmd)) return strata::cli::sessionVerb(cmd, argc, argv, 2);
   if (cmd != "run") return usageError("unknown command '" + cmd + "'");
   RunOptions o;
   std::vector<std::string> breakTexts;

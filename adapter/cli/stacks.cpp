@@ -1,6 +1,7 @@
 // `strata stacks PID`: every thread's stack of a running process, read from the outside
 // (backends/stacks), printed merged; `--tree` merges several processes into one.
 #include "adapter/cli/stacks.hpp"
+#include "adapter/cli/session_cmd.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -40,7 +41,8 @@ int usageError(const std::string& message) {
 
 int stacksCommand(int argc, char** argv, int first) {
   Options o;
-  std::string pidText;
+  std::string pidText, session;
+  bool fromSession = false;
   std::vector<std::string> morePids;
   for (int i = first; i < argc; ++i) {
     std::string a = argv[i];
@@ -51,6 +53,11 @@ int stacksCommand(int argc, char** argv, int first) {
     else if (a == "--locals") o.read.locals = true;
     else if (a == "--children") o.children = true;
     else if (a == "--tree") o.tree = true;
+    else if (a == "--session") {
+      if (i + 1 >= argc) return usageError("--session needs a name");
+      session = argv[++i];
+      fromSession = true;
+    }
     else if (a == "--max-frames" || a == "--python-layout") {
       if (i + 1 >= argc) return usageError(a + " needs a value");
       std::string v = argv[++i];
@@ -76,7 +83,18 @@ int stacksCommand(int argc, char** argv, int first) {
     if (!o.tree) return usageError("unexpected argument '" + more + "'");
   if (o.read.nativeOnly && o.read.pythonOnly) return usageError("--native and --python-only exclude each other");
   char* end = nullptr;
-  long pid = pidText.empty() ? 0 : std::strtol(pidText.c_str(), &end, 10);
+  // No PID: the program of the session (strata session start), when there is one.
+  if (pidText.empty() || fromSession) {
+    if (!pidText.empty()) return usageError("--session and a PID exclude each other");
+    std::string problem;
+    std::int64_t sessionPid = sessionProgramPid(session, problem);
+    if (!sessionPid) {
+      std::fprintf(stderr, "strata: stacks needs a process id: strata stacks [--json] PID (%s)\n", problem.c_str());
+      return 2;
+    }
+    pidText = std::to_string(sessionPid);
+  }
+  long pid = std::strtol(pidText.c_str(), &end, 10);
   if (pid <= 0 || *end != '\0') {
     std::fprintf(stderr, "strata: stacks needs a process id: strata stacks [--json] PID\n");
     return 2;
@@ -114,9 +132,14 @@ int stacksCommand(int argc, char** argv, int first) {
         else std::fprintf(stderr, "strata: %s\n", r.error().message.c_str());
         return 1;
       }
-      report = json::object{{"pid", pids[i]}, {"error", r.error().message}};
-      part = "process " + std::to_string(pids[i]) + ": " + r.error().message + "\n";
-      status = 1;
+      // A child that ended since it was listed (a worker exiting) is no failure of the command.
+      const bool ended = r.error().id == errors::kNoSuchProcess;
+      std::string why = ended ? "ended before its stacks were read" : r.error().message;
+      const std::string self = "process " + std::to_string(pids[i]) + ": ";
+      if (why.rfind(self, 0) == 0) why.erase(0, self.size());  // the reader's message names it already
+      report = json::object{{"pid", pids[i]}, {"error", why}};
+      part = self + why + "\n";
+      if (!ended) status = 1;
     }
     reports.push_back(std::move(report));
     text += (i ? "\n" : "") + part;

@@ -6,29 +6,15 @@
 #include <map>
 #include <memory>
 
+#include "adapter/cli/json_fields.hpp"
+
 namespace strata::cli {
 
 namespace fs = std::filesystem;
 
 namespace {
 
-std::string str(const json::object& o, const char* key) {
-  auto* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->get_string()) : std::string();
-}
-std::int64_t num(const json::object& o, const char* key) {
-  auto* v = o.if_contains(key);
-  return v && v->is_int64() ? v->get_int64() : 0;
-}
-const json::object& obj(const json::value& v) {
-  static const json::object empty;
-  return v.is_object() ? v.get_object() : empty;
-}
-const json::array& arr(const json::object& o, const char* key) {
-  static const json::array empty;
-  auto* v = o.if_contains(key);
-  return v && v->is_array() ? v->get_array() : empty;
-}
+using namespace fields;
 
 constexpr std::size_t kFramesShown = 5;
 // Below those, the Python frames of a mixed stack (the Python line that called the C++ code),
@@ -40,26 +26,24 @@ bool pythonFile(const std::string& file) {
 }
 constexpr std::size_t kLocalsShown = 40;
 
-// What one stop shows, gathered across several requests.
-struct Stop {
-  std::int64_t threadId = 0;
-  std::string threadName, reason, description;
-  json::array frames;     // {name, file, line}
-  json::object locals;    // name -> value
-  std::vector<std::pair<std::string, std::string>> localsInOrder;
-};
-
-void print(const Stop& s, bool asJson) {
-  if (asJson) {
-    json::object line{{"type", "stopped"}, {"threadId", s.threadId}, {"thread", s.threadName},
-                      {"reason", s.reason}, {"frames", s.frames}, {"locals", s.locals}};
-    if (!s.description.empty()) line["description"] = s.description;
-    std::string text = json::serialize(line) + "\n";
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    std::fflush(stdout);
-    return;
-  }
+void print(const StopView& s, bool asJson) {
+  std::string text = asJson ? json::serialize(stopJson(s)) + "\n" : stopText(s);
   std::fflush(stdout);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+json::object stopJson(const StopView& s) {
+  json::object line{{"type", "stopped"}, {"threadId", s.threadId}, {"thread", s.threadName},
+                    {"reason", s.reason}, {"frames", s.frames}, {"locals", s.locals}};
+  if (!s.description.empty()) line["description"] = s.description;
+  if (!s.localsFrame.empty()) line["localsFrame"] = json::object{{"name", s.localsFrame}, {"index", s.localsIndex}};
+  return line;
+}
+
+std::string stopText(const StopView& s) {
   std::string out = "-- stopped (" + s.reason + ")";
   if (!s.description.empty() && s.description != s.reason) out += ": " + s.description;
   out += " in thread " + std::to_string(s.threadId);
@@ -77,13 +61,14 @@ void print(const Stop& s, bool asJson) {
       out += " at " + str(f, "file") + ":" + std::to_string(num(f, "line"));
     out += "\n";
   }
-  if (!s.localsInOrder.empty()) out += "   locals:\n";
+  if (!s.localsInOrder.empty()) {
+    // The top frame's, or those of the first frame of the program's own code below library ones.
+    if (s.localsFrame.empty() || s.localsIndex == 0) out += "   locals:\n";
+    else out += "   locals of " + s.localsFrame + " (#" + std::to_string(s.localsIndex) + "):\n";
+  }
   for (const auto& [name, value] : s.localsInOrder) out += "     " + name + " = " + value + "\n";
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  std::fflush(stdout);
+  return out;
 }
-
-}  // namespace
 
 Result<BreakSpec> parseBreak(const std::string& text, const std::string& cwd) {
   auto colon = text.find(':');
@@ -145,15 +130,19 @@ void reportStopAndContinue(DapClient& client, const json::object& stoppedBody, b
 }
 
 void reportStop(DapClient& client, const json::object& stoppedBody, bool asJson, std::function<void()> then) {
-  auto stop = std::make_shared<Stop>();
+  gatherStop(client, stoppedBody, [asJson, then](std::shared_ptr<StopView> stop) {
+    print(*stop, asJson);
+    then();
+  });
+}
+
+void gatherStop(DapClient& client, const json::object& stoppedBody, std::function<void(std::shared_ptr<StopView>)> done) {
+  auto stop = std::make_shared<StopView>();
   stop->threadId = num(stoppedBody, "threadId");
   stop->reason = str(stoppedBody, "reason");
   stop->description = str(stoppedBody, "text");
   DapClient* c = &client;
-  auto resume = [stop, asJson, then] {
-    print(*stop, asJson);
-    then();
-  };
+  auto resume = [stop, done] { done(stop); };
   c->request("threads", nullptr, [c, stop, resume](const protocol::Response& r) {
     for (const auto& t : arr(obj(r.body), "threads"))
       if (num(obj(t), "id") == stop->threadId) stop->threadName = str(obj(t), "name");
@@ -183,9 +172,14 @@ void reportStop(DapClient& client, const json::object& stoppedBody, bool asJson,
       if (frames.empty()) return resume();
       // The locals of the innermost frame that is not a subtle one (a C frame under Python's).
       std::int64_t frameId = num(obj(frames[0]), "id");
-      for (const auto& f : frames)
-        if (str(obj(f), "presentationHint") != "subtle") {
-          frameId = num(obj(f), "id");
+      stop->localsFrame = str(obj(frames[0]), "name");
+      for (std::size_t i = 0; i < frames.size(); ++i)
+        if (str(obj(frames[i]), "presentationHint") != "subtle") {
+          frameId = num(obj(frames[i]), "id");
+          stop->localsFrame = str(obj(frames[i]), "name");
+          // Where the frame is in the stack (the frames kept are not all of them).
+          const auto& kept = obj(stop->frames[i]);
+          stop->localsIndex = kept.contains("index") ? num(kept, "index") : static_cast<std::int64_t>(i);
           break;
         }
       c->request("scopes", json::object{{"frameId", frameId}}, [c, stop, resume](const protocol::Response& r) {

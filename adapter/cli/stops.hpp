@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +24,26 @@ Result<BreakSpec> parseBreak(const std::string& text, const std::string& cwd);
 // Sends setBreakpoints for every file named, then calls done.
 void setBreakpoints(DapClient& client, const std::vector<BreakSpec>& breaks,
                     std::function<void(const std::string& problem)> warn, std::function<void()> done);
+
+// What one stop shows, gathered across several requests.
+struct StopView {
+  std::int64_t threadId = 0;
+  std::string threadName, reason, description;
+  boost::json::array frames;  // {name, file, line[, index: where a frame kept below the top ones is]}
+  // The frame whose locals are shown: the top one, or under library frames the first of the
+  // program's own code (the top frames are "subtle" when justMyCode hides them).
+  std::string localsFrame;
+  std::int64_t localsIndex = 0;
+  boost::json::object locals;  // name -> value
+  std::vector<std::pair<std::string, std::string>> localsInOrder;
+};
+
+// Reads a stop's thread, top frames and locals (threads, stackTrace, scopes, variables).
+void gatherStop(DapClient& client, const boost::json::object& stoppedBody,
+                std::function<void(std::shared_ptr<StopView>)> done);
+// What `strata run --break` prints of it: text, or one JSON line's object.
+std::string stopText(const StopView& stop);
+boost::json::object stopJson(const StopView& stop);
 
 // Reads what a stop shows, prints it (text, or one JSON line) and continues the thread.
 void reportStopAndContinue(DapClient& client, const boost::json::object& stoppedBody, bool json);

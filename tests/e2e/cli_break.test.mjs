@@ -3,6 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { CLI, PYTHONS, forEachPython, NO_PYTHON } from './lib/harness.mjs';
 import { lineOf, pyTarget } from './lib/python.mjs';
@@ -56,4 +58,26 @@ test('strata run --break with a malformed location is a usage error', () => {
   const r = spawnSync(CLI, ['run', '--break', 'loop.py', '--', 'x.py'], { encoding: 'utf8' });
   assert.equal(r.status, 2);
   assert.match(r.stderr, /--break needs FILE:LINE/);
+});
+
+test('strata run --break in a library file: the locals shown are those of the program\'s own frame, named', { skip: NO_PYTHON }, () => {
+  const py = PYTHONS.at(-1);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strata-libbreak-'));
+  const script = path.join(dir, 'libbreak.py');
+  fs.writeFileSync(script, 'import json\n\n\ndef main():\n    payload = {"a": 1}\n    print(json.dumps(payload))\n\n\nmain()\n');
+  try {
+    const lib = spawnSync(py, ['-c', 'import json; print(json.__file__)'], { encoding: 'utf8' }).stdout.trim();
+    const line = fs.readFileSync(lib, 'utf8').split('\n').findIndex((l) => l.includes('return _default_encoder.encode(obj)')) + 1;
+    assert.ok(line > 0, `json.dumps's return line in ${lib}`);
+    const r = spawnSync(CLI, ['run', '--break', `${lib}:${line}`, '--', py, script], { encoding: 'utf8', timeout: 120000 });
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, new RegExp(`#0 dumps at ${lib.replace(/[.]/g, '\\.')}:${line}\n`));
+    assert.match(r.stdout, /#1 main at .*libbreak\.py:6\n/);
+    assert.match(r.stdout, /locals of main \(#1\):\n +payload = \{'a': 1\}\n/);
+    const j = spawnSync(CLI, ['run', '--json', '--break', `${lib}:${line}`, '--', py, script], { encoding: 'utf8', timeout: 120000 });
+    const stop = j.stdout.trim().split('\n').map((l) => JSON.parse(l)).find((l) => l.type === 'stopped');
+    assert.deepEqual(stop.localsFrame, { name: 'main', index: 1 });
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
