@@ -1,7 +1,8 @@
 // Python inspection through strata-dap, on every interpreter in STRATA_PYTHONS: variables
 // paging for every container, class attributes apart, guarded reprs, truncation, tensor and
-// module summaries that never read data, evaluate in every context, setVariable,
-// setExpression and completions — one stop of tests/targets/python/inspect_me.py.
+// module summaries (parameters and buffers counted recursively) that never read data, evaluate
+// in every context, setVariable, setExpression and completions — one stop of
+// tests/targets/python/inspect_me.py.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -63,12 +64,19 @@ forEachPython((py) => {
     assert.match(rows[0].value, /shape=\(1000, 3\)/);
     const named = Object.fromEntries(pairs(await kids(vars.tensor, { filter: 'named' })));
     assert.ok('dtype' in named, JSON.stringify(named));
+    assert.equal(vars.net.value, 'FakeModule(parameters=16 in 2 tensors, buffers=4 in 1 tensor, children=0)');
     const groups = Object.fromEntries((await kids(vars.net)).map((x) => [x.name, x]));
-    assert.deepEqual(Object.keys(groups).sort(), ['buffers', 'modules', 'parameters']);
+    assert.deepEqual(Object.keys(groups).sort(), ['buffers', 'children', 'parameters']);
     const params = Object.fromEntries(pairs(await kids(groups.parameters)));
     assert.match(params.weight, /shape=\(4, 3\)/);
     assert.match(params.bias, /shape=\(4,\)/);
     assert.deepEqual(Object.keys(Object.fromEntries(pairs(await kids(groups.buffers)))), ['running_mean']);
+    // A module's parameters and buffers count recursively, listed by qualified name and paged.
+    assert.equal(vars.stack.value, 'FakeStack(parameters=9601 in 1201 tensors (1 direct), buffers=2400 in 600 tensors (0 direct), children=600)');
+    const stackGroups = Object.fromEntries((await kids(vars.stack)).map((x) => [x.name, x]));
+    assert.equal(stackGroups.parameters.indexedVariables, 1201);
+    assert.deepEqual(pairs(await kids(stackGroups.parameters, { filter: 'indexed', start: 1200, count: 1 })),
+      [['599.bias', 'FakeTensor(shape=(4,), dtype=torch.float32, device=cuda:0, requires_grad=False)']]);
     const reads = await c.evaluateRequest({ expression: 'list(FakeTensor.data_reads)', frameId: frame, context: 'watch' });
     assert.equal(reads.body.result, '[]');
 

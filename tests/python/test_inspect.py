@@ -59,10 +59,43 @@ class Inspection(AgentCase):
         named = {v["name"]: v["value"] for v in self.children(t, filter="named")}
         self.assertIn("dtype", named)
         net = self.vars["net"]
+        self.assertEqual(net["value"], "FakeModule(parameters=16 in 2 tensors, buffers=4 in 1 tensor, children=0)")
         groups = {g["name"]: g for g in self.children(net)}
-        self.assertEqual(set(groups), {"parameters", "buffers", "modules"})
+        self.assertEqual(set(groups), {"parameters", "buffers", "children"})
         params = {p["name"]: p["value"] for p in self.children(groups["parameters"])}
         self.assertIn("shape=(4, 3)", params["weight"])
+        reads = self.c.request("evaluate", expression="list(FakeTensor.data_reads)", frameId=self.frame,
+                               context="watch")["result"]
+        self.assertEqual(reads, "[]")
+
+    def test_module_members_count_recursively_and_page(self):
+        stack = self.vars["stack"]
+        self.assertEqual(stack["value"], "FakeStack(parameters=9601 in 1201 tensors (1 direct), "
+                                         "buffers=2400 in 600 tensors (0 direct), children=600)")
+        groups = {g["name"]: g for g in self.children(stack)}
+        self.assertEqual(list(groups), ["parameters", "buffers", "children"])
+        params = groups["parameters"]
+        self.assertEqual(params["value"], "9601 in 1201 tensors (1 direct)")
+        self.assertEqual(params["indexedVariables"], 1201)
+        first = self.children(params)
+        self.assertEqual(len(first), 1000)  # a client that does not page gets the first 1000
+        self.assertEqual([p["name"] for p in first[:3]], ["scale", "0.weight", "0.bias"])
+        self.assertEqual(first[1]["evaluateName"], "getattr(stack, '0').weight")
+        last = self.children(params, filter="indexed", start=1199, count=5)
+        self.assertEqual([(p["name"], p["value"]) for p in last],
+                         [("599.weight", "FakeTensor(shape=(4, 3), dtype=torch.float32, device=cuda:0, requires_grad=False)"),
+                          ("599.bias", "FakeTensor(shape=(4,), dtype=torch.float32, device=cuda:0, requires_grad=False)")])
+        self.assertEqual(self.children(params, filter="named"), [])
+        buffers = self.children(groups["buffers"], filter="indexed", start=0, count=2)
+        self.assertEqual([b["name"] for b in buffers], ["0.running_mean", "1.running_mean"])
+        children = groups["children"]
+        self.assertEqual((children["value"], children["indexedVariables"]), ("600 modules", 600))
+        kids = self.children(children, filter="indexed", start=598, count=10)
+        self.assertEqual([(k["name"], k["value"]) for k in kids],
+                         [("598", "FakeModule(parameters=16 in 2 tensors, buffers=4 in 1 tensor, children=0)"),
+                          ("599", "FakeModule(parameters=16 in 2 tensors, buffers=4 in 1 tensor, children=0)")])
+        leaf = {g["name"]: g for g in self.children(kids[0])}
+        self.assertEqual((leaf["children"]["value"], leaf["children"]["variablesReference"]), ("0 modules", 0))
         reads = self.c.request("evaluate", expression="list(FakeTensor.data_reads)", frameId=self.frame,
                                context="watch")["result"]
         self.assertEqual(reads, "[]")

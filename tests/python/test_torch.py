@@ -59,11 +59,12 @@ class RealTorch(AgentCase):
 
     def test_module_groups_parameters_with_grads(self):
         net = self.vars["net"]
-        self.assertEqual(net["value"], "Net(parameters=0, buffers=1, modules=2)")
+        self.assertEqual(net["value"], "Net(parameters=41 in 4 tensors (0 direct), buffers=1 in 1 tensor, children=2)")
         groups = {g["name"]: g for g in self.children(net)}
-        self.assertEqual(set(groups), {"parameters", "buffers", "modules"})
-        modules = {m["name"]: m for m in self.children(groups["modules"])}
-        self.assertEqual(modules["hidden"]["value"], "Linear(parameters=2, buffers=0, modules=0)")
+        self.assertEqual(list(groups), ["parameters", "buffers", "children"])
+        modules = {m["name"]: m for m in self.children(groups["children"])}
+        self.assertEqual(modules["hidden"]["value"], "Linear(parameters=32 in 2 tensors, buffers=0, children=0)")
+        self.assertEqual(modules["hidden"]["evaluateName"], "net.hidden")
         hidden = {g["name"]: g for g in self.children(modules["hidden"])}
         params = {p["name"]: p["value"] for p in self.children(hidden["parameters"])}
         self.assertEqual(params["weight"],

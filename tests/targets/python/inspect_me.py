@@ -44,6 +44,16 @@ class FakeModule:
         self.training = True
 
 
+class FakeStack:
+    """Looks like a torch module holding many others: parameters and buffers count recursively."""
+
+    def __init__(self, n):
+        self._parameters = {"scale": FakeTensor((1,)), "unused": None}
+        self._buffers = {}
+        self._modules = {str(i): FakeModule() for i in range(n)}
+        self._modules["absent"] = None
+
+
 class BadRepr:
     def __repr__(self):
         raise ValueError("no repr for you")
@@ -76,6 +86,7 @@ def main():
     pt = Point()
     tensor = FakeTensor((1000, 1000, 3))
     net = FakeModule()
+    stack = FakeStack(600)
     bad = BadRepr()
     slow = SlowRepr()
     counter = 10

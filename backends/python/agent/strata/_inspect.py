@@ -1,4 +1,5 @@
 """Variables: safe reprs under a time limit, lazy paged children, tensor and module summaries."""
+import keyword
 import threading
 import time
 
@@ -8,6 +9,7 @@ REPR_LIMIT_S = 0.5
 VALUE_CHARS = 1000
 PREVIEW_ITEMS = 30
 DEFAULT_PAGE = 1000
+MEMBERS_LIMIT_S = 0.5
 
 
 class ReprTimeout(BaseException):
@@ -100,9 +102,145 @@ def is_tensor_like(v):
 
 
 def is_module_like(v):
-    d = getattr(v, "__dict__", None)
-    return isinstance(d, dict) and all(isinstance(d.get(k), dict)
-                                       for k in ("_parameters", "_buffers", "_modules"))
+    return _registries(v) is not None
+
+
+def _numel(t):
+    """Element count from metadata (numel() or the shape), None when the tensor has none yet."""
+    try:
+        return int(t.numel())
+    except Exception:
+        pass
+    try:
+        n = 1
+        for d in t.shape:
+            n *= int(d)
+        return n
+    except Exception:
+        return None
+
+
+def _registries(m):
+    """A module's (_parameters, _buffers, _modules) dicts, or None for anything else."""
+    d = getattr(m, "__dict__", None)
+    if not isinstance(d, dict):
+        return None
+    p, b, c = d.get("_parameters"), d.get("_buffers"), d.get("_modules")
+    if isinstance(p, dict) and isinstance(b, dict) and isinstance(c, dict):
+        return p, b, c
+    return None
+
+
+class ModuleMembers:
+    """A module's parameters and buffers as named_parameters() and named_buffers() give them:
+    recursive, by qualified name ("0.weight"), each tensor once, each module once (its first
+    place in a depth-first walk), a module's own tensors first; and its children as
+    named_children() gives them. Walked over the registries (_parameters, _buffers, _modules),
+    so no code of the program runs but numel(); stops, marked incomplete, after
+    MEMBERS_LIMIT_S. Without a page it counts, and keeps nothing; with one, (kind, start,
+    stop), it keeps that page of one kind ('parameters', 'buffers' or 'children') in items."""
+
+    KINDS = ("parameters", "buffers", "children")
+
+    def __init__(self, module, page=None, limit=None):
+        self.count = {k: 0 for k in self.KINDS}
+        self.direct = {"parameters": 0, "buffers": 0}
+        self.numel = {"parameters": 0, "buffers": 0}  # None once a tensor has no size yet
+        self.items = []
+        self.complete = True
+        self.children_complete = True
+        which, first, stop = page or (None, 0, 0)
+        deadline = time.monotonic() + (MEMBERS_LIMIT_S if limit is None else limit)
+        if which in (None, "children"):
+            reg = module.__dict__["_modules"]
+            seen = set()
+            for i, (k, c) in enumerate(zip(list(reg), list(reg.values()))):
+                if not i % 1024 and i and time.monotonic() > deadline:
+                    self.complete = self.children_complete = False
+                    return
+                if c is not None and id(c) not in seen:
+                    seen.add(id(c))
+                    n = self.count["children"]
+                    if which == "children" and first <= n < stop:
+                        self.items.append((k, c))
+                    self.count["children"] = n + 1
+            if which == "children":
+                return
+        seen = {"parameters": set(), "buffers": set()}
+        visited = set()
+        # Parallel stacks, no tuples and nothing kept: a walk of 100,000 modules gives the
+        # garbage collector nothing new to trace.
+        prefixes, stack = [""], [module]
+        while stack:
+            prefix, m = prefixes.pop(), stack.pop()
+            if time.monotonic() > deadline:
+                self.complete = False
+                return
+            if id(m) in visited:
+                continue
+            regs = _registries(m)
+            if regs is None:
+                continue
+            visited.add(id(m))
+            for kind, reg in (("parameters", regs[0]), ("buffers", regs[1])):
+                if which is not None and kind != which:
+                    continue
+                done = seen[kind]
+                for k, t in zip(list(reg), list(reg.values())):
+                    if t is None or id(t) in done:
+                        continue
+                    done.add(id(t))
+                    n = self.count[kind]
+                    self.count[kind] = n + 1
+                    if which is not None:
+                        if n >= first:
+                            self.items.append((prefix + k, t))
+                            if n + 1 >= stop:
+                                return
+                        continue
+                    if m is module:
+                        self.direct[kind] += 1
+                    if self.numel[kind] is not None:
+                        size = _numel(t)
+                        self.numel[kind] = None if size is None else self.numel[kind] + size
+            subs = regs[2]
+            names, subs = list(subs), list(subs.values())
+            for i in range(len(subs) - 1, -1, -1):
+                if subs[i] is not None:
+                    prefixes.append(prefix + names[i] + ".")
+                    stack.append(subs[i])
+
+    def text(self, kind):
+        """'161 in 4 tensors (0 direct)': values, tensors, and the module's own tensors where
+        they are not all of them; '+' where the walk stopped early."""
+        n, numel, direct = self.count[kind], self.numel[kind], self.direct[kind]
+        more = "" if self.complete else "+"
+        if not n:
+            return "0" if self.complete else "?"
+        s = f"{'?' if numel is None else numel}{more} in {n}{more} tensor{'' if n == 1 and self.complete else 's'}"
+        if direct != n:
+            s += f" ({direct} direct)"
+        return s
+
+    def children_text(self):
+        n = self.count["children"]
+        return f"{n}{'' if self.children_complete else '+'}"
+
+    def summary(self, name):
+        return (f"{name}(parameters={self.text('parameters')}, buffers={self.text('buffers')}, "
+                f"children={self.children_text()})")
+
+
+def _member_expression(ev, qualified):
+    """An expression for a module member by its qualified name: attribute access where each part
+    is an identifier, getattr where it is not (Sequential's '0')."""
+    out = ev
+    for part in qualified.split("."):
+        if part.isidentifier() and not keyword.iskeyword(part):
+            out = f"{out}.{part}"
+        else:
+            out = f"getattr({out}, {part!r})"
+    return out
 
 
 def tensor_summary(v):
@@ -133,9 +271,28 @@ class Inspector:
         self.guard = guard
         self.refs = {}
         self.next_ref = 1
+        # A module's members, walked once per request: {id(module): (module, ModuleMembers)}.
+        self._members = None
 
     def clear(self):
         self.refs.clear()
+
+    def members(self, m):
+        """Module m's ModuleMembers, walked once per request (the memo holds m: its id stays m's)."""
+        if self._members is None:
+            return ModuleMembers(m)
+        got = self._members.get(id(m))
+        if got is None or got[0] is not m:
+            got = (m, ModuleMembers(m))
+            self._members[id(m)] = got
+        return got[1]
+
+    def _request(self):
+        """Starts a request's memo of module walks; True when this call owns it."""
+        if self._members is None:
+            self._members = {}
+            return True
+        return False
 
     def new_ref(self, provider):
         ref = self.next_ref
@@ -149,9 +306,17 @@ class Inspector:
         if is_tensor_like(v):
             return tensor_summary(v)
         if is_module_like(v):
-            d = v.__dict__
-            return (f"{type(v).__name__}(parameters={len(d['_parameters'])}, "
-                    f"buffers={len(d['_buffers'])}, modules={len(d['_modules'])})")
+            # The walk stops itself after MEMBERS_LIMIT_S; the guard is for a numel() that hangs.
+            g.item_limit = MEMBERS_LIMIT_S * 2
+            g.item_start = time.monotonic()
+            try:
+                return self.members(v).summary(type(v).__name__)
+            except ReprTimeout:
+                return f"{type(v).__name__}(<counting its parameters took longer than {MEMBERS_LIMIT_S * 2:g} s>)"
+            except Exception as e:
+                return f"{type(v).__name__}(<its parameters could not be counted: {type(e).__name__}: {e}>)"
+            finally:
+                g.item_start = None
         t = type(v)
         try:
             if t is str or t is bytes or t is bytearray:
@@ -193,6 +358,14 @@ class Inspector:
         return _truncate(body + (f" (length {n})" if n > len(items) else ""))
 
     def variable(self, name, value, evaluate_name=None):
+        own = self._request()
+        try:
+            return self._variable(name, value, evaluate_name)
+        finally:
+            if own:
+                self._members = None
+
+    def _variable(self, name, value, evaluate_name):
         var = {"name": name, "value": self.safe_repr(value), "type": type(value).__qualname__,
                "variablesReference": 0}
         if evaluate_name:
@@ -252,15 +425,20 @@ class Inspector:
         if prov is None:
             raise KeyError(f"unknown variablesReference {ref}")
         kind = prov[0]
+        own = self._request()
         self.guard.begin()
         try:
             if kind == "scope":
                 return self._scope(prov, start, count)
             if kind == "group":
                 return [self.variable(k, x, None) for k, x in self._page(prov[1], start, count)]
+            if kind == "members":
+                return self._module_members(prov, filter_, start, count)
             return self._object(prov[1], prov[2], filter_, start, count)
         finally:
             self.guard.end()
+            if own:
+                self._members = None
 
     @staticmethod
     def _page(seq, start, count):
@@ -288,7 +466,9 @@ class Inspector:
         indexed, named = self.child_counts(v)
         if filter_ != "indexed":
             for name, x, kind in self._named_children(v):
-                if kind == "group":
+                if kind == "members":
+                    out.append(self._members_group(v, ev, name))
+                elif kind == "group":
                     var = {"name": name, "value": f"({len(x)} items)", "variablesReference": self.new_ref(("group", x)),
                            "namedVariables": len(x), "presentationHint": {"kind": "virtual"}}
                     out.append(var)
@@ -311,11 +491,41 @@ class Inspector:
                 out.append((a, tuple(x) if a == "shape" else x, "meta"))
             return out
         if is_module_like(v):
-            d = v.__dict__
-            return [(g, list(d["_" + g].items()), "group") for g in ("parameters", "buffers", "modules")]
+            return [(g, None, "members") for g in ("parameters", "buffers", "children")]
         if isinstance(v, (str, bytes, bytearray, list, tuple, dict, set, frozenset)) or type(v).__name__ == "deque":
             return []
         return self._named(v)
+
+    def _members_group(self, m, ev, which):
+        """A module's 'parameters', 'buffers' (recursive, by qualified name) or 'children' group:
+        indexed, so a client pages a big model's thousands of tensors."""
+        try:
+            mm = self.members(m)
+        except Exception as e:
+            return {"name": which, "value": f"<unavailable: {type(e).__name__}: {e}>", "variablesReference": 0}
+        n = mm.count[which]
+        if which == "children":
+            value = f"{mm.children_text()} module{'' if n == 1 and mm.children_complete else 's'}"
+        else:
+            value = mm.text(which)
+            if not mm.complete:
+                value += f" (counting stopped after {MEMBERS_LIMIT_S:g} s)"
+        var = {"name": which, "value": value, "variablesReference": 0, "presentationHint": {"kind": "virtual"}}
+        if n:
+            var["variablesReference"] = self.new_ref(("members", m, which, ev))
+            var["indexedVariables"] = n
+        return var
+
+    def _module_members(self, prov, filter_, start, count):
+        _, m, which, ev = prov
+        if filter_ == "named":
+            return []
+        if not count and not filter_:
+            count = DEFAULT_PAGE
+        start = max(0, start or 0)
+        stop = start + count if count else 1 << 62
+        page = ModuleMembers(m, (which, start, stop), limit=MEMBERS_LIMIT_S * 4).items
+        return [self.variable(name, x, _member_expression(ev, name) if ev else None) for name, x in page]
 
     def _indexed(self, v, ev, start, count):
         out = []
