@@ -77,6 +77,54 @@ class RealTorch(AgentCase):
         reads = self.c.request("evaluate", expression="list(READS)", frameId=self.frame, context="watch")["result"]
         self.assertEqual(reads, "[]")
 
+    def watch(self, expression):
+        return self.c.request("evaluate", expression=expression, frameId=self.frame, context="watch")["result"]
+
+    def test_sequential_counts_its_layers_parameters(self):
+        seq = self.vars["seq"]
+        self.assertEqual(seq["value"], "Sequential(parameters=161 in 4 tensors (0 direct), buffers=0, children=3)")
+        self.assertEqual(self.watch("sum(p.numel() for p in seq.parameters())"), "161")
+        groups = {g["name"]: g for g in self.children(seq)}
+        self.assertEqual(groups["parameters"]["indexedVariables"], 4)
+        params = self.children(groups["parameters"])
+        self.assertEqual([p["name"] for p in params], ["0.weight", "0.bias", "2.weight", "2.bias"])
+        self.assertEqual(params[0]["value"],
+                         "Parameter(shape=(16, 8), dtype=torch.float32, device=cpu, requires_grad=True)")
+        self.assertEqual(params[3]["evaluateName"], "getattr(seq, '2').bias")
+        self.assertEqual(self.watch(params[3]["evaluateName"]),
+                         "Parameter(shape=(1,), dtype=torch.float32, device=cpu, requires_grad=True)")
+        self.assertEqual((groups["buffers"]["value"], groups["buffers"]["variablesReference"]), ("0", 0))
+        layers = self.children(groups["children"])
+        self.assertEqual([(m["name"], m["value"]) for m in layers],
+                         [("0", "Linear(parameters=144 in 2 tensors, buffers=0, children=0)"),
+                          ("1", "ReLU(parameters=0, buffers=0, children=0)"),
+                          ("2", "Linear(parameters=17 in 2 tensors, buffers=0, children=0)")])
+        self.assertEqual(self.watch("list(READS)"), "[]")
+
+    def test_nested_module_counts_recursively_with_buffers(self):
+        tower = self.vars["tower"]
+        self.assertEqual(tower["value"], "Tower(parameters=168 in 7 tensors (1 direct), "
+                                         "buffers=3 in 3 tensors (0 direct), children=3)")
+        groups = {g["name"]: g for g in self.children(tower)}
+        names = [p["name"] for p in self.children(groups["parameters"])]
+        self.assertEqual(names, ["embed", "body.0.weight", "body.0.bias", "body.2.weight", "body.2.bias",
+                                 "norm.weight", "norm.bias"])
+        self.assertEqual(self.watch("[n for n, _ in tower.named_parameters()]"), repr(names))
+        self.assertEqual(self.watch("sum(p.numel() for p in tower.parameters())"), "168")
+        page = self.children(groups["parameters"], filter="indexed", start=5, count=2)
+        self.assertEqual([p["name"] for p in page], ["norm.weight", "norm.bias"])
+        buffers = {b["name"]: b["value"] for b in self.children(groups["buffers"])}
+        self.assertEqual(list(buffers), ["norm.running_mean", "norm.running_var", "norm.num_batches_tracked"])
+        self.assertEqual(buffers["norm.num_batches_tracked"],
+                         "Tensor(shape=(), dtype=torch.int64, device=cpu, requires_grad=False)")
+        self.assertEqual(self.watch("[n for n, _ in tower.named_buffers()]"), repr(list(buffers)))
+        kids = {m["name"]: m["value"] for m in self.children(groups["children"])}
+        self.assertEqual(kids, {
+            "body": "Sequential(parameters=161 in 4 tensors (0 direct), buffers=0, children=3)",
+            "norm": "BatchNorm1d(parameters=2 in 2 tensors, buffers=3 in 3 tensors, children=0)",
+            "first": "Linear(parameters=144 in 2 tensors, buffers=0, children=0)"})
+        self.assertEqual(self.watch("list(READS)"), "[]")
+
     def tearDown(self):
         self.c.request("continue", threadId=self.tid)
         rc, out, err = self.agent.finish()

@@ -30,6 +30,18 @@ class Net(torch.nn.Module):
         return self.out(torch.relu(self.hidden(x))) * self.scale
 
 
+class Tower(torch.nn.Module):
+    """A module holding a Sequential, a BatchNorm1d (its running statistics are buffers) and the
+    Sequential's first layer a second time: named_parameters() lists that layer once."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Parameter(torch.zeros(5))
+        self.body = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 1))
+        self.norm = torch.nn.BatchNorm1d(1)
+        self.first = self.body[0]
+
+
 def main():
     torch.manual_seed(0)
     net = Net()
@@ -41,6 +53,8 @@ def main():
     loss.backward()
     opt.step()
     ids = torch.arange(6, dtype=torch.int64)
+    seq = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 1))
+    tower = Tower()
     print("step done", len(READS))  # @bp:after_step
     return loss
 
