@@ -341,6 +341,7 @@ void Session::output(backends::OutputCategory category, std::string text) {
 }
 
 void Session::processStarted(const std::string& name, std::int64_t pid, bool launched) {
+  if (!processId_) processId_ = pid;
   protocol::ProcessEventBody body;
   body.name = name;
   body.systemProcessId = pid;

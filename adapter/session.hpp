@@ -113,6 +113,8 @@ class Session final : public std::enable_shared_from_this<Session> {
   // ---- what backends report, through their hosts (Session::Port); `from` is the reporter ----
   void output(backends::OutputCategory category, std::string text);
   void processStarted(const std::string& name, std::int64_t pid, bool launched);
+  // The debuggee's process (the launcher of a job's ranks), 0 before it has one.
+  std::int64_t processId() const { return processId_; }
   void exited(backends::Backend* from, const backends::ExitStatus& status);
   bool congested() const;
   void whenWritable(std::function<void()> resume);
@@ -237,6 +239,7 @@ class Session final : public std::enable_shared_from_this<Session> {
   std::uint64_t stops_ = 0;
   bool launchedDebuggee_ = false;
   bool debuggeeEnded_ = false;
+  std::int64_t processId_ = 0;
   bool ended_ = false;
 };
 

@@ -562,7 +562,6 @@ void DebugSession::end(AnswerFn done) {
     a.text = "session " + name_ + " ended";
     return done(std::move(a));
   }
-  ending_ = true;
   bool terminate = !attached_;
   const bool hadExited = state_ == State::Exited;  // before the disconnect ends it
   client_->request("disconnect", json::object{{"terminateDebuggee", terminate}},

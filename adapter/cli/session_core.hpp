@@ -112,7 +112,6 @@ class DebugSession {
   State state_ = State::Starting;
   bool attached_ = false;
   bool waitsForStop_ = true;  // a started program: its start answers at the first stop
-  bool ending_ = false;
   std::string target_;  // what is debugged, in words
   std::int64_t pid_ = 0;
   std::int64_t stoppedThread_ = 0;

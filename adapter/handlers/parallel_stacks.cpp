@@ -1,5 +1,6 @@
 // parallelStacks: the stacks of every thread of several processes (the ranks of a distributed
-// job, named one by one or as a launcher's descendants) merged into one tree, read-only. Any
+// job, named one by one or as a launcher's descendants, by default the session's own) merged
+// into one tree, read-only. Any
 // session can ask, before or without a launch: the processes are read from the outside, one
 // at a time, on the session's worker so that the session keeps answering meanwhile. The
 // reading is the backend factory's (strata-dap's: backends/stacks, as `strata stacks --tree`).
@@ -36,8 +37,14 @@ class ParallelStacksHandler final : public TypedHandler<protocol::ParallelStacks
         return bad("processTree: " + std::to_string(*args.processTree) + " is not a process id");
       pids.insert(pids.begin(), static_cast<int>(*args.processTree));
     }
-    if (pids.empty()) return bad("processIds or processTree: name the processes to read");
     bool tree = args.processTree.has_value();
+    // Without either: the session's own program and its descendants (a job's ranks under their
+    // launcher).
+    if (pids.empty() && session.processId() > 0 && session.processId() <= INT32_MAX) {
+      pids.push_back(static_cast<int>(session.processId()));
+      tree = true;
+    }
+    if (pids.empty()) return bad("processIds or processTree: name the processes to read (this session debugs none)");
     bool pythonOnly = args.pythonOnly.value_or(false);
     session.offload(
         [reader, pids = std::move(pids), tree, pythonOnly](const std::function<bool()>& cancelled) mutable {

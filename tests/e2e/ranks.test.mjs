@@ -12,6 +12,13 @@ import path from 'node:path';
 import { REPO, StrataClient, startStdio, waitUntil, freePort, sleep, isRunning, assertClean, forEachAttachPython, PYTHONS, withTimeout, exitOf, ADAPTER } from './lib/harness.mjs';
 import { PYTHON, TRAIN, MPI_ENV, skip, whyNoMpi, markerLine, INIT, launchJob, spawnLaunch, mpiLaunch, stops, threadsByName, topFrame, localsOf, finish } from './lib/ranks.mjs';
 
+// Every node of a parallelStacks tree whose label starts with `prefix`.
+function nodesNamed(node, prefix, out = []) {
+  if ((node.label ?? '').startsWith(prefix)) out.push(node);
+  for (const c of node.children ?? []) nodesNamed(c, prefix, out);
+  return out;
+}
+
 test('spawn, stopAll false: the breakpoint in the training step stops every rank, each with its own values', { skip }, async () => {
   const c = await startStdio();
   try {
@@ -36,6 +43,11 @@ test('spawn, stopAll false: the breakpoint in the training step stops every rank
       assert.equal(locals.step, '0');
       assert.equal(locals.world, '4');
     }
+    // parallelStacks with no arguments: the session's own processes, every rank at the step.
+    const own = (await c.send('parallelStacks', { pythonOnly: true })).body;
+    const ranks = own.processes.filter((p) => p.rank !== undefined).map((p) => p.rank).sort();
+    assert.deepEqual(ranks, [0, 1, 2, 3], JSON.stringify(own.processes));
+    assert.equal(nodesNamed(own.tree, 'train_step ')[0].owners, 'ranks 0-3');
     const out = await finish(c, async () => {
       for (const t of mains) await c.continueRequest({ threadId: t.id });
     });
