@@ -119,6 +119,23 @@ class OneLineLoop(AgentCase):
         self.c.wait_event("exited")
 
 
+class SetWhileStopped(AgentCase):
+    def test_breakpoint_set_at_entry_stops_in_a_function_defined_later(self):
+        # Stopped before the module's first line: `helper` is not defined yet, its code only a
+        # constant of the running module body (on 3.11 the breakpoint is written into it there).
+        self.start("loop.py", stopOnEntry=True)
+        self.go()
+        self.stopped("entry")
+        self.set_bps({"at": "helper_body", "condition": "x == 2"})
+        self.cont()
+        _, top = self.stopped("breakpoint")
+        self.assertEqual((top["name"], top["line"]), ("helper", self.m["helper_body"]))
+        self.assertEqual(self.locals_()["x"]["value"], "2")
+        self.set_bps()
+        self.cont()
+        self.c.wait_event("exited")
+
+
 class PendingFiles(AgentCase):
     def test_breakpoint_in_file_created_later_is_verified_when_loaded(self):
         import os

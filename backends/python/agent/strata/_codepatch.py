@@ -139,17 +139,22 @@ class Patcher:
             self.main_pending = None
         if not lines:
             return
-        done = {}
+        self._patch_consts(code, canon, lines, {})
+        if lines & bpmod.code_lines(code):
+            self.traced.append((code, canon))
+        self._arm_traced(globals_)
+
+    def _patch_consts(self, code, canon, lines, done):
+        """The code objects among `code`'s constants swapped in place for patched ones: what
+        `code` defines from now on (functions, classes, lambdas) runs the patched code. `code`
+        may be armed already (a running frame's): it leaves the tables for the swap."""
         holder = weakref.ref(code)
         for i, c in enumerate(code.co_consts):
             if isinstance(c, types.CodeType):
                 p = self._tree(c, canon, lines, done)
                 if p is not c:
-                    self.core.swap_const(code, i, p)
+                    self.m.tables.rekeyed(code, lambda i=i, p=p: self.core.swap_const(code, i, p))
                     self.consts.setdefault(canon, []).append((holder, i, c, p))
-        if lines & bpmod.code_lines(code):
-            self.traced.append((code, canon))
-        self._arm_traced(globals_)
 
     def patch_main(self, code, canon):
         """The main script's module code, patched as a whole before it runs (the agent runs it)."""
@@ -220,6 +225,11 @@ class Patcher:
                     self.m.tables.arm_traced(orig, f.__globals__)
                     continue
                 rec.append((f, orig, new))
+        # Code that runs now (a module body stopped at its first line, a function) goes on to
+        # define functions from its constants: those run patched code too.
+        for code in live:
+            if code not in self.made:
+                self._patch_consts(code, canon, lines, done)
         self._arm_traced(None)
         for code, globals_ in live.items():
             self.m.tables.arm_traced(code, globals_)
