@@ -31,5 +31,5 @@ done
 # Peers, installed sizes as dpkg records them (KiB).
 for pkg in gdb lldb-19 python3-debugpy; do
   kib=$(dpkg-query -W -f='${Installed-Size}' "$pkg" 2>/dev/null || true)
-  [ -n "$kib" ] && echo "| peer: Debian's $pkg, installed (without its dependencies) | $(mb "$((kib * 1024))") |"
+  if [ -n "$kib" ]; then echo "| peer: Debian's $pkg, installed (without its dependencies) | $(mb "$((kib * 1024))") |"; else echo "| peer: Debian's $pkg | not installed here |"; fi
 done
