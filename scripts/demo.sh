@@ -182,8 +182,8 @@ if [ -z "$py" ]; then
 else
   start_program "$logs/train.log" "$py" examples/python/slow_train.py --seconds 60
   train=$started
-  train_line=$(grep -n "# attach: step_line" examples/python/slow_train.py | cut -d: -f1)
-  show attach --break "examples/python/slow_train.py:${train_line}:loss < 0.01" "$train"
+  train_line=$(grep -n "return w - lr \* gw" examples/python/train_loop.py | cut -d: -f1)
+  show attach --break "examples/python/train_loop.py:${train_line}:loss < 0.01" "$train"
   sleep 2
   if ! kill -0 "$train" 2>/dev/null; then
     echo "  (process $train is gone; its output:)"

@@ -4,22 +4,14 @@ gradient descent, one small step every 20 ms, for --seconds (default 60).
     python3 slow_train.py [--seconds S]
 
 Prints "ready" once it trains, then the step and loss every 50 steps. `strata attach --break
-slow_train.py:LINE PID` brings the debugger in without a restart, prints one stop and lets it
-go: the program trains on as before.
+train_loop.py:LINE PID` (its train_step, which this program runs) brings the debugger in without
+a restart, prints one stop and lets it go: the program trains on as before.
 """
 import argparse
 import random
 import time
 
-
-def train_step(w, b, batch, lr):
-    gw = gb = 0.0
-    for x, y in batch:
-        err = (w * x + b) - y
-        gw += 2 * err * x / len(batch)
-        gb += 2 * err / len(batch)
-    loss = sum(((w * x + b) - y) ** 2 for x, y in batch) / len(batch)
-    return w - lr * gw, b - lr * gb, loss  # attach: step_line
+from train_loop import train_step  # the step of train_loop.py, beside this file
 
 
 def main():

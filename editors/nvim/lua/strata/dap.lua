@@ -245,12 +245,17 @@ local function ask_token_file()
   return ask('Token file (empty: none): ', '', 'file')
 end
 
-local function launch(name, fields)
-  local config = { type = 'strata', request = 'launch', name = name }
+-- A configuration of the adapter: `request` (launch or attach), its name, its fields.
+local function configuration(request, name, fields)
+  local config = { type = 'strata', request = request, name = name }
   for k, v in pairs(fields) do
     config[k] = v
   end
   return config
+end
+
+local function launch(name, fields)
+  return configuration('launch', name, fields)
 end
 
 -- A Python launch: `console` from setup() applies (a native program's output always goes to
@@ -262,11 +267,7 @@ local function python_launch(name, fields, opts)
 end
 
 local function attach(name, fields)
-  local config = { type = 'strata', request = 'attach', name = name }
-  for k, v in pairs(fields) do
-    config[k] = v
-  end
-  return config
+  return configuration('attach', name, fields)
 end
 
 -- The configurations setup() appends, by filetype (a new table each call).
