@@ -321,7 +321,8 @@ class Host {
           boost::system::error_code ignored;
           peer->shutdown(local::socket::shutdown_both, ignored);
         });
-        if (session_.over() || ended_) armIdle();
+        // Each command restarts the wait of a session whose program has ended.
+        if (session_.finished() || ended_) armIdle();
       };
       if (jec || !parsed.is_object()) return reply(Answer::failure("a session command is one JSON object on one line"));
       const auto& req = parsed.get_object();

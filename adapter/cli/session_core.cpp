@@ -250,6 +250,7 @@ void DebugSession::onEvent(const protocol::Event& e) {
   } else if (e.event == "terminated") {
     if (state_ != State::Over) state_ = State::Exited;
     settle(WaitEnd::Exited);
+    if (onOver_) asio::post(io_, onOver_);
   }
 }
 

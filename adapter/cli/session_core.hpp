@@ -78,6 +78,8 @@ class DebugSession {
 
   Answer status() const;
   bool over() const { return state_ == State::Over; }
+  bool finished() const { return state_ == State::Exited || state_ == State::Over; }
+  // Called when the program has ended or the adapter went away: nothing will stop any more.
   void onOver(std::function<void()> f) { onOver_ = std::move(f); }
 
  private:
