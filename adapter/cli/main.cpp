@@ -257,7 +257,10 @@ int main(int argc, char** argv) {
     // A FILE argument (a store or a trace, there or misspelt) makes it the store command.
     for (int k = 3; k < argc && !store; ++k)
       store = std::filesystem::is_regular_file(argv[k], ec) || std::strpbrk(argv[k], "./") != nullptr;
-    if (!store) return strata::cli::sessionConsole("!gpu", argc, argv, 2);
+    // With no session running, it is the store command, which says what it needs.
+    bool named = false;
+    for (int k = 3; k < argc; ++k) named |= std::strcmp(argv[k], "--session") == 0;
+    if (!store && (named || strata::cli::sessionsRunning())) return strata::cli::sessionConsole("!gpu", argc, argv, 2);
     return strata::cli::gpuCommand(argc, argv, 2);
   }
   if (cmd == "session") return strata::cli::sessionCommand(argc, argv, 2);

@@ -705,6 +705,11 @@ int sessionVerb(std::string_view command, int argc, char** argv, int first) {
   return sendAndPrint(*c, cmd, std::move(args));
 }
 
+bool sessionsRunning() {
+  auto dir = sessionsDir();
+  return dir && !liveSessions(*dir).empty();
+}
+
 int sessionConsole(const std::string& text, int argc, char** argv, int first) {
   auto c = parseCommon(argc, argv, first);
   if (!c) return usageError(c.error().message);

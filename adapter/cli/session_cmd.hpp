@@ -16,6 +16,8 @@ int sessionCommand(int argc, char** argv, int first);
 // Whether `command` is one of the short commands; then runs it (argv[first..] its arguments).
 bool isSessionVerb(std::string_view command);
 int sessionVerb(std::string_view command, int argc, char** argv, int first);
+// Whether any session of this user runs (`strata gpu top` with no FILE goes to it then).
+bool sessionsRunning();
 // A Debug Console command (`!gpu top`...) in the session, the rest of argv appended.
 int sessionConsole(const std::string& text, int argc, char** argv, int first);
 // The pid of the program of the session named (or the only one), for `strata stacks` with no PID;

@@ -69,6 +69,10 @@ test('a Python and a native program, each in its own session, driven one command
     r = ask(home, ['stack', '--session', 'c', '--levels', '3']);
     assert.deepEqual(r.answer.frames.map((f) => f.name.replace(/\(.*$/, '')), ['square', 'combine', 'steps']);
 
+    // `strata gpu` with no file: the session's Debug Console (no GPU data in this one).
+    r = ask(home, ['gpu', 'top', '--session', 'py']);
+    assert.match(r.answer.text, /^No GPU data in this session yet/);
+
     // Back to Python: locals, eval, a step, the stack, then the program to its end.
     r = ask(home, ['locals', '--session', 'py']);
     assert.deepEqual(r.answer.variables.map((v) => [v.name, v.value]), [['x', '3']]);
