@@ -26,14 +26,13 @@ missing nvim or emacs, or a Python without tomllib, makes the run a skip (exit 7
 """
 import json
 import os
-import queue
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
-import threading
-import time
+
+from dap_session import run_session
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -110,152 +109,6 @@ def help_options(adapter):
     return set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*)", out))
 
 
-class DapClient:
-    """A DAP client over a child's stdin/stdout: requests, and waiting for what comes back."""
-
-    def __init__(self, argv, cwd, log_path):
-        self.log = open(log_path, "ab")
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=self.log, cwd=cwd)
-        self.seq = 0
-        self.inbox = queue.Queue()
-        self.seen = []
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self):
-        stream = self.proc.stdout
-        while True:
-            length = None
-            while True:
-                line = stream.readline()
-                if not line:
-                    self.inbox.put(None)
-                    return
-                line = line.strip()
-                if not line:
-                    break
-                name, _, value = line.partition(b":")
-                if name.strip().lower() == b"content-length":
-                    length = int(value)
-            if length is None:
-                continue
-            body = stream.read(length)
-            self.inbox.put(json.loads(body))
-
-    def send(self, message):
-        self.seq += 1
-        message = dict(message, seq=self.seq)
-        data = json.dumps(message).encode()
-        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(data) + data)
-        self.proc.stdin.flush()
-        return self.seq
-
-    def request(self, command, arguments=None):
-        message = {"type": "request", "command": command}
-        if arguments is not None:
-            message["arguments"] = arguments
-        return self.send(message)
-
-    def wait(self, matches, timeout, what):
-        for m in self.seen:
-            if matches(m):
-                self.seen.remove(m)
-                return m
-        deadline = time.monotonic() + timeout
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError(f"no {what} within {timeout} s")
-            try:
-                m = self.inbox.get(timeout=left)
-            except queue.Empty:
-                continue
-            if m is None:
-                raise EOFError(f"strata-dap closed its output while waiting for {what}")
-            if m.get("type") == "request":  # runInTerminal, startDebugging: not offered
-                self.send({"type": "response", "request_seq": m["seq"], "command": m["command"],
-                           "success": False, "message": "not supported by this client"})
-                continue
-            if matches(m):
-                return m
-            self.seen.append(m)
-
-    def response(self, seq, timeout=60):
-        return self.wait(lambda m: m.get("type") == "response" and m.get("request_seq") == seq,
-                         timeout, f"response to request {seq}")
-
-    def event(self, name, timeout=60):
-        return self.wait(lambda m: m.get("type") == "event" and m.get("event") == name, timeout,
-                         f"'{name}' event")
-
-    def close(self):
-        try:
-            self.proc.stdin.close()
-        except OSError:
-            pass
-        try:
-            self.proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.log.close()
-
-
-def run_session(argv, config, source, line, output, cwd, log_path, adapter_id, config_request=None):
-    """Sends CONFIG as its `request` (or CONFIG_REQUEST, for a client that sends the arguments
-    without it), stops at SOURCE:LINE, runs to the end printing OUTPUT. Returns None or what went
-    wrong."""
-    client = DapClient(argv, cwd, log_path)
-    try:
-        init = client.response(client.request("initialize", {
-            "clientID": "strata-editors-check", "adapterID": adapter_id, "pathFormat": "path",
-            "linesStartAt1": True, "columnsStartAt1": True}))
-        if not init.get("success"):
-            return f"initialize failed: {init.get('message')}"
-        request = config.get("request") or config_request
-        start = client.request(request, config)
-        first = client.wait(lambda m: (m.get("type") == "event" and m.get("event") == "initialized")
-                            or (m.get("type") == "response" and m.get("request_seq") == start),
-                            90, f"'initialized' or the {request} response")
-        if first.get("type") == "response" and not first.get("success"):
-            return f"{request} failed: {first.get('message')}"
-        if first.get("type") == "response":
-            client.event("initialized")
-        client.response(client.request("setBreakpoints", {
-            "source": {"path": source}, "breakpoints": [{"line": line}]}))
-        done = client.response(client.request("configurationDone"))
-        if not done.get("success"):
-            return f"configurationDone failed: {done.get('message')}"
-        if first.get("type") != "response":
-            launched = client.response(start, 90)
-            if not launched.get("success"):
-                return f"{request} failed: {launched.get('message')}"
-        stopped = client.event("stopped", 90)
-        thread = stopped["body"].get("threadId")
-        trace = client.response(client.request("stackTrace", {"threadId": thread, "levels": 20}))
-        frames = trace.get("body", {}).get("stackFrames", [])
-        if not frames:
-            return f"no stack frames at the stop ({stopped['body']})"
-        top = frames[0]
-        where = f"{(top.get('source') or {}).get('path')}:{top.get('line')}"
-        if top.get("line") != line or os.path.realpath((top.get("source") or {}).get("path", "")) != \
-                os.path.realpath(source):
-            return f"stopped at {where} ({stopped['body'].get('reason')}), not {source}:{line}"
-        client.response(client.request("continue", {"threadId": thread}))
-        client.event("terminated", 90)
-        printed = "".join(m["body"].get("output", "") for m in client.seen
-                          if m.get("type") == "event" and m.get("event") == "output"
-                          and m["body"].get("category") in ("stdout", "stderr", "console"))
-        client.response(client.request("disconnect", {}), 30)
-        if output not in printed:
-            return f"the program's output has no {output!r}: {printed[-500:]!r}"
-        return None
-    except (TimeoutError, EOFError, OSError) as e:
-        return str(e)
-    finally:
-        client.close()
-
-
 class Fixture:
     """The programs the sessions debug: a Python script and a C program built with -g."""
 
@@ -297,6 +150,21 @@ def drive(report, what, argv, config, fixture, kind, log_path, adapter_id="strat
                  f"{problem} (adapter's stderr: {log_path})")
 
 
+def editor_dump(report, editor, what, argv, out, timeout, **kw):
+    """Runs an editor headless with a script that writes what it registered, as JSON, to OUT:
+    that JSON (None with the failure reported) and the editor's stderr."""
+    try:
+        run = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, **kw)
+    except subprocess.TimeoutExpired:
+        report.fail(f"{editor}: {what} did not load within {timeout} s")
+        return None, ""
+    if not os.path.exists(out):
+        report.fail(f"{editor} wrote nothing (exit {run.returncode}): {run.stderr.strip()[-2000:]}")
+        return None, run.stderr
+    with open(out, encoding="utf-8") as f:
+        return json.load(f), run.stderr
+
+
 def check_nvim(report, adapter, attributes, fixture, work):
     nvim = shutil.which("nvim")
     if not nvim:
@@ -325,17 +193,9 @@ def check_nvim(report, adapter, attributes, fixture, work):
     argv = [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n",
             "--cmd", f"set rtp^={os.path.join(REPO, 'editors', 'nvim')}",
             "-c", f"luafile {os.path.join(HERE, 'nvim_dump.lua')}", fixture.script]
-    try:
-        run = subprocess.run(argv, cwd=work, env=env, capture_output=True, text=True, timeout=120,
-                             stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        report.fail("nvim: the module did not load within 120 s")
+    dump, _ = editor_dump(report, "nvim", "the module", argv, out, 120, cwd=work, env=env)
+    if dump is None:
         return
-    if not os.path.exists(out):
-        report.fail(f"nvim wrote nothing (exit {run.returncode}): {run.stderr.strip()[-2000:]}")
-        return
-    with open(out, encoding="utf-8") as f:
-        dump = json.load(f)
     v = dump.get("nvim_version", {})
     print(f"nvim {v.get('major')}.{v.get('minor')}.{v.get('patch')}", flush=True)
     if not report.check(dump.get("ok"), "nvim: require('strata.dap').setup() runs", dump.get("error")):
@@ -433,24 +293,17 @@ def check_emacs(report, adapter, attributes, fixture, work):
     env = dict(os.environ, STRATA_EMACS_DIR=os.path.join(REPO, "editors", "emacs"), STRATA_EMACS_OUT=out,
                STRATA_EMACS_WORK=elc, STRATA_EMACS_SCRIPT=fixture.script, STRATA_EMACS_PROGRAM=fixture.program,
                STRATA_EMACS_PID="4242", STRATA_DAP=adapter, STRATA_EMACS_TOKEN_FILE=token_file)
-    try:
-        run = subprocess.run([emacs, "--batch", "-Q", "-l", os.path.join(HERE, "emacs_dump.el")], cwd=work,
-                             env=env, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        report.fail("emacs: dap-strata.el did not load within 180 s")
+    dump, stderr = editor_dump(report, "emacs", "dap-strata.el", [emacs, "--batch", "-Q", "-l", os.path.join(HERE, "emacs_dump.el")],
+                       out, 180, cwd=work, env=env)
+    if dump is None:
         return
-    if not os.path.exists(out):
-        report.fail(f"emacs wrote nothing (exit {run.returncode}): {run.stderr.strip()[-2000:]}")
-        return
-    with open(out, encoding="utf-8") as f:
-        dump = json.load(f)
     print(f"emacs {dump.get('emacs_version')}, dap-mode: {dump.get('dap_mode')}", flush=True)
     if dump.get("dap_mode") != "real":
         print("note: dap-mode was not loaded (Debian: apt-get install elpa-dap-mode): dap-strata.el is checked "
               "against a stub of dap-mode's registration functions, which shows that it compiles and loads "
               "and what it registers, not dap-mode's handling of it", flush=True)
     if not report.check(dump.get("ok") is True, "emacs: dap-strata.el byte-compiles with no warning and loads",
-                        f"{dump.get('error')}\n{run.stderr.strip()[-3000:]}"):
+                        f"{dump.get('error')}\n{stderr.strip()[-3000:]}"):
         return
     report.check(dump.get("provider") is True, "emacs: a debug provider is registered for \"strata\"")
     report.check(dump.get("gpuActivity_handled") is True, "emacs: the gpuActivity event has a handler")

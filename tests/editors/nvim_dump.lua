@@ -44,6 +44,15 @@ vim.fn.input = function(opts)
   return answer
 end
 
+-- A copy of table `t` with `f` applied to each value.
+local function map_values(t, f)
+  local copy = {}
+  for k, v in pairs(t) do
+    copy[k] = f(v)
+  end
+  return copy
+end
+
 local function plain(value)
   local t = type(value)
   if t == 'function' then
@@ -52,11 +61,7 @@ local function plain(value)
     if value == ABORT then
       return '<dap.ABORT>'
     end
-    local copy = {}
-    for k, v in pairs(value) do
-      copy[k] = plain(v)
-    end
-    return copy
+    return map_values(value, plain)
   end
   return value
 end
@@ -67,11 +72,7 @@ local function expand(value)
     value = value:gsub('${workspaceFolder}', function() return vim.fn.getcwd() end)
     return value
   elseif type(value) == 'table' and value ~= ABORT then
-    local copy = {}
-    for k, v in pairs(value) do
-      copy[k] = expand(v)
-    end
-    return copy
+    return map_values(value, expand)
   end
   return value
 end
