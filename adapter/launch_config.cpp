@@ -145,6 +145,7 @@ Result<LaunchSpec> resolveLaunch(const protocol::LaunchRequestArguments& args,
   spec.native = args.native.value_or(false);
   spec.ranks = args.ranks.value_or(false);
   spec.stopAll = args.stopAll.value_or(true);
+  spec.subProcess = args.subProcess.value_or(true);
   if (args.rankFilter) {
     if (!spec.ranks)
       return launchError(errors::kBadArguments,

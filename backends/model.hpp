@@ -45,6 +45,9 @@ struct LaunchSpec {
   std::vector<std::int64_t> rankFilter;  // breakpoints only in these ranks (empty: every rank)
   bool stopAll = true;                   // a stop in one rank stops the others
   std::string ranksAddress;              // where the ranks dial the adapter (empty: 127.0.0.1)
+  // Python: every Python process started under the program gets a child session of its own
+  // (startDebugging); the ranks of a job offer their children so whatever this says.
+  bool subProcess = true;
 };
 
 // Late GPU collection inside the running program (gpuStart/gpuStop): load Strata's collector
@@ -303,6 +306,7 @@ struct AttachSpec {
   std::uint16_t port = 0;
   bool justMyCode = true;
   bool stopOnEntry = false;
+  bool subProcess = true;  // Python: child processes as child sessions (launch's subProcess)
   // Listen on host:port for the program to dial in (python -m strata --connect) instead.
   bool listen = false;
   std::string token;  // sent first (connect) or required first (listen); needed off loopback

@@ -113,11 +113,18 @@ void DapClient::onFrame(std::string body) {
   } else if (auto* e = std::get_if<protocol::Event>(message)) {
     if (onEvent_) onEvent_(*e);
   } else if (auto* q = std::get_if<protocol::Request>(message)) {
-    // Reverse requests (runInTerminal): the CLI does not offer them, so refuse politely.
-    protocol::Response refuse{nextSeq_++, q->seq, false, q->command,
-                              std::string("not supported by the strata CLI"),
-                              protocol::errorBody(Error{errors::kUnsupportedRequest, "not supported by the strata CLI", false})};
-    connection_->send(protocol::serialize(protocol::toJson(refuse)));
+    // Reverse requests: startDebugging where the caller takes it; the rest (runInTerminal) is
+    // refused politely.
+    std::weak_ptr<protocol::Connection> connection = connection_;
+    auto respond = [this, connection, seq = q->seq, command = q->command](std::optional<std::string> error) {
+      auto c = connection.lock();
+      if (!c) return;
+      protocol::Response r{nextSeq_++, seq, !error, command, error, json::value()};
+      if (error) r.body = protocol::errorBody(Error{errors::kUnsupportedRequest, *error, false});
+      c->send(protocol::serialize(protocol::toJson(r)));
+    };
+    if (onReverse_ && q->command == "startDebugging") return onReverse_(*q, respond);
+    respond(std::string("not supported by the strata CLI"));
   }
 }
 

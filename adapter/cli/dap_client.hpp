@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "strata/protocol/messages.hpp"
@@ -32,6 +33,11 @@ class DapClient {
 
   void onEvent(EventHandler h) { onEvent_ = std::move(h); }
   void onClosed(std::function<void()> h) { onClosed_ = std::move(h); }
+  // Reverse requests (startDebugging): the handler answers each through `respond` (an error
+  // message, or none for success). Without a handler they are refused.
+  using Respond = std::function<void(std::optional<std::string> error)>;
+  using ReverseHandler = std::function<void(const protocol::Request&, Respond respond)>;
+  void onReverseRequest(ReverseHandler h) { onReverse_ = std::move(h); }
   void request(const std::string& command, json::value arguments, ResponseHandler h);
   void close();
   pid_t adapterPid() const { return pid_; }
@@ -46,6 +52,7 @@ class DapClient {
   std::map<std::int64_t, ResponseHandler> pending_;
   EventHandler onEvent_;
   std::function<void()> onClosed_;
+  ReverseHandler onReverse_;
   pid_t pid_ = -1;
 };
 

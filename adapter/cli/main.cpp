@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "adapter/cli/attach.hpp"
+#include "adapter/cli/child_runs.hpp"
 #include "adapter/cli/dap_client.hpp"
 #include "adapter/cli/gpu.hpp"
 #include "adapter/cli/mcp.hpp"
@@ -135,6 +136,11 @@ int run(const RunOptions& o) {
   }
   std::optional<std::int64_t> exitCode;
   const bool debugging = !o.breaks.empty();
+  // The program's child processes (a DataLoader's workers, a Pool's): sessions of their own,
+  // with the same breakpoints.
+  cli::ChildRuns children(io, {o.adapter.empty() ? cli::siblingAdapter() : o.adapter, o.breaks, o.json,
+                               [&print](const std::string& category, const std::string& text) { print.output(category, text); }});
+  if (debugging) children.serve(client);
   int result = 1;
   bool disconnecting = false;
   auto disconnect = [&](bool terminate) {
@@ -186,7 +192,7 @@ int run(const RunOptions& o) {
 
   json::object init{{"clientID", "strata-cli"}, {"clientName", "strata"}, {"adapterID", "strata"},
                     {"linesStartAt1", true}, {"columnsStartAt1", true}, {"pathFormat", "path"},
-                    {"supportsRunInTerminalRequest", false}};
+                    {"supportsRunInTerminalRequest", false}, {"supportsStartDebuggingRequest", debugging}};
   client.request("initialize", init, [&](const protocol::Response& r) {
     if (!r.success) {
       print.error("initialize failed: " + r.message.value_or("?"));

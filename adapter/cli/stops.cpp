@@ -39,6 +39,7 @@ json::object stopJson(const StopView& s) {
   json::object line{{"type", "stopped"}, {"threadId", s.threadId}, {"thread", s.threadName},
                     {"reason", s.reason}, {"frames", s.frames}, {"locals", s.locals}};
   if (!s.description.empty()) line["description"] = s.description;
+  if (!s.session.empty()) line["session"] = s.session;
   if (!s.localsFrame.empty()) line["localsFrame"] = json::object{{"name", s.localsFrame}, {"index", s.localsIndex}};
   return line;
 }
@@ -46,6 +47,7 @@ json::object stopJson(const StopView& s) {
 std::string stopText(const StopView& s) {
   std::string out = "-- stopped (" + s.reason + ")";
   if (!s.description.empty() && s.description != s.reason) out += ": " + s.description;
+  if (!s.session.empty()) out += " in " + s.session + ",";
   out += " in thread " + std::to_string(s.threadId);
   if (!s.threadName.empty()) out += " \"" + s.threadName + "\"";
   out += "\n";
@@ -121,10 +123,12 @@ void setBreakpoints(DapClient& client, const std::vector<BreakSpec>& breaks,
   if (byFile.empty()) (*finish)();
 }
 
-void reportStopAndContinue(DapClient& client, const json::object& stoppedBody, bool asJson) {
+void reportStopAndContinue(DapClient& client, const json::object& stoppedBody, bool asJson, const std::string& session) {
   DapClient* c = &client;
   std::int64_t threadId = num(stoppedBody, "threadId");
-  reportStop(client, stoppedBody, asJson, [c, threadId] {
+  gatherStop(client, stoppedBody, [c, threadId, asJson, session](std::shared_ptr<StopView> stop) {
+    stop->session = session;
+    print(*stop, asJson);
     c->request("continue", json::object{{"threadId", threadId}}, [](const protocol::Response&) {});
   });
 }

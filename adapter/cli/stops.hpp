@@ -27,6 +27,7 @@ void setBreakpoints(DapClient& client, const std::vector<BreakSpec>& breaks,
 
 // What one stop shows, gathered across several requests.
 struct StopView {
+  std::string session;  // a child session's name (a child process of the program); empty for the program's
   std::int64_t threadId = 0;
   std::string threadName, reason, description;
   boost::json::array frames;  // {name, file, line[, index: where a frame kept below the top ones is]}
@@ -46,7 +47,9 @@ std::string stopText(const StopView& stop);
 boost::json::object stopJson(const StopView& stop);
 
 // Reads what a stop shows, prints it (text, or one JSON line) and continues the thread.
-void reportStopAndContinue(DapClient& client, const boost::json::object& stoppedBody, bool json);
+// `session`: the child session's name, when it is one.
+void reportStopAndContinue(DapClient& client, const boost::json::object& stoppedBody, bool json,
+                           const std::string& session = {});
 // The same, then `then` instead of continuing.
 void reportStop(DapClient& client, const boost::json::object& stoppedBody, bool json, std::function<void()> then);
 

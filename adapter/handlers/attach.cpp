@@ -40,6 +40,7 @@ class AttachHandler final : public TypedHandler<protocol::AttachRequestArguments
     spec.stopOnEntry = args.stopOnEntry.value_or(false);
     spec.native = args.native.value_or(false);
     spec.justMyCode = args.justMyCode.value_or(true);
+    spec.subProcess = args.subProcess.value_or(true);
     if (args.processIds || args.processTree || args.nodes) return ranks(session, args, spec, respond);
     if (args.rankFilter || args.stopAll)
       return bad("arguments.rankFilter and .stopAll go with the ranks of a job (arguments.processIds, .processTree or .nodes)");
@@ -82,6 +83,7 @@ class AttachHandler final : public TypedHandler<protocol::AttachRequestArguments
       spec.timeoutSeconds = static_cast<int>(*args.timeout);
     }
     spec.justMyCode = args.justMyCode.value_or(true);
+    spec.subProcess = args.subProcess.value_or(true);
     start(session, spec, respond);
   }
 

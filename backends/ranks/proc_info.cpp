@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "backends/python/attach/snapshot.hpp"
+#include "backends/python/proxy/peer_check.hpp"
 
 namespace strata::backends::procinfo {
 
@@ -21,28 +22,6 @@ std::string readFile(const std::string& path) {
 }
 
 }  // namespace
-
-std::int64_t parentOf(std::int64_t pid) {
-  std::string stat = readFile("/proc/" + std::to_string(pid) + "/stat");
-  auto close = stat.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream rest(stat.substr(close + 1));
-  std::string state;
-  std::int64_t ppid = 0;
-  rest >> state >> ppid;
-  return ppid;
-}
-
-std::string commandLine(std::int64_t pid) {
-  std::string raw = readFile("/proc/" + std::to_string(pid) + "/cmdline");
-  std::replace(raw.begin(), raw.end(), '\0', ' ');
-  return raw;
-}
-
-bool multiprocessingHelper(const std::string& cmdline) {
-  return cmdline.find("multiprocessing.resource_tracker") != std::string::npos ||
-         cmdline.find("multiprocessing.forkserver") != std::string::npos;
-}
 
 std::optional<std::int64_t> environRank(std::int64_t pid) {
   std::string env = readFile("/proc/" + std::to_string(pid) + "/environ");
@@ -69,7 +48,7 @@ std::vector<std::int64_t> processTree(std::int64_t root) {
       char* end = nullptr;
       long pid = std::strtol(e->d_name, &end, 10);
       if (pid <= 0 || *end) continue;
-      children[parentOf(pid)].push_back(pid);
+      children[parentProcess(pid)].push_back(pid);
     }
     ::closedir(d);
   }

@@ -6,6 +6,7 @@
 
 #include "backends/python/attach/pid_attach_backend.hpp"
 #include "backends/python/proxy/python_backend.hpp"
+#include "backends/python/proxy/peer_check.hpp"
 #include "backends/ranks/proc_info.hpp"
 
 namespace strata::backends {
@@ -25,7 +26,7 @@ void RanksBackend::attach(const AttachSpec& spec, Reply<void> reply) {
     if (!std::filesystem::exists("/proc/" + std::to_string(*spec.processTree)))
       return reply(Error{errors::kBadArguments, "no process " + std::to_string(*spec.processTree), true});
     for (auto pid : procinfo::processTree(*spec.processTree)) {
-      if (procinfo::multiprocessingHelper(procinfo::commandLine(pid))) continue;
+      if (multiprocessingHelper(pid)) continue;
       if (PidAttachBackend::wants(pid)) pids.push_back(pid);
     }
     if (pids.empty())
@@ -84,6 +85,7 @@ void RanksBackend::attach(const AttachSpec& spec, Reply<void> reply) {
     AttachSpec one;
     one.processId = pid;
     one.justMyCode = justMyCode_;
+    one.subProcess = false;  // the children of a rank come to this backend
     m.backend->attach(one, [settle, index](Result<void> r) { settle(index, std::move(r)); });
   }
   // The ranks on other machines: the strata-dap --listen on each node attaches to them there,
@@ -105,6 +107,7 @@ void RanksBackend::attach(const AttachSpec& spec, Reply<void> reply) {
     one.port = node.port;
     one.token = node.token;
     one.justMyCode = justMyCode_;
+    one.subProcess = false;  // the children of a rank come to this backend
     std::size_t index = m.index;
     m.backend->attach(one, [settle, index](Result<void> r) { settle(index, std::move(r)); });
   }

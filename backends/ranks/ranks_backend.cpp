@@ -13,6 +13,7 @@
 
 #include "backends/python/attach/pid_attach_backend.hpp"
 #include "backends/python/attach/snapshot.hpp"
+#include "backends/python/proxy/child_sessions.hpp"
 #include "backends/python/proxy/peer_check.hpp"
 #include "backends/python/proxy/python_backend.hpp"
 #include "backends/ranks/proc_info.hpp"
@@ -224,10 +225,9 @@ void RanksBackend::acceptMember(tcp::socket socket) {
   auto pid = loopbackPeerPid(socket);
   // From another machine: a member, named once its agent says who it is.
   if (!pid) return adoptMember(std::move(socket), 0);
-  std::string cmdline = procinfo::commandLine(*pid);
-  if (procinfo::multiprocessingHelper(cmdline)) return;  // the socket closes: the helper runs on undebugged
+  if (multiprocessingHelper(*pid)) return;  // the socket closes: the helper runs on undebugged
   if (memberByPid(*pid)) return;
-  Member* parent = memberByPid(procinfo::parentOf(*pid));
+  Member* parent = memberByPid(parentProcess(*pid));
   if (parent && !parent->root) {
     // Named after its rank, which a spawned rank may have set only after it started.
     auto held = std::make_shared<tcp::socket>(std::move(socket));
@@ -282,33 +282,8 @@ void RanksBackend::adoptMember(tcp::socket socket, std::int64_t pid) {
 
 // A process that is not a rank (a DataLoader worker, a subprocess of a rank): its own session.
 void RanksBackend::handOver(tcp::socket socket, std::int64_t pid, std::string parent) {
-  std::string what = "process " + std::to_string(pid) + " (a child of " + parent + ")";
-  if (!host_.canStartDebugging()) {
-    host_.output(OutputCategory::Console, what + " runs without the debugger: this client opens no child sessions "
-                                                 "(startDebugging)\n");
-    return;  // the socket closes: the agent lets the process run on
-  }
-  std::string childToken = makeLaunchToken();
-  std::weak_ptr<bool> alive = alive_;
-  requestHandover(std::move(socket), childToken,
-                [this, alive, pid, what, childToken](Result<std::int64_t> port) {
-                  if (alive.expired()) return;
-                  if (!port) {
-                    host_.output(OutputCategory::Console, what + " runs without the debugger: " + port.error().message + "\n");
-                    return;
-                  }
-                  json::object config{{"type", "strata"},
-                                      {"request", "attach"},
-                                      {"name", what},
-                                      {"connect", json::object{{"host", "127.0.0.1"}, {"port", *port}}},
-                                      {"token", childToken},
-                                      {"justMyCode", justMyCode_},
-                                      {"subProcessId", pid}};
-                  host_.startDebugging("attach", json::serialize(config), [this, alive, what](Result<void> done) {
-                    if (alive.expired() || done) return;
-                    host_.output(OutputCategory::Console, what + ": no child session: " + done.error().message + "\n");
-                  });
-                });
+  offerChildSession(host_, alive_, std::move(socket), pid,
+                    "process " + std::to_string(pid) + " (a child of " + parent + ")", justMyCode_);
 }
 
 void RanksBackend::memberReady(Member& m) {

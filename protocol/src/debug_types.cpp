@@ -33,6 +33,7 @@ STRATA_CODEC(AttachRequestArguments,
   v.field("processTree", t.processTree, false);
   v.field("rankFilter", t.rankFilter, false);
   v.field("stopAll", t.stopAll, false);
+  v.field("subProcess", t.subProcess, false);
   v.field("nodes", t.nodes, false);)
 
 STRATA_CODEC(ContinueArguments,

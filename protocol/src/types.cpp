@@ -119,6 +119,7 @@ static void fieldsOfLaunchRequestArguments(V& v, T& t) {
   v.field("ranks", t.ranks, false);
   v.field("rankFilter", t.rankFilter, false);
   v.field("stopAll", t.stopAll, false);
+  v.field("subProcess", t.subProcess, false);
   v.field("ranksAddress", t.ranksAddress, false);
 }
 STRATA_FIELDS_CODEC(LaunchRequestArguments)

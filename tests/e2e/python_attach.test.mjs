@@ -193,7 +193,7 @@ forEachPython((py) => {
     }
   });
 
-  test(`${v}: forked children (os.fork, a multiprocessing fork pool) run through a breakpoint free while the parent is debugged`, async () => {
+  test(`${v}: forked children (os.fork, a multiprocessing fork pool) run through a breakpoint free when the client opens no child sessions`, async () => {
     const program = pyTarget('forker.py');
     const { c, stopped } = await launchAndStop(py, program, { breakpoints: { [program]: [{ line: lineOf(program, 'work') }] } });
     // The only stop is the parent's, after the child has run work() and exited.
@@ -204,6 +204,9 @@ forEachPython((py) => {
     await term;
     assert.match(c.output('stdout'), /child exit 7\npool \[6, 8, 10\]\n/);
     assert.equal(c.eventsNamed('stopped').length, 1);
+    // This client opens no child sessions: said once, for the first child (four came).
+    const said = c.output('console').match(/Child processes run without the debugger \(the first: process \d+ \(a child of \d+\)\): this client opens no child sessions \(startDebugging\)/g);
+    assert.equal(said?.length, 1, c.output('console'));
     await c.disconnectRequest();
     assertClean(assert, c);
   });

@@ -177,6 +177,7 @@ void PidAttachBackend::startAgent() {
   listen.token = token_;
   listen.timeoutSeconds = 86400;
   listen.justMyCode = spec_.justMyCode;
+  listen.subProcess = spec_.subProcess;
   std::weak_ptr<bool> alive = alive_;
   agent_->attach(listen, [this, alive](Result<void> r) {
     if (alive.expired() || ended_) return;

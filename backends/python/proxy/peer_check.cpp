@@ -97,6 +97,37 @@ bool processEnvironmentHas(int pid, const std::string& entry) {
   return false;
 }
 
+std::int64_t parentProcess(std::int64_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat", std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string stat = text.str();
+  auto close = stat.rfind(')');  // the command name in parentheses may hold anything
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(stat.substr(close + 1));
+  std::string state;
+  std::int64_t ppid = 0;
+  rest >> state >> ppid;
+  return ppid;
+}
+
+namespace {
+bool helperCommand(std::int64_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+  std::string arg;
+  while (std::getline(in, arg, '\0'))
+    if (arg.find("multiprocessing.resource_tracker") != std::string::npos ||
+        arg.find("multiprocessing.forkserver") != std::string::npos)
+      return true;
+  return false;
+}
+}  // namespace
+
+bool multiprocessingHelper(std::int64_t pid) {
+  // The workers a forkserver forks carry its command line: they are no helpers.
+  return helperCommand(pid) && !helperCommand(parentProcess(pid));
+}
+
 bool processOwnedByUs(int pid) {
   struct stat st {};
   std::string path = "/proc/" + std::to_string(pid);

@@ -4,6 +4,7 @@
 
 #include <boost/asio.hpp>
 
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -16,6 +17,13 @@ std::string makeLaunchToken();
 
 // The pid holding the other end of a loopback connection accepted on `socket`.
 Result<int> loopbackPeerPid(const boost::asio::ip::tcp::socket& socket);
+
+// The parent of process PID as /proc says (0 when it is gone).
+std::int64_t parentProcess(std::int64_t pid);
+
+// multiprocessing's own helper processes (resource_tracker, forkserver), told by their command
+// line (a forkserver's workers, which carry its command line, are none): nobody debugs them.
+bool multiprocessingHelper(std::int64_t pid);
 
 // Whether process PID runs as this process's effective user.
 bool processOwnedByUs(int pid);

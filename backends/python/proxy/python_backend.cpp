@@ -84,6 +84,7 @@ void PythonBackend::launchWith(const LaunchSpec& spec, Starter start, Reply<void
                        true});
   justMyCode_ = spec.justMyCode;
   stopOnEntry_ = spec.stopOnEntry;
+  subProcess_ = spec.subProcess;
   token_ = makeLaunchToken();
   std::weak_ptr<bool> alive = alive_;
   auto listener = protocol::Listener::open(io_, protocol::HostPort{"127.0.0.1", 0}, [this, alive](tcp::socket s) {
@@ -143,6 +144,7 @@ void PythonBackend::attach(const AttachSpec& spec, Reply<void> reply) {
   attached_ = true;
   justMyCode_ = spec.justMyCode;
   stopOnEntry_ = spec.stopOnEntry;
+  subProcess_ = spec.subProcess;
   attachToken_ = spec.token;
   if (spec.listen) return listenForAgent(spec, std::move(reply));
   auto socket = protocol::dial(io_, protocol::HostPort{spec.host, spec.port});
@@ -167,6 +169,7 @@ void PythonBackend::adopt(tcp::socket socket, const AttachSpec& spec, Reply<void
   attached_ = true;
   justMyCode_ = spec.justMyCode;
   stopOnEntry_ = spec.stopOnEntry;
+  subProcess_ = false;  // a process of a job: the ranks backend offers its children itself
   starting_ = std::move(reply);
   startLink(std::move(socket), "attach");
 }
@@ -253,6 +256,11 @@ void PythonBackend::onAgentDialedIn(tcp::socket socket) {
 
 void PythonBackend::startLink(tcp::socket socket, const char* startCommand) {
   if (!listening_) timer_.cancel();
+  // The children of a program on this machine dial the adapter on loopback; one on another
+  // machine could not reach it.
+  boost::system::error_code peerError;
+  auto peer = socket.remote_endpoint(peerError);
+  const bool local = !peerError && protocol::isLoopback(peer.address());
   std::weak_ptr<bool> alive = alive_;
   std::uint64_t generation = ++linkGeneration_;
   link_ = AgentLink::open(std::move(socket), AgentLink::Callbacks{
@@ -265,7 +273,7 @@ void PythonBackend::startLink(tcp::socket socket, const char* startCommand) {
   json::object init{{"clientID", "strata-dap"}, {"adapterID", "strata"}, {"linesStartAt1", true},
                     {"columnsStartAt1", true}, {"pathFormat", "path"}};
   std::string command = startCommand;
-  link_->request("initialize", std::move(init), [this, alive, command](Result<json::value> r) {
+  link_->request("initialize", std::move(init), [this, alive, command, local](Result<json::value> r) {
     if (alive.expired() || !starting_) return;
     if (!r && listening_ && r.error().id == errors::kAgentLinkClosed) return strayConnectionClosed();
     if (!r) return failStart(r.takeError());
@@ -276,6 +284,17 @@ void PythonBackend::startLink(tcp::socket socket, const char* startCommand) {
     }
     json::object options{{"justMyCode", justMyCode_}, {"stopOnEntry", stopOnEntry_}};
     for (const auto& [key, value] : startArguments_) options[key] = value;
+    if (subProcess_ && local) {
+      if (!children_) {
+        children_ = std::make_unique<ChildSessions>(io_, host_, justMyCode_);
+        if (auto opened = children_->open(); !opened) {
+          host_.output(OutputCategory::Console, "Child processes will run without the debugger: cannot listen for "
+                                                "them on loopback (" + opened.error().message + ")\n");
+          children_.reset();
+        }
+      }
+      if (children_) options["strataChildren"] = children_->agentArguments();
+    }
     link_->request(command, std::move(options), [this, alive](Result<json::value> r2) {
       if (alive.expired() || !starting_) return;
       if (!r2) return failStart(r2.takeError());

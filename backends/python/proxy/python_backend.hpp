@@ -11,6 +11,7 @@
 #include "backends/backend.hpp"
 #include "backends/process/process_backend.hpp"
 #include "backends/python/proxy/agent_link.hpp"
+#include "backends/python/proxy/child_sessions.hpp"
 #include "strata/protocol/transport.hpp"
 
 namespace strata::backends {
@@ -101,6 +102,10 @@ class PythonBackend final : public Backend, public AgentProcess, private Forward
   boost::json::object startArguments_;
   std::string attachToken_;  // attach: the STRATA-TOKEN line sent (connect) or required (listen)
   bool justMyCode_ = true, stopOnEntry_ = false;
+  // Child processes as child sessions: asked for (subProcess), and where they dial, opened when
+  // the agent is on this machine.
+  bool subProcess_ = true;
+  std::unique_ptr<ChildSessions> children_;
   bool listening_ = false;  // attach: waiting for a program to dial in, handshake not done
   std::string listenWhere_;
   std::uint64_t linkGeneration_ = 0;  // a closed stray link's callbacks are ignored

@@ -9,6 +9,7 @@ import sys
 import threading
 import time
 
+from . import _children
 from . import _link
 from . import _ranks
 from ._breakpoints import Breakpoint
@@ -88,13 +89,13 @@ class Agent:
         self._start_server()
         return self.listen_address
 
-    def connect(self, host, port, token=None, launch_token_line=False):
+    def connect(self, host, port, token=None, token_line=None):
         # A program the adapter launched is known by its environment (checked through /proc):
         # it sends no token line, whatever STRATA_TOKEN says. The processes of a job launched
-        # with "ranks" send the launch's token (a rank on another machine has no /proc here).
-        if launch_token_line:
-            token = os.environ.get("STRATA_LAUNCH_TOKEN") or None
-            _link.require_token(host, token, "connecting to")
+        # with "ranks" and the children of a debugged program send the token they were given
+        # (`token_line`; a rank on another machine has no /proc here).
+        if token_line:
+            token = token_line
         elif os.environ.get("STRATA_LAUNCH_TOKEN"):
             token = None
         else:
@@ -167,6 +168,7 @@ class Agent:
     def _end_session(self, conn):
         """Debugging ends: the program runs on as if it had never been debugged."""
         self.redirect_output(False)
+        _children.disable()
         self.flush_logs()
         self.monitor.uninstall()
         self.requests.invalidate()
@@ -367,6 +369,9 @@ class Agent:
         if os.environ.get("STRATA_RANKS"):
             # A process of a job launched with "ranks": the child dials the debugger too.
             _ranks.boot(self)
+        elif os.environ.get(_children.ADDRESS):
+            # A child of a debugged program: a session of its own (subProcess).
+            _children.boot(self)
 
     def redirect_output(self, on):
         """Copies the program's stdout/stderr to the client as output events, queued with

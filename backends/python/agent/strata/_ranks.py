@@ -1,7 +1,8 @@
 """The processes of a distributed job strata-dap launched ("ranks": true): each dials the
 debugger named in STRATA_RANKS when it starts (the sitecustomize in _rankboot/) or when it is
-forked from one that does (a DataLoader worker), and waits for its breakpoints. The agent is
-handed in: this module does not import _agent."""
+forked from one that does (a DataLoader worker), and waits for its breakpoints. The children of a
+debugged program dial the same way (_children.py). The agent is handed in: this module does not
+import _agent."""
 import os
 import sys
 
@@ -32,14 +33,23 @@ def boot(agent):
     address = os.environ.get("STRATA_RANKS")
     if not address:
         return False
-    from ._link import parse_address
+    return dial(agent, address, os.environ.get("STRATA_LAUNCH_TOKEN") or None)
+
+
+def dial(agent, address, token, quiet=()):
+    """Dials the debugger at `address`, sending `token` first, and waits until it has configured
+    this process (or CONFIGURE_WAIT has passed). An error whose errno is in `quiet` is not said."""
+    from ._link import parse_address, require_token
     host, port = parse_address(address)
+    require_token(host, token, "connecting to")
     agent.configured.clear()
     try:
-        agent.connect(host, port, launch_token_line=True)
+        agent.connect(host, port, token_line=token)
     except OSError as e:
-        sys.stderr.write(f"strata: cannot reach the debugger at {address} ({e.strerror or e}); "
-                         f"process {os.getpid()} runs without it\n")
+        agent.configured.set()
+        if e.errno not in quiet:
+            sys.stderr.write(f"strata: cannot reach the debugger at {address} ({e.strerror or e}); "
+                             f"process {os.getpid()} runs without it\n")
         return False
     if not agent.wait_for_client(CONFIGURE_WAIT):
         sys.stderr.write(f"strata: the debugger did not configure process {os.getpid()} within "

@@ -94,6 +94,10 @@ class Requests:
         self.monitor.user.set_just_my_code(options["justMyCode"])
         if args.get("redirectOutput"):
             self.agent.redirect_output(True)
+        children = args.get("strataChildren")
+        if isinstance(children, dict) and children.get("address") and children.get("token"):
+            from . import _children
+            _children.enable(children["address"], children["token"])
 
     def on_configure(self, args):
         self._take_options(args)

@@ -35,6 +35,7 @@ struct AttachRequestArguments {
   std::optional<std::int64_t> processTree;
   std::optional<std::vector<std::int64_t>> rankFilter;
   std::optional<bool> stopAll;
+  std::optional<bool> subProcess;  // Python: child processes as child sessions (default true)
   std::optional<std::vector<RankNode>> nodes;  // ranks on other machines, each through its strata-dap
 };
 

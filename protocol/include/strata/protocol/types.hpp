@@ -80,6 +80,8 @@ struct LaunchRequestArguments {
   std::optional<bool> ranks;
   std::optional<std::vector<std::int64_t>> rankFilter;  // breakpoints only in these ranks
   std::optional<bool> stopAll;  // a stop in one rank stops every rank (default true)
+  // Python: the child processes (fork, spawn, forkserver, subprocess) as child sessions (default true).
+  std::optional<bool> subProcess;
   // Where the ranks dial the adapter (default 127.0.0.1): an address other machines reach, for
   // ranks there; they send the launch's token first.
   std::optional<std::string> ranksAddress;
