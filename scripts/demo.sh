@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets everything up (scripts/setup.sh) and runs the examples through the real adapter with the
-# strata CLI, printing what a user sees: runs and breakpoints (Python, C), a torch.profiler trace
+# strata CLI, printing what a user sees: runs and breakpoints (Python, C, a DataLoader worker), a torch.profiler trace
 # queried with `strata gpu`, the merged Python + native stacks of a hung program, a stop in a C++
 # extension called from Python (mixed mode), an attach by pid, and a session kept between
 # commands.
@@ -173,6 +173,17 @@ else
   show run --native --python "$mixed_py" --env "PYTHONPATH=$mixed_dir" \
     --break "$(src examples/mixed/mixed_ext.cpp):${fold_line}:v == 8" \
     --break "examples/mixed/driver.py:${combine_line}:value == 10" -- examples/mixed/driver.py
+fi
+
+echo
+echo "== A DataLoader worker: the breakpoint in Dataset.__getitem__ stops in the worker process that"
+echo "   builds the bad sample (a child session of its own), with its locals"
+if ! /usr/bin/python3 -c "import torch.utils.data" 2>/dev/null; then
+  echo "(skipped: torch does not import under /usr/bin/python3: apt-get install python3-torch)"
+else
+  getitem_line=$(grep -n "demo: getitem" examples/python/dataset_workers.py | cut -d: -f1)
+  show run --break "examples/python/dataset_workers.py:${getitem_line}:math.isnan(reading)" \
+    -- /usr/bin/python3 examples/python/dataset_workers.py
 fi
 
 echo

@@ -62,8 +62,10 @@ void ChildRuns::onEvent(Child& child, const protocol::Event& e) {
         *c->client, options_.breaks, [](const std::string&) {},  // the program's session said them already
         [c] { c->client->request("configurationDone", nullptr, [](const protocol::Response&) {}); });
   } else if (e.event == "output") {
+    // The child's own output and what must be seen; the console lines of its session's start
+    // and end are the child adapter's business.
     std::string category = str(body, "category");
-    if (category != "telemetry") options_.output(category.empty() ? "console" : category, str(body, "output"));
+    if (category == "stdout" || category == "stderr" || category == "important") options_.output(category, str(body, "output"));
   } else if (e.event == "stopped") {
     reportStopAndContinue(*c->client, body, options_.json, c->name);
   } else if (e.event == "terminated") {
