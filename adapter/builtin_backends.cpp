@@ -53,6 +53,12 @@ BackendFactory builtinBackends() {
         s.io(), *gpu, [&s] { return s.backend(); }, s.adapterExecutable()));
     return gpu;
   };
+  f.postMortem = [](Session& s, backends::BackendHost& host, const backends::CrashReport& crash,
+                    std::function<void()> release) -> std::unique_ptr<backends::Backend> {
+    auto mixed = std::make_unique<backends::MixedBackend>(s.io(), host);
+    mixed->attachAfterCrash(crash, std::move(release));
+    return mixed;
+  };
   f.debuggers = {backends::PythonBackend::staticFeatures(), backends::NativeBackend::staticFeatures()};
   f.services = {backends::GpuBackend::staticFeatures()};
   return f;

@@ -35,6 +35,10 @@ class Session::Port final : public backends::BackendHost {
                       backends::Reply<void> reply) override {
     session_.startDebugging(request, configuration, std::move(reply));
   }
+  bool takesCrashes() const override { return session_.takesCrashes(owner); }
+  void crashed(const backends::CrashReport& crash, std::function<void()> release) override {
+    session_.crashed(owner, crash, std::move(release));
+  }
   void stopped(const backends::StopReport& stop) override { session_.stopped(owner, stop); }
   void continued(std::int64_t threadId, bool allThreads) override { session_.continued(owner, threadId, allThreads); }
   void threadChanged(std::int64_t threadId, bool started) override { session_.threadChanged(owner, threadId, started); }
@@ -253,8 +257,9 @@ Session::Held& Session::hold(std::unique_ptr<Port> port, std::unique_ptr<backend
 std::vector<backends::Backend*> Session::allBackends() const {
   std::vector<backends::Backend*> all;
   if (debugger_) all.push_back(debugger_);
+  // The debugger a post-mortem one took over from is asked nothing more: its program is frozen.
   for (const auto& h : backends_)
-    if (h.backend.get() != debugger_) all.push_back(h.backend.get());
+    if (h.backend.get() != debugger_ && h.backend.get() != takenOver_) all.push_back(h.backend.get());
   return all;
 }
 
@@ -278,6 +283,25 @@ backends::Backend* Session::startAttachDebugger(const backends::AttachSpec& spec
   auto* raw = hold(std::move(port), std::move(backend)).backend.get();
   setDebugger(raw, false);
   return raw;
+}
+
+// A crash the debugger cannot stop at (session_debug.cpp: takesCrashes): a post-mortem debugger
+// takes the session over.
+void Session::crashed(backends::Backend* from, const backends::CrashReport& crash, std::function<void()> release) {
+  if (!takesCrashes(from)) return release();
+  output(backends::OutputCategory::Console,
+         "Thread " + std::to_string(crash.threadId) + " of process " + std::to_string(crash.pid) + " crashed (" +
+             backends::signalName(crash.signal) + "): the native debugger takes the session over to stop there.\n");
+  // The new debugger serves every thread from now on; the old one's ids and frames are gone.
+  auto port = newPort();
+  auto backend = options_.backendFactory.postMortem(*this, *port, crash, std::move(release));
+  if (!backend) return;
+  auto* raw = hold(std::move(port), std::move(backend)).backend.get();
+  partGone(from);
+  threadOwners_.clear();
+  programRan();
+  takenOver_ = from;
+  debugger_ = raw;
 }
 
 void Session::launchedWithoutProgram() { state_ = State::Launched; }
@@ -353,7 +377,8 @@ void Session::processStarted(const std::string& name, std::int64_t pid, bool lau
 
 void Session::exited(backends::Backend* from, const backends::ExitStatus& status) {
   // Only the program's end ends the debuggee; a service beside it has no program.
-  if (debuggeeEnded_ || from != debugger_) return;
+  // After a crash the debugger taken over may see the end first (it reaps the child it launched).
+  if (debuggeeEnded_ || (from != debugger_ && from != takenOver_) || (from == takenOver_ && !status.known)) return;
   debuggeeEnded_ = true;
   if (status.signal)
     output(backends::OutputCategory::Console,

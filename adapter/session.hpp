@@ -40,6 +40,12 @@ struct BackendFactory {
   // What each debugging backend these can create supports, known before any exists: the
   // initialize response promises what all of them do (adapter/capabilities.hpp).
   std::vector<backends::BackendFeatures> debuggers;
+  // After a crash in a program whose debugger cannot stop there (a Python session, told by its
+  // agent): a debugger that attaches to it and stops at the fault, calling `release` once it is
+  // in (none: the program dies as it would have).
+  std::function<std::unique_ptr<backends::Backend>(Session&, backends::BackendHost&, const backends::CrashReport&,
+                                                   std::function<void()> release)>
+      postMortem;
   // What the backends serving every session beside the debugger bring (the GPU requests):
   // promised in the initialize response too.
   std::vector<backends::BackendFeatures> services;
@@ -124,6 +130,9 @@ class Session final : public std::enable_shared_from_this<Session> {
   bool canStartDebugging() const;
   void startDebugging(const std::string& request, const std::string& configuration, backends::Reply<void> reply);
   void stopped(backends::Backend* from, const backends::StopReport& stop);
+  // A crash the debugger cannot stop at: a post-mortem debugger takes the session over.
+  bool takesCrashes(const backends::Backend* from) const;
+  void crashed(backends::Backend* from, const backends::CrashReport& crash, std::function<void()> release);
   void continued(backends::Backend* from, std::int64_t threadId, bool allThreads);
   void threadChanged(backends::Backend* from, std::int64_t threadId, bool started);
   void breakpointChanged(backends::Backend* from, const backends::BreakpointReport& state);
@@ -223,6 +232,7 @@ class Session final : public std::enable_shared_from_this<Session> {
   std::map<std::int64_t, std::function<void(Result<protocol::Response>)>> reverse_;
   std::vector<Held> backends_;
   backends::Backend* debugger_ = nullptr;
+  backends::Backend* takenOver_ = nullptr;  // the debugger a post-mortem one took over from (crashed)
   backends::Backend* gpu_ = nullptr;
   std::map<std::int64_t, backends::Backend*> threadOwners_;
   std::set<std::string> progress_;  // ids of progress started and not yet ended

@@ -47,6 +47,10 @@ std::optional<Error> Session::requireStopped(std::int64_t threadId, std::string_
                false};
 }
 
+bool Session::takesCrashes(const backends::Backend* from) const {
+  return options_.backendFactory.postMortem && from == debugger_ && !debuggeeEnded_;
+}
+
 void Session::stopped(backends::Backend* from, const backends::StopReport& stop) {
   // A stop starts a fresh set of frames for the threads it stops; ids from their earlier stop
   // must not resolve any more. Threads it leaves alone keep theirs.

@@ -36,6 +36,17 @@ class BackendHost {
     reply(Error{errors::kUnsupportedRequest, "this client does not open child sessions", false});
   }
 
+  // Crashes: whether a debugger can take over a program that crashed (the session's, which
+  // attaches a native debugger and stops at the fault), and the crash itself. The program waits
+  // until `release` is called: then the signal happens again, under that debugger if one came
+  // in. Hosts that see crashes themselves (mixed mode's native debugger) or cannot take them
+  // over let it go at once.
+  virtual bool takesCrashes() const { return false; }
+  virtual void crashed(const CrashReport& crash, std::function<void()> release) {
+    (void)crash;
+    release();
+  }
+
   // Debugging events; ids inside are the backend's own, the session maps them.
   virtual void stopped(const StopReport& stop) { (void)stop; }
   virtual void continued(std::int64_t threadId, bool allThreads) { (void)threadId, (void)allThreads; }
@@ -85,6 +96,10 @@ class ForwardingHost : public BackendHost {
   bool canStartDebugging() const override { return up_.canStartDebugging(); }
   void startDebugging(const std::string& request, const std::string& configuration, Reply<void> reply) override {
     up_.startDebugging(request, configuration, std::move(reply));
+  }
+  bool takesCrashes() const override { return up_.takesCrashes(); }
+  void crashed(const CrashReport& crash, std::function<void()> release) override {
+    up_.crashed(crash, std::move(release));
   }
   void stopped(const StopReport& stop) override { up_.stopped(stop); }
   void continued(std::int64_t threadId, bool allThreads) override { up_.continued(threadId, allThreads); }

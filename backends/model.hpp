@@ -63,6 +63,19 @@ enum class OutputCategory { Stdout, Stderr, Console, Important };
 struct ExitStatus {
   int exitCode = 0;
   std::optional<int> signal;  // set when the debuggee died by a signal
+  // False when another waiter in the adapter reaped the process first (the native debugger that
+  // took a crashed program over): the status is that waiter's to say.
+  bool known = true;
+};
+
+// A fatal signal in a program whose debugger cannot stop there itself (a Python session: its
+// agent's crash guard told the adapter), caught before the program dies.
+struct CrashReport {
+  std::int64_t pid = 0;
+  std::int64_t threadId = 0;  // the thread that crashed
+  int signal = 0;
+  int code = 0;               // si_code: > 0 a fault, <= 0 sent (kill, raise, abort)
+  std::uint64_t address = 0;  // si_addr: the faulting address
 };
 
 // Human name of a signal: "SIGSEGV".

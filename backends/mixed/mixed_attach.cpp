@@ -94,4 +94,31 @@ void MixedBackend::nativeBreakpoints(BreakpointSet set, Reply<std::vector<Breakp
   reply(BreakpointBook::held(*kept, kHeld));
 }
 
+void MixedBackend::attachAfterCrash(const CrashReport& crash, std::function<void()> release) {
+  agentDir_ = agentPythonPath(host_.adapterExecutable());
+  attaching_ = true;  // the process is known to the session already: no second process event
+  nativeIn_ = false;
+  pid_ = crash.pid;
+  std::weak_ptr<bool> alive = alive_;
+  AttachSpec native;
+  native.processId = pid_;
+  native_->attach(native, [this, alive, release, crash](Result<void> r) {
+    if (alive.expired()) return release();
+    if (!r) {
+      host_.output(OutputCategory::Important, "The native debugger could not attach to process " + std::to_string(pid_) +
+                                                  " (" + r.error().message + "): it ends with " + signalName(crash.signal) + ".\n");
+      release();
+      // Its signal, under the disposition it had, ends it (what the session would have seen).
+      return onExited(ExitStatus{128 + crash.signal, crash.signal});
+    }
+    // Every thread runs again; the crashed one waits in the guard until it is released, and
+    // its signal then comes to the native debugger.
+    native_->configurationDone([this, alive, release](Result<void> done) {
+      if (alive.expired()) return release();
+      if (done) nativeIn_ = true;
+      release();
+    });
+  });
+}
+
 }  // namespace strata::backends

@@ -39,6 +39,9 @@ class MixedBackend::Side final : public ForwardingHost {
     reply(Error{errors::kUnsupportedRequest, "mixed mode runs the program under the native debugger", false});
   }
   bool canStartDebugging() const override { return false; }
+  // The native debugger stops at a crash itself.
+  bool takesCrashes() const override { return false; }
+  void crashed(const CrashReport&, std::function<void()> release) override { release(); }
   void stopped(const StopReport& stop) override { m_.onStopped(layer_, stop); }
   void continued(std::int64_t threadId, bool allThreads) override { m_.onContinued(layer_, threadId, allThreads); }
   void threadChanged(std::int64_t threadId, bool started) override {

@@ -30,6 +30,11 @@ class MixedBackend final : public Backend {
   // ---- starting and ending: the agent's side first, then the native debugger's ----
   void launch(const LaunchSpec& spec, Reply<void> reply) override;
   void attach(const AttachSpec& spec, Reply<void> reply) override;
+  // A Python program that crashed in a session without the native debugger (its agent's crash
+  // guard holds the crashing thread): the native debugger attaches, then `release` lets the
+  // signal happen again, and it stops there with every thread's merged stack, the Python frames
+  // read from memory (mixed_attach.cpp).
+  void attachAfterCrash(const CrashReport& crash, std::function<void()> release);
   void configurationDone(Reply<void> reply) override;
   void abandonStart() override;
   void terminate(bool force, Reply<void> reply) override;

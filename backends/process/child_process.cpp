@@ -154,14 +154,16 @@ void ChildProcess::readFrom(Stream& stream) {
 
 void ChildProcess::onExit() {
   siginfo_t info{};
+  bool unknown = false;
   if (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd_), &info, WEXITED) != 0) {
     // Fall back to waitpid when P_PIDFD is unknown to an old kernel.
     int st = 0;
-    ::waitpid(pid_, &st, 0);
+    if (::waitpid(pid_, &st, 0) < 0) unknown = true;  // reaped by another waiter (a tracer of ours)
     info.si_code = WIFSIGNALED(st) ? CLD_KILLED : CLD_EXITED;
     info.si_status = WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st);
   }
   ExitStatus status;
+  status.known = !unknown;
   if (info.si_code == CLD_EXITED) {
     status.exitCode = info.si_status;
   } else {

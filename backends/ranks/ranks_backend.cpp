@@ -50,6 +50,9 @@ class RanksBackend::Port final : public ForwardingHost {
     owner_.onLauncherExited(status);
   }
   bool canStartDebugging() const override { return false; }  // the ranks backend offers children itself
+  // A member's crash is not the session's to take over (that would end the job's session).
+  bool takesCrashes() const override { return false; }
+  void crashed(const CrashReport&, std::function<void()> release) override { release(); }
   void stopped(const StopReport& stop) override {
     if (member_) owner_.onStopped(m(), stop);
   }

@@ -295,6 +295,19 @@ void PythonBackend::startLink(tcp::socket socket, const char* startCommand) {
       }
       if (children_) options["strataChildren"] = children_->agentArguments();
     }
+    if (local && host_.takesCrashes()) {
+      if (!crashes_) {
+        crashes_ = std::make_unique<CrashWatch>(io_, [this, alive](const CrashReport& crash) {
+          if (alive.expired()) return;
+          std::weak_ptr<bool> still = alive_;
+          host_.crashed(crash, [this, still] {
+            if (!still.expired() && crashes_) crashes_->release();
+          });
+        });
+        if (auto opened = crashes_->open(); !opened) crashes_.reset();
+      }
+      if (crashes_) options["strataCrash"] = crashes_->agentArguments();
+    }
     link_->request(command, std::move(options), [this, alive](Result<json::value> r2) {
       if (alive.expired() || !starting_) return;
       if (!r2) return failStart(r2.takeError());
@@ -370,7 +383,8 @@ void PythonBackend::onLinkClosed() {
   if (pendingExit_) return reportExit(*pendingExit_);
   if (attached_ && !detached_) {
     host_.output(OutputCategory::Console, "The Python program closed the debug link.\n");
-    reportExit(ExitStatus{static_cast<int>(agentExitCode_.value_or(0)), {}});
+    // Without the agent's exited event (a crash, a kill) the status is a guess.
+    reportExit(ExitStatus{static_cast<int>(agentExitCode_.value_or(0)), {}, agentExitCode_.has_value()});
   }
 }
 

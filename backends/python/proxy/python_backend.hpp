@@ -12,6 +12,7 @@
 #include "backends/process/process_backend.hpp"
 #include "backends/python/proxy/agent_link.hpp"
 #include "backends/python/proxy/child_sessions.hpp"
+#include "backends/python/proxy/crash_watch.hpp"
 #include "strata/protocol/transport.hpp"
 
 namespace strata::backends {
@@ -106,6 +107,8 @@ class PythonBackend final : public Backend, public AgentProcess, private Forward
   // the agent is on this machine.
   bool subProcess_ = true;
   std::unique_ptr<ChildSessions> children_;
+  // The agent's crash guard, where the host can take a crash over (a session on this machine).
+  std::unique_ptr<CrashWatch> crashes_;
   bool listening_ = false;  // attach: waiting for a program to dial in, handshake not done
   std::string listenWhere_;
   std::uint64_t linkGeneration_ = 0;  // a closed stray link's callbacks are ignored

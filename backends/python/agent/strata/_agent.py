@@ -10,6 +10,7 @@ import threading
 import time
 
 from . import _children
+from . import _crash
 from . import _link
 from . import _ranks
 from ._breakpoints import Breakpoint
@@ -66,6 +67,7 @@ class Agent:
         self._server = None
         self._pump = None
         self._known_threads = {}
+        self._threads_lock = threading.Lock()
         self._exited = False
         self._closing = False
         self._handover = False
@@ -169,6 +171,7 @@ class Agent:
         """Debugging ends: the program runs on as if it had never been debugged."""
         self.redirect_output(False)
         _children.disable()
+        _crash.disarm()
         self.flush_logs()
         self.monitor.uninstall()
         self.requests.invalidate()
@@ -293,17 +296,20 @@ class Agent:
                 pass
 
     def thread_events(self):
-        if len(self.monitor.threads) > 64:
-            self.monitor.forget_dead_threads({t.ident for t in threading.enumerate()})
-        now = self.python_threads()
-        old = self._known_threads
-        self._known_threads = now
-        for tid, name in now.items():
-            if tid not in old:
-                self.send_event("thread", {"reason": "started", "threadId": tid, "name": name})
-        for tid, name in old.items():
-            if tid not in now:
-                self.send_event("thread", {"reason": "exited", "threadId": tid, "name": name})
+        # The output thread, a threads request and the exit all call this: one at a time, so no
+        # change is told twice or lost between two of them.
+        with self._threads_lock:
+            if len(self.monitor.threads) > 64:
+                self.monitor.forget_dead_threads({t.ident for t in threading.enumerate()})
+            now = self.python_threads()
+            old = self._known_threads
+            self._known_threads = now
+            for tid, name in now.items():
+                if tid not in old:
+                    self.send_event("thread", {"reason": "started", "threadId": tid, "name": name})
+            for tid, name in old.items():
+                if tid not in now:
+                    self.send_event("thread", {"reason": "exited", "threadId": tid, "name": name})
 
     # ---- lifecycle -----------------------------------------------------------------------
     def _watch_cuda_errors(self):
@@ -349,7 +355,9 @@ class Agent:
         m = self.monitor
         m.cond = threading.Condition(threading.RLock())
         self._flush_lock = threading.Lock()
+        self._threads_lock = threading.Lock()
         m.log_queue.clear()
+        _crash.disarm()  # the parent's link to the adapter, not the child's
         self._exited = True
         for s in (self.conn.sock if self.conn else None, self.listener):
             if s is not None:

@@ -98,6 +98,13 @@ class Requests:
         if isinstance(children, dict) and children.get("address") and children.get("token"):
             from . import _children
             _children.enable(children["address"], children["token"])
+        crash = args.get("strataCrash")
+        if isinstance(crash, dict) and crash.get("address") and crash.get("token"):
+            from . import _crash
+            why = _crash.arm(crash["address"], crash["token"], crash.get("tracer") or 0)
+            if why:
+                self.agent.send_event("output", {"category": "console",
+                                                 "output": f"Crashes will not stop this program: {why}\n"})
 
     def on_configure(self, args):
         self._take_options(args)
@@ -198,24 +205,25 @@ class Requests:
         return None
 
     def _resume(self, args, step=None):
+        """(single, go): the threads are let go by `go`, after the answer is sent: a thread let
+        go may end the process at once (os._exit after the breakpoint), answer unsent."""
         ident = self._ident(args, required=step is not None)
         single = bool(args.get("singleThread"))
         self.invalidate()
-        self.monitor.parking.resume(ident, single, step)
-        return single
+        return single, lambda: self.monitor.parking.resume(ident, single, step)
 
     def on_continue(self, args):
-        single = self._resume(args)
-        return {"allThreadsContinued": not single}
+        single, go = self._resume(args)
+        return {"allThreadsContinued": not single}, go
 
     def on_next(self, args):
-        self._resume(args, "over")
+        return None, self._resume(args, "over")[1]
 
     def on_stepIn(self, args):
-        self._resume(args, "in")
+        return None, self._resume(args, "in")[1]
 
     def on_stepOut(self, args):
-        self._resume(args, "out")
+        return None, self._resume(args, "out")[1]
 
     def on_pause(self, args):
         self.monitor.parking.request_pause()

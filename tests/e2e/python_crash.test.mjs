@@ -1,0 +1,165 @@
+// A crash stops a Python session with no flag: a fatal signal (a ctypes read of an unmapped
+// address, abort(), SIGFPE, in the main thread or another, with the program's own faulthandler
+// on) stops with reason "exception" and every thread's merged Python + native stack (the Python
+// frames read from memory, with their locals); continue lets the program die with its real
+// status, and the program's own handler still runs.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startStdio, forEachPython, assertClean, waitUntil, withTimeout, exitOf, NO_PYTHON, PYTHONS } from './lib/harness.mjs';
+import { AGENT_PYTHONPATH, lineOf, pyTarget } from './lib/python.mjs';
+
+const INIT = { adapterID: 'strata', linesStartAt1: true, columnsStartAt1: true, pathFormat: 'path', supportsVariablePaging: true };
+const program = pyTarget('crashes.py');
+
+async function crashStop(py, how) {
+  const c = await startStdio();
+  await c.initializeRequest(INIT);
+  const initialized = c.waitForEvent('initialized', 30000);
+  await c.launchRequest({ program, python: py, args: [how] });
+  await initialized;
+  const stopped = c.waitForEvent('stopped', 60000);
+  await c.configurationDoneRequest();
+  const stop = await stopped;
+  return { c, stop };
+}
+
+// The Python frames of a thread's stack (those whose source is a .py file), innermost first.
+async function stackOf(c, threadId) {
+  const st = await c.stackTraceRequest({ threadId, startFrame: 0, levels: 200 });
+  return st.body.stackFrames;
+}
+
+async function frameLocals(c, frameId) {
+  const scopes = await c.scopesRequest({ frameId });
+  const vars = await c.variablesRequest({ variablesReference: scopes.body.scopes[0].variablesReference });
+  return Object.fromEntries(vars.body.variables.map((v) => [v.name, v.value]));
+}
+
+async function continueToDeath(c, threadId) {
+  const terminated = c.waitForEvent('terminated', 30000);
+  await c.continueRequest({ threadId });
+  await terminated;
+  return c.eventsNamed('exited')[0]?.body.exitCode;
+}
+
+forEachPython((py) => {
+  const v = path.basename(py);
+
+  test(`${v}: a segfault in C called through ctypes stops with the merged stack and the Python locals; continue ends it by SIGSEGV`, async () => {
+    const { c, stop } = await crashStop(py, 'segv');
+    try {
+      assert.equal(stop.body.reason, 'exception');
+      assert.match(stop.body.description ?? stop.body.text ?? '', /SIGSEGV/);
+      assert.match(c.output('console'), /crashed \(SIGSEGV\): the native debugger takes the session over/);
+      const frames = await stackOf(c, stop.body.threadId);
+      const names = frames.map((f) => f.name);
+      const py = frames.find((f) => f.name === 'load_weights');
+      assert.ok(py, names.join(' < '));
+      assert.equal(py.line, lineOf(program, 'crash'));
+      assert.ok(names.indexOf('load_weights') > 0, 'native frames above the Python one');
+      assert.ok(frames.some((f) => f.name === 'main' && f.source?.path === program), names.join(' < '));
+      const locals = await frameLocals(c, py.id);
+      assert.equal(locals.count, '3');
+      assert.equal(locals.shard, '12');
+      const info = await c.send('exceptionInfo', { threadId: stop.body.threadId });
+      assert.match(JSON.stringify(info.body), /SIGSEGV/);
+      assert.equal(await continueToDeath(c, stop.body.threadId), 139);
+      assert.match(c.output('console'), /Process terminated by signal 11 \(SIGSEGV\)/);
+      assert.match(c.output('stdout'), /starting segv/);
+      assert.doesNotMatch(c.output('stdout'), /not reached/);
+      assertClean(assert, c);
+    } finally {
+      await c.stop().catch(() => {});
+    }
+  });
+
+  test(`${v}: abort() stops at SIGABRT under give_up; continue ends it by SIGABRT`, async () => {
+    const { c, stop } = await crashStop(py, 'abort');
+    try {
+      assert.equal(stop.body.reason, 'exception');
+      const frames = await stackOf(c, stop.body.threadId);
+      const py = frames.find((f) => f.name === 'give_up');
+      assert.ok(py, frames.map((f) => f.name).join(' < '));
+      assert.equal(py.line, lineOf(program, 'abort'));
+      assert.equal((await frameLocals(c, py.id)).reason, "'bad checkpoint'");
+      assert.equal(await continueToDeath(c, stop.body.threadId), 134);
+      assert.match(c.output('console'), /Process terminated by signal 6 \(SIGABRT\)/);
+    } finally {
+      await c.stop().catch(() => {});
+    }
+  });
+
+  test(`${v}: SIGFPE stops in divide; a crash in a thread other than the main one stops that thread`, async () => {
+    const fpe = await crashStop(py, 'fpe');
+    try {
+      assert.equal(fpe.stop.body.reason, 'exception');
+      const frames = await stackOf(fpe.c, fpe.stop.body.threadId);
+      assert.ok(frames.some((f) => f.name === 'divide' && f.line === lineOf(program, 'fpe')), frames.map((f) => f.name).join(' < '));
+      assert.equal(await continueToDeath(fpe.c, fpe.stop.body.threadId), 136);
+    } finally {
+      await fpe.c.stop().catch(() => {});
+    }
+    const { c, stop } = await crashStop(py, 'thread');
+    try {
+      const pid = c.eventsNamed('process')[0].body.systemProcessId;
+      assert.notEqual(stop.body.threadId, pid, 'the thread that crashed, not the main one');
+      const frames = await stackOf(c, stop.body.threadId);
+      const py = frames.find((f) => f.name === 'load_weights');
+      assert.ok(py, frames.map((f) => f.name).join(' < '));
+      assert.equal((await frameLocals(c, py.id)).count, '5');
+      // The main thread is stopped too, in join().
+      const main = await stackOf(c, pid);
+      assert.ok(main.some((f) => f.name === 'main' && f.source?.path === program), main.map((f) => f.name).join(' < '));
+      assert.equal(await continueToDeath(c, stop.body.threadId), 139);
+    } finally {
+      await c.stop().catch(() => {});
+    }
+  });
+
+  test(`${v}: with the program's own faulthandler on, faulthandler prints its traceback and the crash still stops`, async () => {
+    const { c, stop } = await crashStop(py, 'faulthandler');
+    try {
+      assert.equal(stop.body.reason, 'exception');
+      const frames = await stackOf(c, stop.body.threadId);
+      assert.ok(frames.some((f) => f.name === 'load_weights'), frames.map((f) => f.name).join(' < '));
+      assert.equal(await continueToDeath(c, stop.body.threadId), 139);
+      assert.match(c.output('stderr'), /Fatal Python error: Segmentation fault/);
+      assert.match(c.output('stderr'), /line \d+ in load_weights/);
+    } finally {
+      await c.stop().catch(() => {});
+    }
+  });
+}, { tracing: true });
+
+test('a program attached by its agent (python -m strata --listen) stops at its crash too; continue lets it die by SIGSEGV', { skip: NO_PYTHON }, async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strata-crash-'));
+  const portFile = path.join(dir, 'port');
+  const proc = spawn(PYTHONS[0], ['-m', 'strata', '--listen', '127.0.0.1:0', '--port-file', portFile, '--wait-for-client', program, 'segv'],
+    { env: { ...process.env, PYTHONPATH: AGENT_PYTHONPATH }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const c = await startStdio();
+  try {
+    await waitUntil(() => fs.existsSync(portFile) && fs.readFileSync(portFile, 'utf8').endsWith('\n'), 20000, 'the port file');
+    await c.initializeRequest(INIT);
+    await c.attachRequest({ connect: { host: '127.0.0.1', port: Number(fs.readFileSync(portFile, 'utf8')) } });
+    const stopped = c.waitForEvent('stopped', 60000);
+    await c.configurationDoneRequest();
+    const stop = await stopped;
+    assert.equal(stop.body.reason, 'exception');
+    const frames = await stackOf(c, stop.body.threadId);
+    assert.ok(frames.some((f) => f.name === 'load_weights' && f.line === lineOf(program, 'crash')), frames.map((f) => f.name).join(' < '));
+    const died = exitOf(proc);
+    const terminated = c.waitForEvent('terminated', 30000);
+    await c.continueRequest({ threadId: stop.body.threadId });
+    await terminated;
+    assert.equal(await withTimeout(died, 20000, 'the program to die'), 'SIGSEGV');
+    assert.equal(c.eventsNamed('exited')[0]?.body.exitCode, 139);
+    assertClean(assert, c);
+  } finally {
+    proc.kill('SIGKILL');
+    await c.stop().catch(() => {});
+  }
+});
