@@ -147,6 +147,21 @@ void gatherStop(DapClient& client, const json::object& stoppedBody, std::functio
   stop->description = str(stoppedBody, "text");
   DapClient* c = &client;
   auto resume = [stop, done] { done(stop); };
+  // A fatal signal: the adapter's one-line diagnosis (where, and the program's frame that led
+  // there) says more than the stop's description.
+  if (stop->reason == "exception" && str(stoppedBody, "text").rfind("SIG", 0) == 0) {
+    c->request("exceptionInfo", json::object{{"threadId", stop->threadId}}, [c, stop, resume, stoppedBody](const protocol::Response& r) {
+      if (r.success && !str(obj(r.body), "description").empty()) stop->description = str(obj(r.body), "description");
+      json::object rest = stoppedBody;
+      rest["text"] = "";  // asked once
+      gatherStop(*c, rest, [stop, resume](std::shared_ptr<StopView> gathered) {
+        gathered->description = stop->description;
+        *stop = *gathered;
+        resume();
+      });
+    });
+    return;
+  }
   c->request("threads", nullptr, [c, stop, resume](const protocol::Response& r) {
     for (const auto& t : arr(obj(r.body), "threads"))
       if (num(obj(t), "id") == stop->threadId) stop->threadName = str(obj(t), "name");

@@ -19,6 +19,10 @@
 
 namespace strata::backends {
 
+// The one line a crash is said in: `signal` (the native debugger's description), the function
+// it happened in and the innermost frame of the program's own code above it.
+std::string crashDiagnosis(const std::string& signal, const std::vector<FrameInfo>& frames);
+
 class MixedBackend final : public Backend {
  public:
   MixedBackend(asio::io_context& io, BackendHost& host);

@@ -5,11 +5,11 @@
 // status, and the program's own handler still runs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startStdio, forEachPython, assertClean, waitUntil, withTimeout, exitOf, NO_PYTHON, PYTHONS } from './lib/harness.mjs';
+import { CLI, startStdio, forEachPython, assertClean, waitUntil, withTimeout, exitOf, NO_PYTHON, PYTHONS } from './lib/harness.mjs';
 import { AGENT_PYTHONPATH, lineOf, pyTarget } from './lib/python.mjs';
 
 const INIT = { adapterID: 'strata', linesStartAt1: true, columnsStartAt1: true, pathFormat: 'path', supportsVariablePaging: true };
@@ -65,8 +65,9 @@ forEachPython((py) => {
       const locals = await frameLocals(c, py.id);
       assert.equal(locals.count, '3');
       assert.equal(locals.shard, '12');
+      // One line: the signal, where, and the program's own frame that led there.
       const info = await c.send('exceptionInfo', { threadId: stop.body.threadId });
-      assert.match(JSON.stringify(info.body), /SIGSEGV/);
+      assert.match(info.body.description, new RegExp(`^SIGSEGV: address not mapped to object at 0x100c in \\S+, called from load_weights at crashes\\.py:${lineOf(program, 'crash')}$`));
       assert.equal(await continueToDeath(c, stop.body.threadId), 139);
       assert.match(c.output('console'), /Process terminated by signal 11 \(SIGSEGV\)/);
       assert.match(c.output('stdout'), /starting segv/);
@@ -162,4 +163,15 @@ test('a program attached by its agent (python -m strata --listen) stops at its c
     proc.kill('SIGKILL');
     await c.stop().catch(() => {});
   }
+});
+
+test('strata run --break: a crash prints the one-line diagnosis and the merged stack, and exits with the program\'s status', { skip: NO_PYTHON }, () => {
+  // A breakpoint that is never reached makes it a debug run.
+  const r = spawnSync(CLI, ['run', '--break', `${program}:${lineOf(program, 'abort')}`, '--', PYTHONS[0], program, 'segv'],
+    { encoding: 'utf8', timeout: 120000 });
+  assert.equal(r.status, 139, r.stderr);
+  const crash = lineOf(program, 'crash');
+  assert.match(r.stdout, new RegExp(`^-- stopped \\(exception\\): SIGSEGV: address not mapped to object at 0x100c in \\S+, called from load_weights at crashes\\.py:${crash} in thread \\d+`, 'm'));
+  assert.match(r.stdout, new RegExp(`#\\d+ load_weights at ${program.replace(/[.]/g, '\\.')}:${crash}\n +#\\d+ main at `));
+  assert.match(r.stderr, /Process terminated by signal 11 \(SIGSEGV\)/);
 });
