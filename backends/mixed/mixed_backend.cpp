@@ -148,12 +148,15 @@ const char* const kMemoryOnly =
 
 std::string crashDiagnosis(const std::string& signal, const std::vector<FrameInfo>& frames) {
   if (frames.empty()) return signal;
+  auto where = [](const FrameInfo& f) {
+    std::string file = *f.source->path;
+    return file.substr(file.rfind('/') == std::string::npos ? 0 : file.rfind('/') + 1) + ":" + std::to_string(f.line);
+  };
   std::string out = signal + " in " + functionOf(frames.front().name);
+  if (ownCode(frames.front())) out += " at " + where(frames.front());
   for (std::size_t i = 1; i < frames.size(); ++i) {
     if (!ownCode(frames[i])) continue;
-    std::string file = *frames[i].source->path;
-    file = file.substr(file.rfind('/') == std::string::npos ? 0 : file.rfind('/') + 1);
-    out += ", called from " + functionOf(frames[i].name) + " at " + file + ":" + std::to_string(frames[i].line);
+    out += ", called from " + functionOf(frames[i].name) + " at " + where(frames[i]);
     break;
   }
   return out;

@@ -9,7 +9,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CLI, startStdio, forEachPython, assertClean, waitUntil, withTimeout, exitOf, NO_PYTHON, PYTHONS } from './lib/harness.mjs';
+import { ADAPTER, REPO, CLI, startStdio, forEachPython, assertClean, waitUntil, withTimeout, exitOf, NO_PYTHON, PYTHONS } from './lib/harness.mjs';
 import { AGENT_PYTHONPATH, lineOf, pyTarget } from './lib/python.mjs';
 
 const INIT = { adapterID: 'strata', linesStartAt1: true, columnsStartAt1: true, pathFormat: 'path', supportsVariablePaging: true };
@@ -175,3 +175,41 @@ test('strata run --break: a crash prints the one-line diagnosis and the merged s
   assert.match(r.stdout, new RegExp(`#\\d+ load_weights at ${program.replace(/[.]/g, '\\.')}:${crash}\n +#\\d+ main at `));
   assert.match(r.stderr, /Process terminated by signal 11 \(SIGSEGV\)/);
 });
+
+// The mixed-mode example's C++ extension, built per interpreter beside the adapter.
+const DRIVER = path.join(REPO, 'examples/mixed/driver.py');
+const EXT_SRC = path.join(REPO, 'examples/mixed/mixed_ext.cpp');
+const EXT_DIR = process.env.STRATA_MIXED_EXT_DIR ?? path.resolve(path.dirname(ADAPTER), '../examples/mixed');
+const extPython = PYTHONS.find((py) => fs.existsSync(EXT_DIR) &&
+  fs.readdirSync(EXT_DIR).some((f) => f.startsWith(`mixed_ext.cpython-${path.basename(py).replace('python', '').replace('.', '')}`)));
+const markerOf = (file, name) => fs.readFileSync(file, 'utf8').split('\n').findIndex((l) => l.includes(`mixed: ${name}`)) + 1;
+
+test('an out-of-bounds write in a C++ extension stops a plain Python launch in the C++ frame with its DWARF locals, under the Python line that called it',
+  { skip: extPython ? false : `the mixed example's extension (mixed_ext) is not built for ${PYTHONS.join(', ') || 'any CPython 3.12+'} in ${EXT_DIR}` }, async () => {
+    const c = await startStdio();
+    try {
+      await c.initializeRequest(INIT);
+      const initialized = c.waitForEvent('initialized', 30000);
+      await c.launchRequest({ program: DRIVER, python: extPython, args: ['--crash'], env: { PYTHONPATH: EXT_DIR } });
+      await initialized;
+      const stopped = c.waitForEvent('stopped', 60000);
+      await c.configurationDoneRequest();
+      const stop = await stopped;
+      assert.equal(stop.body.reason, 'exception');
+      const frames = await stackOf(c, stop.body.threadId);
+      const oob = markerOf(EXT_SRC, 'oob_line');
+      assert.match(frames[0].name, /histogram/);
+      assert.equal(frames[0].source?.path, EXT_SRC);
+      assert.equal(frames[0].line, oob);
+      const locals = await frameLocals(c, frames[0].id);
+      assert.equal(locals.bin, '1000000000000');
+      assert.equal(locals.v, '1e+12');
+      assert.ok(frames.some((f) => f.name === 'main' && f.source?.path === DRIVER && f.line === markerOf(DRIVER, 'py_crash_line')),
+        frames.map((f) => f.name).join(' < '));
+      const info = await c.send('exceptionInfo', { threadId: stop.body.threadId });
+      assert.match(info.body.description, new RegExp(`^SIGSEGV: .* in \\S*histogram\\S* at mixed_ext\\.cpp:${oob}, called from main at driver\\.py:${markerOf(DRIVER, 'py_crash_line')}$`));
+      assert.equal(await continueToDeath(c, stop.body.threadId), 139);
+    } finally {
+      await c.stop().catch(() => {});
+    }
+  });
