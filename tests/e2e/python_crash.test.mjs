@@ -213,3 +213,36 @@ test('an out-of-bounds write in a C++ extension stops a plain Python launch in t
       await c.stop().catch(() => {});
     }
   });
+
+test('a program attached by pid stops at its crash too, once the agent is in', { skip: NO_PYTHON }, async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strata-crash-'));
+  const go = path.join(dir, 'go');
+  const proc = spawn(PYTHONS[0], [program, `wait=${go}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  proc.stdout.on('data', (d) => { out += d; });
+  const c = await startStdio();
+  try {
+    await waitUntil(() => out.includes('ready\n'), 20000, 'the program to start');
+    await c.initializeRequest(INIT);
+    await c.attachRequest({ processId: proc.pid });
+    await c.configurationDoneRequest();
+    await waitUntil(() => c.output('important').includes('The Strata agent is in'), 30000, 'the agent to come in');
+    const stopped = c.waitForEvent('stopped', 60000);
+    fs.writeFileSync(go, '');
+    const stop = await stopped;
+    assert.equal(stop.body.reason, 'exception');
+    const frames = await stackOf(c, stop.body.threadId);
+    const py = frames.find((f) => f.name === 'load_weights');
+    assert.ok(py, frames.map((f) => f.name).join(' < '));
+    assert.equal((await frameLocals(c, py.id)).count, '7');
+    const died = exitOf(proc);
+    const terminated = c.waitForEvent('terminated', 30000);
+    await c.continueRequest({ threadId: stop.body.threadId });
+    await terminated;
+    assert.equal(await withTimeout(died, 20000, 'the program to die'), 'SIGSEGV');
+    assertClean(assert, c);
+  } finally {
+    proc.kill('SIGKILL');
+    await c.stop().catch(() => {});
+  }
+});

@@ -12,13 +12,17 @@ import unittest
 from dap_client import agent_pythonpath
 
 CRASH = textwrap.dedent("""
-    import ctypes, os, sys, threading
+    import ctypes, os, signal, sys, threading
     from strata import _crash
     why = _crash.arm(sys.argv[1], "tok", 0)
     assert why is None, why
     if sys.argv[2] == "disarm":
         _crash.disarm()
     print(threading.get_native_id(), flush=True)
+    if sys.argv[2] == "pipe":
+        # SIGPIPE at its default (Python ignores it), as a program may have it.
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        sys.stdin.readline()
     ctypes.string_at(0x2000, 8)
 """)
 
@@ -33,7 +37,7 @@ class CrashGuard(unittest.TestCase):
     def run_crash(self, mode):
         env = dict(os.environ, PYTHONPATH=agent_pythonpath())
         address = f"127.0.0.1:{self.server.getsockname()[1]}"
-        return subprocess.Popen([sys.executable, "-c", CRASH, address, mode], env=env,
+        return subprocess.Popen([sys.executable, "-c", CRASH, address, mode], env=env, stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     def accept(self):
@@ -76,6 +80,17 @@ class CrashGuard(unittest.TestCase):
         f.close()  # the socket closes with its last user
         conn.close()
         self.assertEqual(proc.wait(timeout=20), -signal.SIGSEGV)
+
+    def test_a_debugger_gone_before_the_crash_lets_it_die_at_once_by_its_signal(self):
+        proc = self.run_crash("pipe")
+        conn, f = self.accept()
+        proc.stdout.readline()
+        f.close()
+        conn.close()
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+        # Not the guard's 30 s wait for an answer: the closed link says nobody will answer.
+        self.assertEqual(proc.wait(timeout=10), -signal.SIGSEGV)
 
 
 if __name__ == "__main__":

@@ -1,13 +1,15 @@
 """Debuggee: a Python program that dies of a fatal signal, the way it is asked: a ctypes read of
 an unmapped address (SIGSEGV in memmove), the C library's abort() (SIGABRT), a SIGFPE sent to
-itself, the same read in a thread other than the main one, or with faulthandler on (the
-program's own handler, whose traceback must still be printed)."""
+itself, the same read in a thread other than the main one, with faulthandler on (the
+program's own handler, whose traceback must still be printed), or once a file exists
+(wait=PATH: a program to attach to)."""
 import ctypes
 import faulthandler
 import os
 import signal
 import sys
 import threading
+import time
 
 UNMAPPED = 0x1000  # below vm.mmap_min_addr: never mapped (a canonical address, so si_addr names it)
 
@@ -42,6 +44,12 @@ def main(how):
     elif how == "faulthandler":
         faulthandler.enable()
         load_weights(2)
+    elif how.startswith("wait="):
+        # A program to attach to: it crashes once the file named exists.
+        print("ready", flush=True)
+        while not os.path.exists(how[5:]):
+            time.sleep(0.05)
+        load_weights(7)
     print("not reached", flush=True)
 
 

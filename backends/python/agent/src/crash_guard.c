@@ -7,7 +7,7 @@
  * debugger sees that second delivery as a stop, with every register at the fault. Until a
  * crash the program pays nothing: no thread, no ptrace, one sigaction per signal.
  *
- * Everything the handler does is async-signal-safe: write, poll, read, sigaction, syscall. */
+ * Everything the handler does is async-signal-safe: send, poll, read, sigaction, syscall. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -79,7 +80,8 @@ static void on_fatal(int sig, siginfo_t* info, void* context) {
       *p++ = '\n';
       const char* at = line;
       while (at < p) {
-        ssize_t n = write(fd, at, (size_t)(p - at));
+        /* send, not write: an adapter gone must not end the program by SIGPIPE instead. */
+        ssize_t n = send(fd, at, (size_t)(p - at), MSG_NOSIGNAL);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
         at += n;
