@@ -2,7 +2,7 @@
  * for the fatal signals (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT) that tells the adapter, over
  * a socket the agent dialed, which thread crashed where, and waits until the adapter's native
  * debugger has attached. Then it puts back the disposition it found (the default, or the
- * program's own handler: faulthandler's, PyTorch's) and lets the signal happen again: a fault
+ * program's own handler, faulthandler's) and lets the signal happen again: a fault
  * re-executes its instruction, a signal sent by kill/raise/abort is raised again. The native
  * debugger sees that second delivery as a stop, with every register at the fault. Until a
  * crash the program pays nothing: no thread, no ptrace, one sigaction per signal.
