@@ -387,7 +387,9 @@ uiTest('Attach by process picker: a Python loop started outside VS Code, picked 
     await wb.pauseUntilFrames();
     // Stopped mostly in time.sleep: native frames on top, then the loop's Python frames (VS Code
     // shows the top frame first and the rest a moment later).
-    const paused = await wb.waitForFrames((frames) => frames.some((f) => f.name === '<module>'));
+    // The view is drawn in steps (the top frame, then the rest): wait for the loop's two frames.
+    const paused = await wb.waitForFrames((frames) => frames.some((f) => f.name === '<module>') &&
+      frames.some((f) => f.name === 'main'));
     assert.deepEqual(paused.filter((f) => f.file === LOOP_PY).map((f) => f.name).slice(-2), ['main', '<module>'],
       `the Call Stack shows the loop: ${JSON.stringify(paused)}`);
     await wb.shot('attach-paused');
