@@ -147,75 +147,69 @@ void gatherStop(DapClient& client, const json::object& stoppedBody, std::functio
   stop->description = str(stoppedBody, "text");
   DapClient* c = &client;
   auto resume = [stop, done] { done(stop); };
-  // A fatal signal: the adapter's one-line diagnosis (where, and the program's frame that led
-  // there) says more than the stop's description.
-  if (stop->reason == "exception" && str(stoppedBody, "text").rfind("SIG", 0) == 0) {
-    c->request("exceptionInfo", json::object{{"threadId", stop->threadId}}, [c, stop, resume, stoppedBody](const protocol::Response& r) {
-      if (r.success && !str(obj(r.body), "description").empty()) stop->description = str(obj(r.body), "description");
-      json::object rest = stoppedBody;
-      rest["text"] = "";  // asked once
-      gatherStop(*c, rest, [stop, resume](std::shared_ptr<StopView> gathered) {
-        gathered->description = stop->description;
-        *stop = *gathered;
-        resume();
-      });
-    });
-    return;
-  }
-  c->request("threads", nullptr, [c, stop, resume](const protocol::Response& r) {
-    for (const auto& t : arr(obj(r.body), "threads"))
-      if (num(obj(t), "id") == stop->threadId) stop->threadName = str(obj(t), "name");
-    json::object args{{"threadId", stop->threadId}, {"startFrame", 0}, {"levels", kFramesSearched}};
-    c->request("stackTrace", std::move(args), [c, stop, resume](const protocol::Response& r) {
-      const auto& all = arr(obj(r.body), "stackFrames");
-      auto fileOf = [](const json::object& fo) {
-        std::string file = str(obj(fo.contains("source") ? fo.at("source") : json::value()), "path");
-        return file.empty() ? str(obj(fo.contains("source") ? fo.at("source") : json::value()), "name") : file;
-      };
-      // A stop in C/C++ code that Python called (mixed mode): its Python callers are shown too.
-      bool pythonOnTop = false;
-      for (std::size_t i = 0; i < all.size() && i < kFramesShown; ++i) pythonOnTop |= pythonFile(fileOf(obj(all[i])));
-      json::array frames;
-      std::size_t python = 0;
-      for (std::size_t i = 0; i < all.size(); ++i) {
-        const auto& fo = obj(all[i]);
-        std::string file = fileOf(fo);
-        bool shown = i < kFramesShown || (!pythonOnTop && pythonFile(file) && python < kPythonFramesShown);
-        if (!shown) continue;
-        if (i >= kFramesShown) ++python;
-        frames.push_back(all[i]);
-        json::object f{{"name", str(fo, "name")}, {"file", file}, {"line", num(fo, "line")}};
-        if (i >= kFramesShown) f["index"] = static_cast<std::int64_t>(i);
-        stop->frames.push_back(std::move(f));
-      }
-      if (frames.empty()) return resume();
-      // The locals of the innermost frame that is not a subtle one (a C frame under Python's).
-      std::int64_t frameId = num(obj(frames[0]), "id");
-      stop->localsFrame = str(obj(frames[0]), "name");
-      for (std::size_t i = 0; i < frames.size(); ++i)
-        if (str(obj(frames[i]), "presentationHint") != "subtle") {
-          frameId = num(obj(frames[i]), "id");
-          stop->localsFrame = str(obj(frames[i]), "name");
-          // Where the frame is in the stack (the frames kept are not all of them).
-          const auto& kept = obj(stop->frames[i]);
-          stop->localsIndex = kept.contains("index") ? num(kept, "index") : static_cast<std::int64_t>(i);
-          break;
+  auto frames = [c, stop, resume] {
+    c->request("threads", nullptr, [c, stop, resume](const protocol::Response& r) {
+      for (const auto& t : arr(obj(r.body), "threads"))
+        if (num(obj(t), "id") == stop->threadId) stop->threadName = str(obj(t), "name");
+      json::object args{{"threadId", stop->threadId}, {"startFrame", 0}, {"levels", kFramesSearched}};
+      c->request("stackTrace", std::move(args), [c, stop, resume](const protocol::Response& r) {
+        const auto& all = arr(obj(r.body), "stackFrames");
+        auto fileOf = [](const json::object& fo) {
+          std::string file = str(obj(fo.contains("source") ? fo.at("source") : json::value()), "path");
+          return file.empty() ? str(obj(fo.contains("source") ? fo.at("source") : json::value()), "name") : file;
+        };
+        // A stop in C/C++ code that Python called (mixed mode): its Python callers are shown too.
+        bool pythonOnTop = false;
+        for (std::size_t i = 0; i < all.size() && i < kFramesShown; ++i) pythonOnTop |= pythonFile(fileOf(obj(all[i])));
+        json::array frames;
+        std::size_t python = 0;
+        for (std::size_t i = 0; i < all.size(); ++i) {
+          const auto& fo = obj(all[i]);
+          std::string file = fileOf(fo);
+          bool shown = i < kFramesShown || (!pythonOnTop && pythonFile(file) && python < kPythonFramesShown);
+          if (!shown) continue;
+          if (i >= kFramesShown) ++python;
+          frames.push_back(all[i]);
+          json::object f{{"name", str(fo, "name")}, {"file", file}, {"line", num(fo, "line")}};
+          if (i >= kFramesShown) f["index"] = static_cast<std::int64_t>(i);
+          stop->frames.push_back(std::move(f));
         }
-      c->request("scopes", json::object{{"frameId", frameId}}, [c, stop, resume](const protocol::Response& r) {
-        const auto& scopes = arr(obj(r.body), "scopes");
-        if (scopes.empty()) return resume();
-        std::int64_t ref = num(obj(scopes[0]), "variablesReference");
-        json::object args{{"variablesReference", ref}, {"start", 0}, {"count", kLocalsShown}};
-        c->request("variables", std::move(args), [stop, resume](const protocol::Response& r) {
-          for (const auto& v : arr(obj(r.body), "variables")) {
-            std::string name = str(obj(v), "name"), value = str(obj(v), "value");
-            stop->locals[name] = value;
-            stop->localsInOrder.emplace_back(name, value);
+        if (frames.empty()) return resume();
+        // The locals of the innermost frame that is not a subtle one (a C frame under Python's).
+        std::int64_t frameId = num(obj(frames[0]), "id");
+        stop->localsFrame = str(obj(frames[0]), "name");
+        for (std::size_t i = 0; i < frames.size(); ++i)
+          if (str(obj(frames[i]), "presentationHint") != "subtle") {
+            frameId = num(obj(frames[i]), "id");
+            stop->localsFrame = str(obj(frames[i]), "name");
+            // Where the frame is in the stack (the frames kept are not all of them).
+            const auto& kept = obj(stop->frames[i]);
+            stop->localsIndex = kept.contains("index") ? num(kept, "index") : static_cast<std::int64_t>(i);
+            break;
           }
-          resume();
+        c->request("scopes", json::object{{"frameId", frameId}}, [c, stop, resume](const protocol::Response& r) {
+          const auto& scopes = arr(obj(r.body), "scopes");
+          if (scopes.empty()) return resume();
+          std::int64_t ref = num(obj(scopes[0]), "variablesReference");
+          json::object args{{"variablesReference", ref}, {"start", 0}, {"count", kLocalsShown}};
+          c->request("variables", std::move(args), [stop, resume](const protocol::Response& r) {
+            for (const auto& v : arr(obj(r.body), "variables")) {
+              std::string name = str(obj(v), "name"), value = str(obj(v), "value");
+              stop->locals[name] = value;
+              stop->localsInOrder.emplace_back(name, value);
+            }
+            resume();
+          });
         });
       });
     });
+  };
+  // A fatal signal: the adapter's one-line diagnosis (where, and the program's frame that led
+  // there) says more than the stop's description.
+  if (stop->reason != "exception" || str(stoppedBody, "text").rfind("SIG", 0) != 0) return frames();
+  c->request("exceptionInfo", json::object{{"threadId", stop->threadId}}, [stop, frames](const protocol::Response& r) {
+    if (r.success && !str(obj(r.body), "description").empty()) stop->description = str(obj(r.body), "description");
+    frames();
   });
 }
 

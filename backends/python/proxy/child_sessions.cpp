@@ -49,10 +49,8 @@ ChildSessions::~ChildSessions() {
 }
 
 Result<void> ChildSessions::open() {
-  std::weak_ptr<bool> alive = alive_;
-  auto listener = protocol::Listener::open(io_, protocol::HostPort{"127.0.0.1", 0}, [this, alive](tcp::socket s) {
-    if (!alive.expired()) onAccept(std::move(s));
-  });
+  // Only the processes under the debugged one: each sends the token it was given first.
+  auto listener = listenForToken(io_, token_, alive_, [this](tcp::socket s, int pid) { onChild(std::move(s), pid); });
   if (!listener) return listener.takeError();
   listener_ = std::move(*listener);
   return {};
@@ -62,18 +60,9 @@ json::object ChildSessions::agentArguments() const {
   return {{"address", "127.0.0.1:" + std::to_string(listener_->endpoint().port())}, {"token", token_}};
 }
 
-void ChildSessions::onAccept(tcp::socket socket) {
-  // Only the processes under the debugged one: each sends the token it was given first.
-  std::weak_ptr<bool> alive = alive_;
-  expectTokenLine(std::move(socket), token_, [this, alive](tcp::socket s) {
-    if (!alive.expired()) onChild(std::move(s));
-  });
-}
-
-void ChildSessions::onChild(tcp::socket socket) {
-  auto pid = loopbackPeerPid(socket);
-  if (!pid || multiprocessingHelper(*pid)) return;  // the socket closes: it runs on undebugged
-  std::string what = "process " + std::to_string(*pid) + " (a child of " + std::to_string(parentProcess(*pid)) + ")";
+void ChildSessions::onChild(tcp::socket socket, int pid) {
+  if (multiprocessingHelper(pid)) return;  // the socket closes: it runs on undebugged
+  std::string what = "process " + std::to_string(pid) + " (a child of " + std::to_string(parentProcess(pid)) + ")";
   if (!host_.canStartDebugging()) {
     // Said once: a DataLoader starts its workers again every epoch.
     if (!toldNoChildSessions_)
@@ -83,7 +72,7 @@ void ChildSessions::onChild(tcp::socket socket) {
     toldNoChildSessions_ = true;
     return;
   }
-  offerChildSession(host_, alive_, std::move(socket), *pid, what, justMyCode_);
+  offerChildSession(host_, alive_, std::move(socket), pid, what, justMyCode_);
 }
 
 }  // namespace strata::backends

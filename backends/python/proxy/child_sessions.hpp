@@ -39,8 +39,7 @@ class ChildSessions {
   boost::json::object agentArguments() const;
 
  private:
-  void onAccept(boost::asio::ip::tcp::socket socket);
-  void onChild(boost::asio::ip::tcp::socket socket);
+  void onChild(boost::asio::ip::tcp::socket socket, int pid);
 
   boost::asio::io_context& io_;
   BackendHost& host_;

@@ -37,10 +37,7 @@ CrashWatch::~CrashWatch() {
 }
 
 Result<void> CrashWatch::open() {
-  std::weak_ptr<bool> alive = alive_;
-  auto listener = protocol::Listener::open(io_, protocol::HostPort{"127.0.0.1", 0}, [this, alive](tcp::socket s) {
-    if (!alive.expired()) onAccept(std::move(s));
-  });
+  auto listener = listenForToken(io_, token_, alive_, [this](tcp::socket s, int pid) { onGuard(std::move(s), pid); });
   if (!listener) return listener.takeError();
   listener_ = std::move(*listener);
   return {};
@@ -52,18 +49,12 @@ json::object CrashWatch::agentArguments() const {
           {"tracer", static_cast<std::int64_t>(::getpid())}};
 }
 
-void CrashWatch::onAccept(tcp::socket socket) {
-  std::weak_ptr<bool> alive = alive_;
-  expectTokenLine(std::move(socket), token_, [this, alive](tcp::socket s) {
-    if (alive.expired()) return;
-    auto pid = loopbackPeerPid(s);
-    if (!pid) return;
-    // One guard per session: a later arm (a new session of the same process) replaces it.
-    pid_ = *pid;
-    in_ = std::make_shared<boost::asio::streambuf>();
-    guard_ = std::make_shared<tcp::socket>(std::move(s));
-    readLine();
-  });
+void CrashWatch::onGuard(tcp::socket socket, int pid) {
+  // One guard per session: a later arm (a new session of the same process) replaces it.
+  pid_ = pid;
+  in_ = std::make_shared<boost::asio::streambuf>();
+  guard_ = std::make_shared<tcp::socket>(std::move(socket));
+  readLine();
 }
 
 void CrashWatch::readLine() {

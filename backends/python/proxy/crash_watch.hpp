@@ -29,7 +29,7 @@ class CrashWatch {
   void release();
 
  private:
-  void onAccept(boost::asio::ip::tcp::socket socket);
+  void onGuard(boost::asio::ip::tcp::socket socket, int pid);
   void readLine();
 
   boost::asio::io_context& io_;

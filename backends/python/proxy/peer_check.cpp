@@ -187,4 +187,18 @@ void expectTokenLine(boost::asio::ip::tcp::socket socket, const std::string& tok
   t->next();
 }
 
+Result<std::unique_ptr<protocol::Listener>> listenForToken(boost::asio::io_context& io, const std::string& token,
+                                                           std::weak_ptr<bool> alive,
+                                                           std::function<void(boost::asio::ip::tcp::socket, int pid)> onPeer) {
+  auto peer = std::make_shared<std::function<void(boost::asio::ip::tcp::socket, int)>>(std::move(onPeer));
+  return protocol::Listener::open(io, protocol::HostPort{"127.0.0.1", 0}, [token, alive, peer](boost::asio::ip::tcp::socket s) {
+    if (alive.expired()) return;
+    expectTokenLine(std::move(s), token, [alive, peer](boost::asio::ip::tcp::socket checked) {
+      if (alive.expired()) return;
+      auto pid = loopbackPeerPid(checked);
+      if (pid) (*peer)(std::move(checked), *pid);
+    });
+  });
+}
+
 }  // namespace strata::backends

@@ -6,8 +6,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
+#include "strata/protocol/transport.hpp"
 #include "strata/result.hpp"
 
 namespace strata::backends {
@@ -32,6 +34,13 @@ bool processOwnedByUs(int pid);
 // compared in constant time); `done` gets the socket back on success, nothing otherwise.
 void expectTokenLine(boost::asio::ip::tcp::socket socket, const std::string& token,
                      std::function<void(boost::asio::ip::tcp::socket)> done);
+
+// A loopback port for processes of this machine that were given `token`: each connection that
+// sends the token line first comes to `onPeer` with the pid holding its other end; others are
+// closed. Nothing comes once `alive` has expired.
+Result<std::unique_ptr<protocol::Listener>> listenForToken(boost::asio::io_context& io, const std::string& token,
+                                                           std::weak_ptr<bool> alive,
+                                                           std::function<void(boost::asio::ip::tcp::socket, int pid)> onPeer);
 
 // Whether /proc/PID/environ holds NAME=VALUE exactly.
 bool processEnvironmentHas(int pid, const std::string& entry);

@@ -5,7 +5,6 @@ its native debugger is in, which then stops the program at the fault with every 
 stack. The session's end disarms it; a forked child closes its copy of the socket unused."""
 import ctypes
 import os
-import socket
 
 LIBRARY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_strata_crash.so")
 
@@ -18,16 +17,14 @@ def arm(address, token, tracer=0):
     global _lib, _sock
     if not os.path.exists(LIBRARY):
         return f"{LIBRARY} is missing"
-    from ._link import parse_address
+    from ._link import dial, parse_address
     disarm()
     try:
         if _lib is None:
             _lib = ctypes.CDLL(LIBRARY)
             _lib.strata_crash_arm.argtypes = (ctypes.c_int, ctypes.c_int)
         host, port = parse_address(address)
-        sock = socket.create_connection((host, port), timeout=10)
-        sock.settimeout(None)
-        sock.sendall(b"STRATA-TOKEN " + str(token).encode() + b"\r\n")
+        sock = dial(host, port, token=str(token)).sock  # blocking once connected
     except OSError as e:
         return f"{type(e).__name__}: {e}"
     if _lib.strata_crash_arm(sock.fileno(), int(tracer or 0)) != 0:
