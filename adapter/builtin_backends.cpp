@@ -2,6 +2,7 @@
 // and the GPU backend every session holds beside it.
 #include "adapter/builtin_backends.hpp"
 
+#include "backends/core/core_backend.hpp"
 #include "backends/cuda/service/gpu_backend.hpp"
 #include "backends/cuda/service/live_collection.hpp"
 #include "backends/mixed/mixed_backend.hpp"
@@ -24,6 +25,7 @@ BackendFactory builtinBackends() {
   };
   f.launch = [](Session& s, backends::BackendHost& host,
                 const backends::LaunchSpec& spec) -> std::unique_ptr<backends::Backend> {
+    if (!spec.coreFile.empty()) return std::make_unique<backends::CoreBackend>(s.io(), host);
     if (spec.ranks) return std::make_unique<backends::RanksBackend>(s.io(), host);
     if (spec.language == backends::LaunchSpec::Language::Python && !spec.noDebug && spec.native)
       return std::make_unique<backends::MixedBackend>(s.io(), host);

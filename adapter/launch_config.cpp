@@ -223,6 +223,30 @@ Result<LaunchSpec> resolveLaunch(const protocol::LaunchRequestArguments& args,
                        "invalid 'launch' request: arguments.console: expected 'internalConsole', "
                        "'integratedTerminal' or 'externalTerminal', got '" + console + "'");
 
+  if (args.coreFile) {
+    // A core file: no program runs; `program` (optional) is the executable the core came from.
+    if (args.coreFile->empty())
+      return launchError(errors::kBadArguments, "invalid 'launch' request: arguments.coreFile: the path is empty");
+    if (args.module || spec.noDebug || spec.ranks || args.trace)
+      return launchError(errors::kBadArguments, "invalid 'launch' request: arguments.coreFile opens a core file; it cannot go "
+                                                "with 'module', 'noDebug', 'ranks' or 'trace'");
+    spec.coreFile = (fs::path(cwd) / *args.coreFile).lexically_normal().string();
+    if (auto ok = checkFile("coreFile", spec.coreFile, false); !ok) return ok.takeError();
+    if (args.sysroot) {
+      spec.sysroot = (fs::path(cwd) / *args.sysroot).lexically_normal().string();
+      if (!fs::is_directory(spec.sysroot, ec))
+        return launchError(errors::kBadArguments, "invalid 'launch' request: arguments.sysroot: '" + spec.sysroot + "' is not a folder");
+    }
+    spec.displayName = spec.coreFile;
+    if (args.program && !args.program->empty()) {
+      std::string program = (fs::path(cwd) / *args.program).lexically_normal().string();
+      if (auto ok = checkFile("program", program, false); !ok) return ok.takeError();
+      spec.argv.push_back(program);
+    }
+    return spec;
+  }
+  if (args.sysroot)
+    return launchError(errors::kBadArguments, "invalid 'launch' request: arguments.sysroot goes with 'coreFile'");
   if (args.module) {
     if (args.program)
       return launchError(errors::kBadArguments,

@@ -48,6 +48,10 @@ struct LaunchSpec {
   // Python: every Python process started under the program gets a child session of its own
   // (startDebugging); the ranks of a job offer their children so whatever this says.
   bool subProcess = true;
+  // A core file opened as a stopped process (launch {"coreFile"}): argv[0], when given, is the
+  // executable; sysroot the root the core's files are read under.
+  std::string coreFile;
+  std::string sysroot;
 };
 
 // Late GPU collection inside the running program (gpuStart/gpuStop): load Strata's collector

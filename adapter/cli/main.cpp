@@ -61,6 +61,18 @@ usage: strata stacks [--json] [--native|--python-only] [--full] [--locals] [--ch
   thread (default 200); --python-layout: read with another version's layout (for testing:
   the checks reject one that does not fit). --json prints one JSON object.
 
+usage: strata core [--json] [--native|--python-only] [--full] [--locals] [--max-frames N]
+                   [--sysroot DIR] CORE [PROGRAM]
+       strata core --dump [--json] PID [FILE]
+  Reads a core file (the kernel's, or gcore's) as strata stacks reads a live process: why the
+  process ended, and every thread's stack from its saved registers, native frames with their
+  lines and, in a CPython process (3.10-3.14), the Python frames read from the core's memory,
+  spliced in. Pages a core leaves out (code, read-only data) are read from the files its notes
+  name (--sysroot DIR: a container's or another machine's root; PROGRAM: the executable, when
+  it has moved); a file missing or changed since is said. --json prints one JSON object.
+  strata core --dump PID [FILE]: writes the core of a running process (default FILE core.PID)
+  without ending it: every thread is held only while its memory is copied, then runs on.
+
 usage: strata attach [--json] [--native] [--break FILE:LINE[:CONDITION]]... [--connect HOST:PORT] PID
   Attaches to process PID and prints a snapshot: the stopped thread, its top frames and the
   locals of its innermost Python frame (a CPython process is read from its memory at once,
@@ -254,6 +266,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (cmd == "stacks") return strata::cli::stacksCommand(argc, argv, 2);
+  if (cmd == "core") return strata::cli::coreCommand(argc, argv, 2);
   if (cmd == "attach") return strata::cli::attachCommand(argc, argv, 2);
   if (cmd == "gpu") {
     // `strata gpu top` with no file: the GPU data of the running session (the Debug Console's !gpu).

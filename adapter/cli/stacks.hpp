@@ -7,4 +7,7 @@ namespace strata::cli {
 // argv[first..] are the command's arguments ([--json] PID). Returns the exit status.
 int stacksCommand(int argc, char** argv, int first);
 
+// `strata core [--json] CORE [PROGRAM]` (core.cpp): a core file's process and every thread's stack.
+int coreCommand(int argc, char** argv, int first);
+
 }  // namespace strata::cli

@@ -121,6 +121,8 @@ static void fieldsOfLaunchRequestArguments(V& v, T& t) {
   v.field("stopAll", t.stopAll, false);
   v.field("subProcess", t.subProcess, false);
   v.field("ranksAddress", t.ranksAddress, false);
+  v.field("coreFile", t.coreFile, false);
+  v.field("sysroot", t.sysroot, false);
 }
 STRATA_FIELDS_CODEC(LaunchRequestArguments)
 

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "strata/native/engine/engine.hpp"
+#include "strata/native/engine/signals.hpp"
 
 namespace strata::native::engine {
 
@@ -240,10 +241,7 @@ inline EngineStop stopOf(EngineStopReason reason) {
   return ev;
 }
 
-// signals.cpp
-std::string signalName(int signo);
-std::string describeSignal(int signo, int code, std::uint64_t address);
-bool isFaultSignal(int signo);
+// signals.cpp: strata/native/engine/signals.hpp
 
 // attach_refusal.cpp
 // A refused attach (errno from PTRACE_SEIZE) explained: who traces it, Yama, ids, dumpability.

@@ -1,5 +1,6 @@
 // ModuleMap: which loaded ELF object holds a runtime address, and the load bias to undo.
 #include "strata/native/symbols/module_map.hpp"
+#include "strata/native/symbols/loaded_objects.hpp"
 
 #include <gelf.h>
 
@@ -69,12 +70,12 @@ std::string ModuleMap::describe(std::uint64_t address) const {
   return m->name() + "+" + detail::hexAddress(fileAddress);
 }
 
-Result<std::vector<LoadedObject>> loadedObjectsFromProcMaps(pid_t pid) {
-  auto maps = readMappings(pid);
-  if (!maps) return errnoError(errors::kSystemCallFailed, "open /proc/" + std::to_string(pid) + "/maps");
+std::vector<LoadedObject> loadedObjectsFromMappings(const std::vector<Mapping>& maps,
+                                                    const std::function<std::string(const std::string&)>& open) {
   std::vector<LoadedObject> out;
-  for (const auto& [file, headerStart] : mappedFiles(*maps)) {
-    auto symbols = ObjectSymbols::open(file);
+  for (const auto& [file, headerStart] : mappedFiles(maps)) {
+    std::string local = open ? open(file) : file;
+    auto symbols = ObjectSymbols::open(local);
     if (!symbols) continue;  // a data file mapped by the program, or not an ELF
     Elf* elf = (*symbols)->elf();
     GElf_Ehdr eh;
@@ -89,11 +90,17 @@ Result<std::vector<LoadedObject>> loadedObjectsFromProcMaps(pid_t pid) {
     }
     if (firstVaddr == UINT64_MAX) continue;
     LoadedObject o;
-    o.path = file;
+    o.path = local;
     o.loadBias = eh.e_type == ET_EXEC ? 0 : headerStart - firstVaddr;
     out.push_back(std::move(o));
   }
   return out;
+}
+
+Result<std::vector<LoadedObject>> loadedObjectsFromProcMaps(pid_t pid) {
+  auto maps = readMappings(pid);
+  if (!maps) return errnoError(errors::kSystemCallFailed, "open /proc/" + std::to_string(pid) + "/maps");
+  return loadedObjectsFromMappings(*maps);
 }
 
 }  // namespace strata::native::symbols

@@ -11,6 +11,7 @@
 #include <array>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <unordered_map>
 
@@ -216,7 +217,6 @@ Result<std::vector<RawFrame>> RemoteUnwinder::unwind(pid_t tid, const ModuleMap&
   ThreadRegisters threadRegs;
   threadRegs.tid = tid;
   threadRegs.gpr = gpr;
-  RegisterSet regs = registersFrom(threadRegs);
   std::unordered_map<std::uint64_t, std::array<unsigned char, 4096>> pages;
   auto readWord = [&](std::uint64_t addr, std::uint64_t* out) {
     std::uint64_t page = addr & ~std::uint64_t{4095};
@@ -247,14 +247,68 @@ Result<std::vector<RawFrame>> RemoteUnwinder::unwind(pid_t tid, const ModuleMap&
     std::memcpy(out, it->second.data() + (addr - page), 8);
     return true;
   };
+  bool done = false;
+  std::vector<RawFrame> frames = walkCfi(registersFrom(threadRegs), readWord, modules, maxFrames, false, done);
+  if (frames.size() >= maxFrames || (done && !frames.empty())) return frames;
+  return unwind(tid, maxFrames);  // something only libunwind handles: start over with it
+}
+
+Result<std::vector<RawFrame>> RemoteUnwinder::unwindImage(const ThreadRegisters& registers, MemoryAccess& memory,
+                                                          const ModuleMap& modules, std::size_t maxFrames) {
+  auto readWord = [&](std::uint64_t addr, std::uint64_t* out) { return static_cast<bool>(memory.read(addr, out, 8)); };
+  bool done = false;
+  std::vector<RawFrame> frames = walkCfi(registersFrom(registers), readWord, modules, maxFrames, true, done);
+  if (frames.empty())
+    return Error{errors::kUnwindFailed, "thread " + std::to_string(registers.tid) + " has no frames to unwind", true};
+  return frames;
+}
+
+namespace {
+
+// The kernel's return path from a signal handler (glibc's __restore_rt): mov $15, %rax; syscall.
+constexpr unsigned char kSigreturn[] = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
+// DWARF register number of each of mcontext's gregs (REG_R8 ... REG_RIP), -1 for the rest.
+constexpr int kGregToDwarf[] = {8, 9, 10, 11, 12, 13, 14, 15, 5, 4, 6, 3, 1, 0, 2, 7, 16};
+
+}  // namespace
+
+std::vector<RawFrame> RemoteUnwinder::walkCfi(RegisterSet regs, const std::function<bool(std::uint64_t, std::uint64_t*)>& readWord,
+                                              const ModuleMap& modules, std::size_t maxFrames, bool crossSignalFrames,
+                                              bool& done) {
   std::vector<RawFrame> frames;
   frames.reserve(std::min<std::size_t>(maxFrames, 1024));
-  bool done = false;
+  bool exact = false;  // the frame a signal interrupted: its pc is no return address
   while (frames.size() < maxFrames) {
     RawFrame f;
-    f.callerFrame = !frames.empty();
+    f.callerFrame = !frames.empty() && !exact;
+    exact = false;
     f.pc = regs.value[kDwarfRip];
     if (f.pc == 0) break;
+    if (crossSignalFrames) {
+      std::uint64_t code[2] = {};
+      if (readWord(f.pc, &code[0]) && readWord(f.pc + 8, &code[1]) && std::memcmp(code, kSigreturn, sizeof kSigreturn) == 0 &&
+          regs.has(kDwarfRsp)) {
+        // A handler returned here: the interrupted registers are in the ucontext at sp
+        // (uc_flags, uc_link and uc_stack before uc_mcontext's gregs).
+        f.signalFrame = true;
+        f.registers = regs;
+        f.cfa = regs.value[kDwarfRsp];
+        f.cfaKnown = true;
+        std::uint64_t gregs = regs.value[kDwarfRsp] + 40;
+        RegisterSet interrupted;
+        bool ok = true;
+        for (int i = 0; i < 17 && ok; ++i) {
+          std::uint64_t value = 0;
+          ok = readWord(gregs + 8 * static_cast<std::uint64_t>(i), &value);
+          interrupted.set(kGregToDwarf[i], value);
+        }
+        frames.push_back(f);
+        if (!ok) break;
+        regs = interrupted;
+        exact = true;
+        continue;
+      }
+    }
     f.registers = regs;
     if (f.callerFrame) {
       // What libunwind reports for callers: callee-saved registers, sp and ip.
@@ -267,7 +321,10 @@ Result<std::vector<RawFrame>> RemoteUnwinder::unwind(pid_t tid, const ModuleMap&
     }
     std::uint64_t lookup = f.lookupPc();
     const Module* m = modules.moduleFor(lookup);
-    if (m == nullptr || !m->symbols) break;  // unknown code: libunwind may know more
+    if (m == nullptr || !m->symbols) {  // unknown code: libunwind may know more
+      if (crossSignalFrames && frames.empty()) frames.push_back(f);
+      break;
+    }
     auto& entry = rules_->byObject[m->symbols.get()];
     if (!entry.first) entry.first = m->symbols;
     std::uint64_t fileAddress = lookup - m->object.loadBias;
@@ -310,8 +367,7 @@ Result<std::vector<RawFrame>> RemoteUnwinder::unwind(pid_t tid, const ModuleMap&
     }
     regs = caller;
   }
-  if (frames.size() >= maxFrames || (done && !frames.empty())) return frames;
-  return unwind(tid, maxFrames);  // something only libunwind handles: start over with it
+  return frames;
 }
 
 RemoteUnwinder::~RemoteUnwinder() {

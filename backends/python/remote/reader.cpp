@@ -43,11 +43,9 @@ struct PythonObject {
   std::uint64_t bias = 0;
 };
 
-std::vector<PythonObject> pythonObjects(pid_t pid) {
+std::vector<PythonObject> pythonObjects(ProcessImage& image) {
   std::vector<PythonObject> out;
-  auto maps = readMappings(pid);
-  if (!maps) return out;
-  for (const auto& [file, headerStart] : mappedFiles(*maps))
+  for (const auto& [file, headerStart] : mappedFiles(image.mappings()))
     if (file.substr(file.rfind('/') + 1).find("python") != std::string::npos) out.push_back({file, headerStart});
   return out;
 }
@@ -82,6 +80,31 @@ std::set<pid_t> taskIds(pid_t pid) {
   closedir(d);
   return out;
 }
+
+// A running process, read with process_vm_readv; its files through /proc/PID/root.
+class LiveProcess : public ProcessImage {
+ public:
+  explicit LiveProcess(pid_t pid) : pid_(pid) {}
+  pid_t pid() const override { return pid_; }
+  std::string describe() const override { return "process " + std::to_string(pid_); }
+  bool read(std::uint64_t address, void* buffer, std::size_t size) override {
+    iovec local{buffer, size};
+    iovec remote{reinterpret_cast<void*>(address), size};
+    return process_vm_readv(pid_, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(size);
+  }
+  std::vector<Mapping> mappings() override {
+    auto maps = readMappings(pid_);
+    return maps ? std::move(*maps) : std::vector<Mapping>{};
+  }
+  std::vector<std::string> localPaths(const std::string& mapped) override {
+    // The file as the process sees it (a container's file system), else by the same path here.
+    return {"/proc/" + std::to_string(pid_) + "/root" + mapped, mapped};
+  }
+  std::set<pid_t> threadIds() override { return taskIds(pid_); }
+
+ private:
+  pid_t pid_;
+};
 
 std::string pyRepr(const std::string& s, char quote = '\'') {
   std::string out(1, quote);
@@ -121,14 +144,15 @@ struct PyRemote::State {
   std::unordered_map<std::uint64_t, std::string> typeNames;
   std::optional<Error> failure;  // the first read that failed, for the caller
 
+  std::shared_ptr<ProcessImage> image;
+
   bool read(std::uint64_t address, void* buffer, std::size_t size) {
-    iovec local{buffer, size};
-    iovec remote{reinterpret_cast<void*>(address), size};
-    ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-    if (n == static_cast<ssize_t>(size)) return true;
-    if (!failure)
-      failure = errnoError(errors::kPythonMemory, "read " + std::to_string(size) + " bytes at " + hexAddress(address) +
-                                                      " of process " + std::to_string(pid));
+    errno = 0;
+    if (image->read(address, buffer, size)) return true;
+    if (!failure) {
+      std::string what = "read " + std::to_string(size) + " bytes at " + hexAddress(address) + " of " + image->describe();
+      failure = errno ? errnoError(errors::kPythonMemory, what) : Error{errors::kPythonMemory, what + ": not in the image", true};
+    }
     return false;
   }
   template <class T>
@@ -337,13 +361,21 @@ Result<std::uint64_t> PyRemote::mainInterpreter() {
   s.failure.reset();
   std::uint64_t interp = s.ptr(s.runtime + s.L.runtimeInterpretersHead);
   if (s.failure) return std::move(*s.failure);
-  if (!interp) return Error{errors::kNoPythonRuntime, "the CPython runtime of process " + std::to_string(s.pid) + " has no interpreter"};
+  if (!interp) return Error{errors::kNoPythonRuntime, "the CPython runtime of " + s.image->describe() + " has no interpreter"};
   return interp;
 }
 
 Result<std::unique_ptr<PyRemote>> PyRemote::open(pid_t pid, std::optional<int> forceMinor) {
+  auto r = open(std::make_shared<LiveProcess>(pid), forceMinor);
+  if (!r && r.error().id == errors::kNoPythonRuntime && ::kill(pid, 0) != 0 && errno == ESRCH)
+    return Error{errors::kNoSuchProcess, "process " + std::to_string(pid) + ": no such process"};
+  return r;
+}
+
+Result<std::unique_ptr<PyRemote>> PyRemote::open(std::shared_ptr<ProcessImage> image, std::optional<int> forceMinor) {
   auto s = std::make_unique<State>();
-  s->pid = pid;
+  s->pid = image->pid();
+  s->image = image;
   std::shared_ptr<ObjectSymbols> symbols;
   std::map<std::string, std::uint64_t> syms;
   PythonObject where;
@@ -351,10 +383,10 @@ Result<std::unique_ptr<PyRemote>> PyRemote::open(pid_t pid, std::optional<int> f
                                             "PyLong_Type", "PyBool_Type", "PyFloat_Type", "PyBytes_Type", "PyTuple_Type",
                                             "PyList_Type", "PyDict_Type", "PySet_Type", "_Py_NoneStruct", "_Py_TrueStruct",
                                             "PyRun_SimpleString"};
-  for (const PythonObject& o : pythonObjects(pid)) {
-    // The file as the process sees it (a container's file system), else by the same path here.
-    auto opened = ObjectSymbols::open("/proc/" + std::to_string(pid) + "/root" + o.path);
-    if (!opened) opened = ObjectSymbols::open(o.path);
+  for (const PythonObject& o : pythonObjects(*image)) {
+    Result<std::shared_ptr<ObjectSymbols>> opened = Error{errors::kNoPythonRuntime, o.path};
+    for (const auto& local : image->localPaths(o.path))
+      if ((opened = ObjectSymbols::open(local))) break;
     if (!opened) continue;
     Elf* elf = (*opened)->elf();
     syms = dataSymbols(elf, wanted);
@@ -375,12 +407,9 @@ Result<std::unique_ptr<PyRemote>> PyRemote::open(pid_t pid, std::optional<int> f
     symbols = *opened;
     break;
   }
-  if (!symbols) {
-    if (::kill(pid, 0) != 0 && errno == ESRCH)
-      return Error{errors::kNoSuchProcess, "process " + std::to_string(pid) + ": no such process"};
-    return Error{errors::kNoPythonRuntime, "process " + std::to_string(pid) +
+  if (!symbols)
+    return Error{errors::kNoPythonRuntime, image->describe() +
                                                " has no CPython loaded (no mapped libpython or python executable defines _PyRuntime)"};
-  }
   auto addressOf = [&](const char* name) -> std::uint64_t {
     auto it = syms.find(name);
     return it != syms.end() ? where.bias + it->second : 0;
@@ -441,7 +470,7 @@ Result<PythonSnapshot> PyRemote::snapshot(const ReadOptions& options) {
 
   std::uint64_t interp = s.ptr(s.runtime + L.runtimeInterpretersHead);
   if (s.failure) return fail();
-  if (!interp) return Error{errors::kNoPythonRuntime, "the CPython runtime of process " + std::to_string(s.pid) + " has no interpreter (not started, or finalized)"};
+  if (!interp) return Error{errors::kNoPythonRuntime, "the CPython runtime of " + s.image->describe() + " has no interpreter (not started, or finalized)"};
   std::uint64_t gil = L.gilPlace == GilPlace::Runtime ? s.runtime + L.gilOffset : s.ptr(interp + L.gilOffset);
   int locked = gil ? s.get<int>(gil + L.gilLocked) : 0;
   std::uint64_t holder = gil ? s.ptr(gil + L.gilLastHolder) : 0;
@@ -449,7 +478,7 @@ Result<PythonSnapshot> PyRemote::snapshot(const ReadOptions& options) {
   if (locked != 0 && locked != 1 && locked != -1) return s.layoutError("the GIL's `locked` reads " + std::to_string(locked));
   snap.gilLocked = locked == 1;
 
-  std::set<pid_t> tasks = taskIds(s.pid);
+  std::set<pid_t> tasks = s.image->threadIds();
   std::set<std::uint64_t> seen;
   std::size_t matched = 0;
   std::optional<std::uint64_t> pthreadTidOffset;

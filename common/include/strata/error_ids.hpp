@@ -134,6 +134,12 @@ inline constexpr ErrorId kNoOccupancy{1908};          // no occupancy estimate f
 inline constexpr ErrorId kNoGpuData{1950};            // a GPU request in a session with no GPU data yet (no trace, no collection)
 inline constexpr ErrorId kNoLiveCollection{1951};     // gpuStart/gpuStop/gpuProfile or !gpu start|stop|profile with no program collecting (or no live collection)
 
+// ---- 2000-2049: core files: reading them, and sessions over them ------------------------------
+inline constexpr ErrorId kCoreUnreadable{2000};       // a core file that cannot be opened or mapped
+inline constexpr ErrorId kNotACore{2001};             // a file that is no x86-64 ELF core (the message says what it is)
+inline constexpr ErrorId kCoreMemoryMissing{2002};    // an address the core holds no bytes for (not dumped, truncated, a file gone)
+inline constexpr ErrorId kCoreCannotRun{2003};        // continue, step or write in a session over a core file
+
 // ---- 1700-1799: the strata CLI and the benchmarks (printed by those tools, not sent over DAP) ----
 inline constexpr ErrorId kBadCommandLine{1700};        // a command-line option that does not parse
 inline constexpr ErrorId kTimedOut{1701};              // the peer did not answer in time

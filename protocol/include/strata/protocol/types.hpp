@@ -85,6 +85,10 @@ struct LaunchRequestArguments {
   // Where the ranks dial the adapter (default 127.0.0.1): an address other machines reach, for
   // ranks there; they send the launch's token first.
   std::optional<std::string> ranksAddress;
+  // A core file to open as a stopped process (program: its executable, optional when the core
+  // names one that is readable); sysroot: the root its files are read under (a container's).
+  std::optional<std::string> coreFile;
+  std::optional<std::string> sysroot;
 };
 
 struct DisconnectArguments {

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -57,11 +58,19 @@ class RemoteUnwinder {
   // recursion: one rule, ~0.2 µs a frame); any frame whose rule is more than "register +
   // offset" (signal trampolines, CFA expressions) hands the whole unwind to libunwind.
   Result<std::vector<RawFrame>> unwind(pid_t tid, const ModuleMap& modules, std::size_t maxFrames = 4096);
+  // A thread of an image that does not run (a core file): its saved registers and memory,
+  // through the modules' CFI only (no ptrace, no libunwind); a signal handler's frame is
+  // crossed through the context the kernel saved under it (__restore_rt). Stops where the CFI
+  // ends or fails; frame 0 is kept even in code no module holds.
+  Result<std::vector<RawFrame>> unwindImage(const ThreadRegisters& registers, MemoryAccess& memory,
+                                            const ModuleMap& modules, std::size_t maxFrames = 4096);
   // After libraries load or unload: cached unwind info may describe stale mappings.
   void flushCaches();
 
  private:
   RemoteUnwinder();
+  std::vector<RawFrame> walkCfi(RegisterSet regs, const std::function<bool(std::uint64_t, std::uint64_t*)>& readWord,
+                                const ModuleMap& modules, std::size_t maxFrames, bool crossSignalFrames, bool& done);
   void* addressSpace_ = nullptr;  // unw_addr_space_t
   struct RuleCache;
   std::unique_ptr<RuleCache> rules_;

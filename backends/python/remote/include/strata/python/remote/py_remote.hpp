@@ -6,9 +6,11 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "strata/proc_maps.hpp"
 #include "strata/result.hpp"
 
 namespace strata::python::remote {
@@ -136,6 +138,20 @@ struct ReadOptions {
   std::size_t maxLocals = 64;  // per frame
 };
 
+// What the reader needs of a process: its memory, its mapped files and its threads. A live
+// process (process_vm_readv and /proc) or a core file.
+class ProcessImage {
+ public:
+  virtual ~ProcessImage() = default;
+  virtual pid_t pid() const = 0;
+  virtual std::string describe() const = 0;  // "process 812", "the core core.812"
+  virtual bool read(std::uint64_t address, void* buffer, std::size_t size) = 0;
+  virtual std::vector<Mapping> mappings() = 0;
+  // The files to open for a mapped path, best first (a container's root, a sysroot, the path).
+  virtual std::vector<std::string> localPaths(const std::string& mapped) = 0;
+  virtual std::set<pid_t> threadIds() = 0;
+};
+
 // One Python process, its runtime found and a layout chosen. Reads are not synchronized with
 // the process: stop its threads around snapshot() for a consistent picture.
 class PyRemote {
@@ -143,6 +159,8 @@ class PyRemote {
   // forceMinor: use the built table of that minor whatever the process runs (the checks then
   // reject it if it does not fit). Fails with kNoPythonRuntime when no CPython is loaded.
   static Result<std::unique_ptr<PyRemote>> open(pid_t pid, std::optional<int> forceMinor = std::nullopt);
+  static Result<std::unique_ptr<PyRemote>> open(std::shared_ptr<ProcessImage> image,
+                                                std::optional<int> forceMinor = std::nullopt);
   ~PyRemote();
 
   const PyLayout& layout() const;
