@@ -29,13 +29,17 @@ const char* kUsage = R"(strata — command-line client of the Strata debugger
 
 usage: strata run [options] -- PROGRAM [ARGS...]
        strata run [options] -- python SCRIPT.py [ARGS...]
-  Runs PROGRAM (an executable, or a .py script under Python 3.12+) through the Strata debug
-  adapter and prints its output; exits with the program's exit code.
+  Runs PROGRAM (an executable, or a .py script under Python 3.10+) through the Strata debug
+  adapter and prints its output; exits with the program's exit code. A crash (a fatal signal)
+  prints a crash report first: where, the frames, the locals, the other threads.
 
 options:
   --break FILE:LINE[:CONDITION]
-                       debug the program (Python or native ELF): stop there, print the thread,
-                       the reason, the top frames and the locals, then continue (repeatable)
+                       stop there (Python or native ELF), print the thread, the reason, the top
+                       frames and the locals, then continue (repeatable)
+  --no-debug           run the program without the debugger (by default a crash stops it long
+                       enough to print the crash report: the signal, where, the crashing
+                       thread's frames and locals, the other threads' top frames)
   --json               print JSON lines ({"type": "output"|"stopped"|"exited"|"error", ...})
   --cwd DIR            working directory of the program (default: the current directory)
   --python PATH        interpreter for a .py program (default: newest Python >= 3.12 found)
@@ -100,6 +104,7 @@ usage: strata gpu run [--trace|--stacks] [--store FILE] [--profile NAME[:N]] -- 
 
 struct RunOptions {
   bool json = false;
+  bool noDebug = false;  // run it plainly: no crash report
   bool native = false;  // mixed mode
   std::string cwd, python, connect, token, adapter, gpu, gpuStore;
   std::vector<std::pair<std::string, std::string>> env;
@@ -147,7 +152,10 @@ int run(const RunOptions& o) {
     return 1;
   }
   std::optional<std::int64_t> exitCode;
+  // Breakpoints (and the child processes' sessions they need); without them the program still
+  // runs under the debugger, which stops only at a crash to print what happened there.
   const bool debugging = !o.breaks.empty();
+  const bool debugRun = debugging || !o.noDebug;
   // The program's child processes (a DataLoader's workers, a Pool's): sessions of their own,
   // with the same breakpoints.
   cli::ChildRuns children(io, {o.adapter.empty() ? cli::siblingAdapter() : o.adapter, o.breaks, o.json,
@@ -219,7 +227,9 @@ int run(const RunOptions& o) {
       python = o.command.front();
       first = 1;
     }
-    json::object launch{{"noDebug", !debugging}, {"program", o.command[first]}};
+    json::object launch{{"noDebug", !debugRun}, {"program", o.command[first]}};
+    // Child processes get sessions of their own only for breakpoints; else they run free.
+    if (debugRun && !debugging) launch["subProcess"] = false;
     json::array args;
     for (std::size_t i = first + 1; i < o.command.size(); ++i) args.emplace_back(o.command[i]);
     launch["args"] = std::move(args);
@@ -307,6 +317,7 @@ int main(int argc, char** argv) {
     else if (a == "--python") { auto v = need("--python"); if (!v) return usageError("--python needs a path"); o.python = v; }
     else if (a == "--connect") { auto v = need("--connect"); if (!v) return usageError("--connect needs HOST:PORT"); o.connect = v; }
     else if (a == "--native") o.native = true;
+    else if (a == "--no-debug") o.noDebug = true;
     else if (a == "--gpu") { auto v = need("--gpu"); if (!v) return usageError("--gpu needs trace or stacks"); o.gpu = v; }
     else if (a == "--gpu-store") { auto v = need("--gpu-store"); if (!v) return usageError("--gpu-store needs a FILE"); o.gpuStore = v; }
     else if (a == "--token") { auto v = need("--token"); if (!v) return usageError("--token needs a value"); o.token = v; }
@@ -329,5 +340,7 @@ int main(int argc, char** argv) {
     o.breaks.push_back(*b);
   }
   if (o.command.empty()) return usageError("run needs a program: strata run -- PROGRAM [ARGS...]");
+  if (o.noDebug && !o.breaks.empty()) return usageError("--no-debug runs the program without a debugger: it takes no --break");
+  if (o.noDebug && o.native) return usageError("--native debugs a Python program's C/C++ too: it cannot go with --no-debug");
   return run(o);
 }

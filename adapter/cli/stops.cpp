@@ -1,6 +1,7 @@
 // Breakpoints from the command line and the printing of stops.
 #include "adapter/cli/stops.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -25,6 +26,8 @@ bool pythonFile(const std::string& file) {
   return file.size() > 3 && file.compare(file.size() - 3, 3, ".py") == 0;
 }
 constexpr std::size_t kLocalsShown = 40;
+// At a crash, the other threads: this many, each folded to this many frames.
+constexpr std::size_t kOtherThreadsShown = 64, kOtherFramesShown = 3;
 
 void print(const StopView& s, bool asJson) {
   std::string text = asJson ? json::serialize(stopJson(s)) + "\n" : stopText(s);
@@ -41,6 +44,7 @@ json::object stopJson(const StopView& s) {
   if (!s.description.empty()) line["description"] = s.description;
   if (!s.session.empty()) line["session"] = s.session;
   if (!s.localsFrame.empty()) line["localsFrame"] = json::object{{"name", s.localsFrame}, {"index", s.localsIndex}};
+  if (!s.otherThreads.empty()) line["otherThreads"] = s.otherThreads;
   return line;
 }
 
@@ -69,6 +73,22 @@ std::string stopText(const StopView& s) {
     else out += "   locals of " + s.localsFrame + " (#" + std::to_string(s.localsIndex) + "):\n";
   }
   for (const auto& [name, value] : s.localsInOrder) out += "     " + name + " = " + value + "\n";
+  if (!s.otherThreads.empty()) out += "   other threads:\n";
+  for (const auto& t : s.otherThreads) {
+    const auto& to = t.get_object();
+    out += "     thread " + std::to_string(num(to, "id"));
+    if (!str(to, "name").empty()) out += " \"" + str(to, "name") + "\"";
+    std::string sep = ": ";
+    for (const auto& f : arr(to, "frames")) {
+      const auto& fo = f.get_object();
+      out += sep + str(fo, "name");
+      if (!str(fo, "file").empty())
+        out += " (" + fs::path(str(fo, "file")).filename().string() + ":" + std::to_string(num(fo, "line")) + ")";
+      sep = " < ";
+    }
+    if (num(to, "moreFrames") > 0) out += " < ... " + std::to_string(num(to, "moreFrames")) + " more";
+    out += "\n";
+  }
   return out;
 }
 
@@ -175,10 +195,26 @@ void gatherStop(DapClient& client, const json::object& stoppedBody, std::functio
           stop->frames.push_back(std::move(f));
         }
         if (frames.empty()) return resume();
-        // The locals of the innermost frame that is not a subtle one (a C frame under Python's).
+        // The locals of the innermost frame that is not a subtle one (a C frame under Python's);
+        // at a crash, of the program's own frame the diagnosis names ("called from F at X:N").
         std::int64_t frameId = num(obj(frames[0]), "id");
         stop->localsFrame = str(obj(frames[0]), "name");
-        for (std::size_t i = 0; i < frames.size(); ++i)
+        std::string calledFrom;
+        if (auto at = stop->description.find(", called from "); at != std::string::npos) {
+          calledFrom = stop->description.substr(at + 14);
+          calledFrom = calledFrom.substr(0, calledFrom.find(" at "));
+        }
+        bool named = false;
+        for (std::size_t i = 0; i < frames.size() && !calledFrom.empty(); ++i)
+          if (str(obj(frames[i]), "name") == calledFrom) {
+            frameId = num(obj(frames[i]), "id");
+            stop->localsFrame = calledFrom;
+            const auto& kept = obj(stop->frames[i]);
+            stop->localsIndex = kept.contains("index") ? num(kept, "index") : static_cast<std::int64_t>(i);
+            named = true;
+            break;
+          }
+        for (std::size_t i = 0; i < frames.size() && !named; ++i)
           if (str(obj(frames[i]), "presentationHint") != "subtle") {
             frameId = num(obj(frames[i]), "id");
             stop->localsFrame = str(obj(frames[i]), "name");
@@ -205,11 +241,49 @@ void gatherStop(DapClient& client, const json::object& stoppedBody, std::functio
     });
   };
   // A fatal signal: the adapter's one-line diagnosis (where, and the program's frame that led
-  // there) says more than the stop's description.
+  // there) says more than the stop's description; the other threads are shown folded.
   if (stop->reason != "exception" || str(stoppedBody, "text").rfind("SIG", 0) != 0) return frames();
-  c->request("exceptionInfo", json::object{{"threadId", stop->threadId}}, [stop, frames](const protocol::Response& r) {
+  auto others = [c, stop, frames] {
+    c->request("threads", nullptr, [c, stop, frames](const protocol::Response& r) {
+      auto left = std::make_shared<std::size_t>(0);
+      std::vector<std::pair<std::int64_t, std::string>> list;
+      for (const auto& t : arr(obj(r.body), "threads"))
+        if (num(obj(t), "id") != stop->threadId) list.emplace_back(num(obj(t), "id"), str(obj(t), "name"));
+      if (list.size() > kOtherThreadsShown) list.resize(kOtherThreadsShown);
+      *left = list.size();
+      if (list.empty()) return frames();
+      auto slots = std::make_shared<std::vector<json::object>>(list.size());
+      for (std::size_t k = 0; k < list.size(); ++k) {
+        auto [id, name] = list[k];
+        json::object args{{"threadId", id}, {"startFrame", 0}, {"levels", kFramesSearched}};
+        c->request("stackTrace", std::move(args), [stop, frames, left, slots, k, id, name](const protocol::Response& r) {
+          json::array top;
+          const auto& all = arr(obj(r.body), "stackFrames");
+          // Its innermost frames with a source (those it waits or runs in), up to three.
+          for (const auto& f : all) {
+            const auto& fo = obj(f);
+            static const json::value none;
+            const auto& src = obj(fo.contains("source") ? fo.at("source") : none);
+            if (str(src, "path").empty() && top.empty() && &f != &all.back()) continue;
+            top.push_back(json::object{{"name", str(fo, "name")}, {"file", str(src, "path")}, {"line", num(fo, "line")}});
+            if (top.size() == kOtherFramesShown) break;
+          }
+          if (top.empty() && !all.empty()) top.push_back(json::object{{"name", str(obj(all[0]), "name")}});
+          std::int64_t total = num(obj(r.body), "totalFrames");
+          if (!total) total = static_cast<std::int64_t>(all.size());
+          (*slots)[k] = json::object{{"id", id}, {"name", name}, {"frames", std::move(top)},
+                                     {"moreFrames", std::max<std::int64_t>(0, total - kOtherFramesShown)}};
+          if (--*left == 0) {
+            for (auto& o : *slots) stop->otherThreads.push_back(std::move(o));
+            frames();
+          }
+        });
+      }
+    });
+  };
+  c->request("exceptionInfo", json::object{{"threadId", stop->threadId}}, [stop, others](const protocol::Response& r) {
     if (r.success && !str(obj(r.body), "description").empty()) stop->description = str(obj(r.body), "description");
-    frames();
+    others();
   });
 }
 

@@ -37,6 +37,8 @@ struct StopView {
   std::int64_t localsIndex = 0;
   boost::json::object locals;  // name -> value
   std::vector<std::pair<std::string, std::string>> localsInOrder;
+  // At a crash: every other thread, folded to its top frames ({id, name, frames: [{name, file, line}]}).
+  boost::json::array otherThreads;
 };
 
 // Reads a stop's thread, top frames and locals (threads, stackTrace, scopes, variables).

@@ -9,7 +9,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ADAPTER, REPO, CLI, startStdio, forEachPython, assertClean, waitUntil, withTimeout, exitOf, NO_PYTHON, PYTHONS } from './lib/harness.mjs';
+import { ADAPTER, REPO, CLI, target, startStdio, forEachPython, assertClean, waitUntil, withTimeout, exitOf, NO_PYTHON, PYTHONS } from './lib/harness.mjs';
 import { AGENT_PYTHONPATH, lineOf, pyTarget } from './lib/python.mjs';
 
 const INIT = { adapterID: 'strata', linesStartAt1: true, columnsStartAt1: true, pathFormat: 'path', supportsVariablePaging: true };
@@ -174,6 +174,47 @@ test('strata run --break: a crash prints the one-line diagnosis and the merged s
   assert.match(r.stdout, new RegExp(`^-- stopped \\(exception\\): SIGSEGV: address not mapped to object at 0x100c in \\S+, called from load_weights at crashes\\.py:${crash} in thread \\d+`, 'm'));
   assert.match(r.stdout, new RegExp(`#\\d+ load_weights at ${program.replace(/[.]/g, '\\.')}:${crash}\n +#\\d+ main at `));
   assert.match(r.stderr, /Process terminated by signal 11 \(SIGSEGV\)/);
+});
+
+test('strata run with no flag prints a crash report: the diagnosis, the crashing thread\'s frames, its own frame\'s locals, the other threads folded; --json as one line; --no-debug runs it plainly', { skip: NO_PYTHON }, () => {
+  const crash = lineOf(program, 'crash');
+  const r = spawnSync(CLI, ['run', '--', PYTHONS[0], program, 'thread'], { encoding: 'utf8', timeout: 120000 });
+  assert.equal(r.status, 139, r.stderr);
+  assert.match(r.stdout, /^starting thread$/m);
+  assert.match(r.stdout, new RegExp(`^-- stopped \\(exception\\): SIGSEGV: address not mapped to object at 0x1014 in \\S+, called from load_weights at crashes\\.py:${crash} in thread \\d+`, 'm'));
+  assert.match(r.stdout, /locals of load_weights \(#\d+\):\n +count = 5\n +shard = 20\n/);
+  // The main thread, folded to its innermost frames with a source (it waits for the worker).
+  assert.match(r.stdout, /other threads:\n +thread \d+( "[^"]*")?: \S+ \((threading|crashes)\.py:\d+\)/);
+  assert.match(r.stderr, /Process terminated by signal 11 \(SIGSEGV\)/);
+
+  const j = spawnSync(CLI, ['run', '--json', '--', PYTHONS[0], program, 'thread'], { encoding: 'utf8', timeout: 120000 });
+  assert.equal(j.status, 139, j.stderr);
+  const lines = j.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  const stop = lines.find((l) => l.type === 'stopped');
+  assert.equal(stop.reason, 'exception');
+  assert.match(stop.description, new RegExp(`called from load_weights at crashes\\.py:${crash}$`));
+  assert.equal(stop.localsFrame.name, 'load_weights');
+  assert.deepEqual(stop.locals, { count: '5', shard: '20' });
+  assert.equal(stop.otherThreads.length, 1);
+  assert.ok(stop.otherThreads[0].frames.length >= 1);
+  assert.equal(lines.at(-1).type, 'exited');
+  assert.equal(lines.at(-1).exitCode, 139);
+
+  const plain = spawnSync(CLI, ['run', '--no-debug', '--', PYTHONS[0], program, 'segv'], { encoding: 'utf8', timeout: 120000 });
+  assert.equal(plain.status, 139, plain.stderr);
+  assert.doesNotMatch(plain.stdout, /-- stopped/);
+  const bad = spawnSync(CLI, ['run', '--no-debug', '--break', `${program}:${crash}`, '--', PYTHONS[0], program], { encoding: 'utf8' });
+  assert.equal(bad.status, 2);
+  assert.match(bad.stderr, /--no-debug runs the program without a debugger: it takes no --break/);
+});
+
+test('strata run with no flag: a native program\'s crash is reported at its line and ends with its status', () => {
+  const r = spawnSync(CLI, ['run', '--', target('native_faults'), 'fpe'], { encoding: 'utf8', timeout: 120000 });
+  assert.equal(r.status, 136, r.stderr);
+  assert.match(r.stdout, /^dividing 12 by zero$/m);
+  assert.match(r.stdout, /^-- stopped \(exception\): SIGFPE: integer divide by zero at 0x[0-9a-f]+ in thread \d+/m);
+  assert.match(r.stdout, /#0 fpe_fault at \S+native_faults\.c:\d+\n +#1 main at /);
+  assert.match(r.stdout, /locals:\n +dividend = 12\n/);
 });
 
 // The mixed-mode example's C++ extension, built per interpreter beside the adapter.
