@@ -247,6 +247,15 @@ Result<LaunchSpec> resolveLaunch(const protocol::LaunchRequestArguments& args,
   }
   if (args.sysroot)
     return launchError(errors::kBadArguments, "invalid 'launch' request: arguments.sysroot goes with 'coreFile'");
+  if (args.coreOnCrash) {
+    if (spec.noDebug)
+      return launchError(errors::kBadArguments, "invalid 'launch' request: arguments.coreOnCrash needs the debugger: it cannot go with \"noDebug\": true");
+    spec.coreOnCrash = (fs::path(cwd) / *args.coreOnCrash).lexically_normal().string();
+    if (!fs::is_directory(spec.coreOnCrash, ec))
+      return launchError(errors::kBadArguments, "invalid 'launch' request: arguments.coreOnCrash: '" + spec.coreOnCrash + "' is not a folder");
+    if (::access(spec.coreOnCrash.c_str(), W_OK) != 0)
+      return launchError(errors::kBadArguments, "invalid 'launch' request: arguments.coreOnCrash: '" + spec.coreOnCrash + "' is not writable: " + std::strerror(errno));
+  }
   if (args.module) {
     if (args.program)
       return launchError(errors::kBadArguments,

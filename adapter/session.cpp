@@ -270,6 +270,7 @@ void Session::setDebugger(backends::Backend* debugger, bool launched) {
 }
 
 backends::Backend* Session::startDebugger(const backends::LaunchSpec& spec) {
+  coreOnCrash_ = spec.coreOnCrash;
   auto port = newPort();
   auto backend = options_.backendFactory.launch(*this, *port, spec);
   auto* raw = hold(std::move(port), std::move(backend)).backend.get();
@@ -294,7 +295,9 @@ void Session::crashed(backends::Backend* from, const backends::CrashReport& cras
              backends::signalName(crash.signal) + "): the native debugger takes the session over to stop there.\n");
   // The new debugger serves every thread from now on; the old one's ids and frames are gone.
   auto port = newPort();
-  auto backend = options_.backendFactory.postMortem(*this, *port, crash, std::move(release));
+  backends::CrashReport report = crash;
+  report.coreOnCrash = coreOnCrash_;
+  auto backend = options_.backendFactory.postMortem(*this, *port, report, std::move(release));
   if (!backend) return;
   auto* raw = hold(std::move(port), std::move(backend)).backend.get();
   partGone(from);

@@ -248,6 +248,7 @@ class Session final : public std::enable_shared_from_this<Session> {
   RunState run_;
   std::uint64_t stops_ = 0;
   bool launchedDebuggee_ = false;
+  std::string coreOnCrash_;  // the launch's coreOnCrash: a post-mortem debugger writes the core there
   bool debuggeeEnded_ = false;
   std::int64_t processId_ = 0;
   bool ended_ = false;

@@ -52,6 +52,8 @@ struct LaunchSpec {
   // executable; sysroot the root the core's files are read under.
   std::string coreFile;
   std::string sysroot;
+  // A folder: at a crash stop the program's core is written there (core.PID) before it goes on.
+  std::string coreOnCrash;
 };
 
 // Late GPU collection inside the running program (gpuStart/gpuStop): load Strata's collector
@@ -80,6 +82,7 @@ struct CrashReport {
   int signal = 0;
   int code = 0;               // si_code: > 0 a fault, <= 0 sent (kill, raise, abort)
   std::uint64_t address = 0;  // si_addr: the faulting address
+  std::string coreOnCrash;    // the launch's folder for the core at the crash (empty: none)
 };
 
 // Human name of a signal: "SIGSEGV".
@@ -333,6 +336,7 @@ struct AttachSpec {
   std::optional<std::int64_t> processTree;
   std::vector<std::int64_t> rankFilter;
   bool stopAll = true;
+  std::string coreOnCrash;  // native and mixed: a folder for the core at a crash stop
   // Ranks on other machines: each node's strata-dap --listen attaches to its processes there.
   struct Node {
     std::string host;

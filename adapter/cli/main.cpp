@@ -37,6 +37,7 @@ options:
   --break FILE:LINE[:CONDITION]
                        stop there (Python or native ELF), print the thread, the reason, the top
                        frames and the locals, then continue (repeatable)
+  --core-on-crash DIR  at a crash, write the program's core into DIR (core.PID) for strata core
   --no-debug           run the program without the debugger (by default a crash stops it long
                        enough to print the crash report: the signal, where, the crashing
                        thread's frames and locals, the other threads' top frames)
@@ -105,6 +106,7 @@ usage: strata gpu run [--trace|--stacks] [--store FILE] [--profile NAME[:N]] -- 
 struct RunOptions {
   bool json = false;
   bool noDebug = false;  // run it plainly: no crash report
+  std::string coreOnCrash;  // a folder for the program's core at a crash
   bool native = false;  // mixed mode
   std::string cwd, python, connect, token, adapter, gpu, gpuStore;
   std::vector<std::pair<std::string, std::string>> env;
@@ -239,6 +241,7 @@ int run(const RunOptions& o) {
     if (o.native) launch["native"] = true;
     if (!o.gpu.empty()) launch["gpu"] = o.gpu;
     if (!o.gpuStore.empty()) launch["gpuStore"] = o.gpuStore;
+    if (!o.coreOnCrash.empty()) launch["coreOnCrash"] = o.coreOnCrash;
     if (!o.env.empty()) {
       json::object env;
       for (const auto& [k, v] : o.env) env[k] = v;
@@ -318,6 +321,7 @@ int main(int argc, char** argv) {
     else if (a == "--connect") { auto v = need("--connect"); if (!v) return usageError("--connect needs HOST:PORT"); o.connect = v; }
     else if (a == "--native") o.native = true;
     else if (a == "--no-debug") o.noDebug = true;
+    else if (a == "--core-on-crash") { auto v = need("--core-on-crash"); if (!v) return usageError("--core-on-crash needs a folder"); o.coreOnCrash = v; }
     else if (a == "--gpu") { auto v = need("--gpu"); if (!v) return usageError("--gpu needs trace or stacks"); o.gpu = v; }
     else if (a == "--gpu-store") { auto v = need("--gpu-store"); if (!v) return usageError("--gpu-store needs a FILE"); o.gpuStore = v; }
     else if (a == "--token") { auto v = need("--token"); if (!v) return usageError("--token needs a value"); o.token = v; }
@@ -341,6 +345,7 @@ int main(int argc, char** argv) {
   }
   if (o.command.empty()) return usageError("run needs a program: strata run -- PROGRAM [ARGS...]");
   if (o.noDebug && !o.breaks.empty()) return usageError("--no-debug runs the program without a debugger: it takes no --break");
+  if (o.noDebug && !o.coreOnCrash.empty()) return usageError("--core-on-crash needs the debugger: it cannot go with --no-debug");
   if (o.noDebug && o.native) return usageError("--native debugs a Python program's C/C++ too: it cannot go with --no-debug");
   return run(o);
 }

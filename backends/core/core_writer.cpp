@@ -4,6 +4,7 @@
 #include "strata/core/core_writer.hpp"
 
 #include <elf.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <sys/procfs.h>
 #include <sys/stat.h>
@@ -64,8 +65,26 @@ std::uint64_t dumpSize(const Mapping& m) {
 }  // namespace
 
 Result<DumpReport> dumpCore(pid_t pid, const std::string& path) {
+  // The file first: one that exists is never attached for.
+  int probe = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (probe < 0) return errnoError(errors::kCoreUnreadable, "create core file " + path);
+  ::close(probe);
+  ::unlink(path.c_str());
+  QuietSink sink;
+  eng::Engine engine(sink);
+  auto held = std::chrono::steady_clock::now();
+  if (auto r = engine.attach(pid).get(); !r) return r.takeError();
+  auto written = writeCore(engine, pid, path);
+  (void)engine.detach().get();
+  if (written) written->heldSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - held).count();
+  return written;
+}
+
+Result<DumpReport> writeCore(eng::Engine& engine, pid_t pid, const std::string& path, const eng::SignalInfo* signal,
+                             pid_t signalThread) {
   DumpReport report;
   report.path = path;
+  auto held = std::chrono::steady_clock::now();
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) return errnoError(errors::kCoreUnreadable, "create core file " + path);
   struct Closer {
@@ -77,15 +96,8 @@ Result<DumpReport> dumpCore(pid_t pid, const std::string& path) {
       if (!keep) ::unlink(path.c_str());
     }
   } closer{fd, path};
-
-  QuietSink sink;
-  eng::Engine engine(sink);
-  auto held = std::chrono::steady_clock::now();
-  if (auto r = engine.attach(pid).get(); !r) return r.takeError();
   auto finish = [&](Result<DumpReport> r) -> Result<DumpReport> {
-    (void)engine.detach().get();
-    report.heldSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - held).count();
-    if (r) r->heldSeconds = report.heldSeconds;
+    if (r) r->heldSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - held).count();
     return r;
   };
   auto threads = engine.threads().get();
@@ -122,12 +134,14 @@ Result<DumpReport> dumpCore(pid_t pid, const std::string& path) {
   while (!args.empty() && args.back() == ' ') args.pop_back();
   std::strncpy(ps.pr_psargs, args.c_str(), sizeof ps.pr_psargs - 1);
 
-  // The thread the process is named after first, as the kernel orders them.
+  // The thread that took the signal first, else the one the process is named after, as the
+  // kernel orders them.
+  pid_t first = signal && signalThread ? signalThread : pid;
   std::vector<eng::ThreadEntry> ordered;
   for (const auto& t : *threads)
-    if (t.tid == pid) ordered.push_back(t);
+    if (t.tid == first) ordered.push_back(t);
   for (const auto& t : *threads)
-    if (t.tid != pid) ordered.push_back(t);
+    if (t.tid != first) ordered.push_back(t);
   for (const auto& t : ordered) {
     auto regs = engine.registers(t.tid).get();
     if (!regs) return finish(regs.takeError());
@@ -138,8 +152,18 @@ Result<DumpReport> dumpCore(pid_t pid, const std::string& path) {
     st.pr_sid = sid;
     std::memcpy(&st.pr_reg, &regs->gpr, sizeof regs->gpr);
     st.pr_fpvalid = regs->hasFpr ? 1 : 0;
+    if (signal) st.pr_cursig = static_cast<short>(signal->signo);
     addNote(notes, NT_PRSTATUS, &st, sizeof st);
-    if (t.tid == pid || &t == &ordered.front()) addNote(notes, NT_PRPSINFO, &ps, sizeof ps);
+    if (&t == &ordered.front()) {
+      addNote(notes, NT_PRPSINFO, &ps, sizeof ps);
+      if (signal) {
+        siginfo_t si{};
+        si.si_signo = signal->signo;
+        si.si_code = signal->code;
+        si.si_addr = reinterpret_cast<void*>(signal->faultAddress);
+        addNote(notes, 0x53494749 /* NT_SIGINFO */, &si, sizeof si);
+      }
+    }
     if (regs->hasFpr) addNote(notes, NT_FPREGSET, &regs->fpr, sizeof regs->fpr);
   }
   std::string auxv = readText(proc + "/auxv");

@@ -102,6 +102,7 @@ void MixedBackend::attachAfterCrash(const CrashReport& crash, std::function<void
   std::weak_ptr<bool> alive = alive_;
   AttachSpec native;
   native.processId = pid_;
+  native.coreOnCrash = crash.coreOnCrash;
   native_->attach(native, [this, alive, release, crash](Result<void> r) {
     if (alive.expired()) return release();
     if (!r) {

@@ -123,6 +123,7 @@ static void fieldsOfLaunchRequestArguments(V& v, T& t) {
   v.field("ranksAddress", t.ranksAddress, false);
   v.field("coreFile", t.coreFile, false);
   v.field("sysroot", t.sysroot, false);
+  v.field("coreOnCrash", t.coreOnCrash, false);
 }
 STRATA_FIELDS_CODEC(LaunchRequestArguments)
 

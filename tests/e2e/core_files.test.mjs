@@ -401,3 +401,80 @@ test('a program moved or changed since its core: --sysroot finds it, a changed f
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+// launch {"coreOnCrash": DIR}: the crash stop writes the program's core there first.
+async function crashWithCore(config) {
+  const c = await startStdio();
+  await c.initializeRequest(INIT);
+  const initialized = c.waitForEvent('initialized', 30000);
+  await c.launchRequest(config);
+  await initialized;
+  const stopped = c.waitForEvent('stopped', 60000);
+  await c.configurationDoneRequest();
+  const stop = await stopped;
+  return { c, stop };
+}
+
+test('launch {coreOnCrash} of a C program: the crash stop writes its core, which reads as the stop showed', async () => {
+  const dir = freshDir();
+  let c;
+  try {
+    const opened = await crashWithCore({ program: FAULTS, args: ['fpe'], coreOnCrash: dir });
+    c = opened.c;
+    assert.equal(opened.stop.body.reason, 'exception');
+    const said = c.output('console').match(/Core of process (\d+) written to (\S+) \((\d+) MB, \d+ ms\): strata core \S+/);
+    assert.ok(said, c.output('console'));
+    const file = said[2];
+    assert.equal(path.dirname(file), dir);
+    assert.ok(fs.statSync(file).size > 0);
+    const terminated = c.waitForEvent('terminated', 30000);
+    await c.continueRequest({ threadId: opened.stop.body.threadId });
+    await terminated;
+    assert.equal(c.eventsNamed('exited')[0]?.body.exitCode, 136);
+    const r = strataCore(['--json', file]);
+    assert.equal(r.status, 0, r.stderr);
+    const report = JSON.parse(r.stdout);
+    assert.equal(report.pid, Number(said[1]));
+    assert.equal(report.signal.name, 'SIGFPE');
+    assert.deepEqual(report.problems, []);
+    assert.equal(report.threads[0].crashed, report.signal.description);
+    assert.deepEqual(report.threads[0].frames.slice(0, 2).map((f) => f.function), ['fpe_fault', 'main']);
+  } finally {
+    c?.stopAdapter();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('launch {coreOnCrash} of a Python program: the crash the agent hands over is written with its Python frames', { skip: CPYTHONS.length === 0 ? 'no CPython 3.10+ was found' : false }, async () => {
+  const py = (process.env.STRATA_PYTHONS ?? '').split(':').filter(Boolean)[0] ?? CPYTHONS.find((p) => p.includes('3.12'));
+  const dir = freshDir();
+  let c;
+  try {
+    const opened = await crashWithCore({ program: CRASHES, python: py, args: ['segv'], coreOnCrash: dir });
+    c = opened.c;
+    const said = c.output('console').match(/Core of process \d+ written to (\S+) \(/);
+    assert.ok(said, c.output('console'));
+    const r = strataCore(['--json', '--locals', said[1]]);
+    assert.equal(r.status, 0, r.stderr);
+    const report = JSON.parse(r.stdout);
+    assert.equal(report.signal.name, 'SIGSEGV');
+    const lw = report.threads[0].frames.find((f) => f.kind === 'python' && f.function === 'load_weights');
+    assert.ok(lw, JSON.stringify(report.threads[0].frames.map((f) => f.function)));
+    assert.equal(lw.line, lineOf(CRASHES, 'crash'));
+    assert.deepEqual(Object.fromEntries(lw.locals.map((l) => [l.name, l.value])), { count: '3', shard: '12' });
+    await c.disconnectRequest({});
+  } finally {
+    c?.stopAdapter();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('launch {coreOnCrash} that is no folder is refused with why', async () => {
+  const c = await startStdio();
+  try {
+    await c.initializeRequest(INIT);
+    await assert.rejects(c.launchRequest({ program: FAULTS, args: ['fpe'], coreOnCrash: '/nonexistent/cores' }), /arguments\.coreOnCrash: '\/nonexistent\/cores' is not a folder/);
+  } finally {
+    c.stopAdapter();
+  }
+});

@@ -226,6 +226,7 @@ void NativeBackend::launch(const LaunchSpec& spec, Reply<void> reply) {
   o.stderrFd = err[1];
   launched_ = true;
   stopOnEntry_ = spec.stopOnEntry;
+  if (!spec.coreOnCrash.empty()) (void)debugger_->setCoreOnCrash(spec.coreOnCrash);
   auto outPipe = std::make_shared<Pipe>(io_, out[0], OutputCategory::Stdout);
   auto errPipe = std::make_shared<Pipe>(io_, err[0], OutputCategory::Stderr);
   std::string display = spec.displayName.empty() ? program : spec.displayName;
@@ -262,6 +263,7 @@ void NativeBackend::attach(const AttachSpec& spec, Reply<void> reply) {
     return reply(Error{errors::kAttachToSelf, "process " + std::to_string(pid) + " is strata-dap itself", true});
   launched_ = false;
   stopOnEntry_ = spec.stopOnEntry;
+  if (!spec.coreOnCrash.empty()) (void)debugger_->setCoreOnCrash(spec.coreOnCrash);
   std::string name = readFirstLine(proc + "/comm");
   debugger_->attach(pid, onSession([this, reply, pid, name](Result<void> r) {
     if (!r) {

@@ -3,6 +3,10 @@
 
 #include "internal.hpp"
 
+#include <unistd.h>
+
+#include "strata/core/core_writer.hpp"
+
 namespace strata::native::debugger {
 
 const char* stopReasonName(DebuggerStopReason reason) {
@@ -75,6 +79,7 @@ void NativeDebugger::State::onStopped(const engine::EngineStop& event) {
       info.signalCode = event.signal.code;
       info.faultAddress = event.signal.faultAddress;
       info.description = event.signal.description;
+      if (!coreDir.empty()) writeCrashCore(event);
       break;
     case engine::EngineStopReason::Watchpoint:
       if (!describeWatchHit(event, info)) {
@@ -96,6 +101,21 @@ void NativeDebugger::State::onStopped(const engine::EngineStop& event) {
   }
   step.reset();
   report(std::move(info));
+}
+
+// coreOnCrash: the core of the crashed process, taken at the stop (every thread stopped, the
+// fault's registers as they are), written beside the others as core.PID (core.PID.N when taken).
+void NativeDebugger::State::writeCrashCore(const engine::EngineStop& event) {
+  std::string path = coreDir + "/core." + std::to_string(event.pid);
+  for (int n = 1; ::access(path.c_str(), F_OK) == 0 && n < 1000; ++n)
+    path = coreDir + "/core." + std::to_string(event.pid) + "." + std::to_string(n);
+  auto written = core::writeCore(*engine, event.pid, path, &event.signal, event.tid);
+  std::string line = written ? "Core of process " + std::to_string(event.pid) + " written to " + path + " (" +
+                                   std::to_string((written->bytes + 500000) / 1000000) + " MB, " +
+                                   std::to_string(static_cast<int>(written->heldSeconds * 1000)) + " ms): strata core " + path + "\n"
+                             : "The core of process " + std::to_string(event.pid) + " could not be written to " + path + ": " +
+                                   written.error().message + "\n";
+  if (callbacks.output) emit([this, line] { callbacks.output(line); });
 }
 
 void NativeDebugger::State::onExited(const engine::ExitEvent& event) {

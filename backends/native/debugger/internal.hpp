@@ -187,6 +187,8 @@ struct NativeDebugger::State : engine::EventSink {
   std::vector<DataWatch> watches;
   std::set<int> stopSignals;  // empty until set: every fault signal stops
   bool stopSignalsSet = false;
+  void writeCrashCore(const engine::EngineStop& event);
+  std::string coreDir;  // setCoreOnCrash: where a crash's core goes
   std::map<int, std::pair<pid_t, StepInTarget>> stepTargets;  // valid until the next resume
   bool gpuErrorStops = true;
   std::map<std::string, engine::BreakpointId> gpuErrorSites;  // by the collector's path

@@ -185,6 +185,14 @@ std::future<Result<DataTarget>> NativeDebugger::dataTargetOfVariable(int ref, st
   }, std::move(done));
 }
 
+std::future<Result<void>> NativeDebugger::setCoreOnCrash(std::string dir, Done<void> done) {
+  State* s = state_.get();
+  return s->onEngine<void>([s, dir = std::move(dir)]() -> Result<void> {
+    s->coreDir = dir;
+    return {};
+  }, std::move(done));
+}
+
 std::future<Result<void>> NativeDebugger::setStopSignals(std::vector<int> signals, Done<void> done) {
   State* s = state_.get();
   return s->onEngine<void>([s, signals]() -> Result<void> {

@@ -89,6 +89,8 @@ struct LaunchRequestArguments {
   // names one that is readable); sysroot: the root its files are read under (a container's).
   std::optional<std::string> coreFile;
   std::optional<std::string> sysroot;
+  // A folder where the program's core is written when it crashes (the stop at the crash).
+  std::optional<std::string> coreOnCrash;
 };
 
 struct DisconnectArguments {

@@ -9,6 +9,11 @@
 
 #include "strata/result.hpp"
 
+namespace strata::native::engine {
+class Engine;
+struct SignalInfo;
+}  // namespace strata::native::engine
+
 namespace strata::core {
 
 struct DumpReport {
@@ -26,5 +31,11 @@ struct DumpReport {
 // reader takes from the files the core's notes name, as the kernel's default coredump_filter
 // does. A process stopped by a signal stays stopped.
 Result<DumpReport> dumpCore(pid_t pid, const std::string& path);
+
+// The same through an engine that holds the process stopped already (a crash stop): nothing is
+// attached or let go. `signal`: the fatal signal the stop is for, as a kernel core records it
+// (NT_SIGINFO, the thread that took it first).
+Result<DumpReport> writeCore(native::engine::Engine& engine, pid_t pid, const std::string& path,
+                             const native::engine::SignalInfo* signal = nullptr, pid_t signalThread = 0);
 
 }  // namespace strata::core

@@ -262,6 +262,9 @@ class NativeDebugger {
 
   // Which fault signals stop the program (default: all of SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT);
   // the others are delivered to it at once, as without a debugger.
+  // At an exception stop (a fatal signal), write the program's core to DIR/core.PID first and
+  // say so through Callbacks::output (its path, size and how long it took).
+  std::future<Result<void>> setCoreOnCrash(std::string dir, Done<void> done = {});
   std::future<Result<void>> setStopSignals(std::vector<int> signals, Done<void> done = {});
   // Whether a sticky CUDA error stops (default: yes). Where libstrata_cupti.so is loaded, a
   // hidden breakpoint on its strata_gpu_error_stop makes the error an Exception stop whose
