@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
-import { ADAPTER, StrataClient, startServer, startTcp, runToEnd, assertClean, target, exitOf, withTimeout } from './lib/harness.mjs';
+import { ADAPTER, StrataClient, startServer, startTcp, runToEnd, assertClean, target, exitOf, withTimeout, waitUntil } from './lib/harness.mjs';
 
 test('--connect: the adapter dials a client that listens', async () => {
   const server = net.createServer();
@@ -175,6 +175,8 @@ test('a non-loopback listener without a token generates one in ~/.config/strata/
     assert.equal(fs.statSync(path.dirname(file)).mode & 0o777, 0o700);
     token = fs.readFileSync(file, 'utf8').trim();
     assert.match(token, /^[0-9a-f]{64}$/);
+    // Its notice comes on stderr, a pipe of its own: maybe after the "listening" line.
+    await waitUntil(() => first.err().endsWith('\n'), 10000, 'the token notice on stderr');
     assert.equal(first.err(), `strata-dap: 0.0.0.0 is not a loopback address; peers must send the token stored in ${file}\n`);
     await refusedThenServed(first.port, token);
   } finally {
