@@ -41,12 +41,6 @@ struct CoreBackend::Handle {
 
 namespace {
 
-// libpython's own frames: the Python frames they run stand for them in a merged stack.
-bool interpreterModule(const std::string& module) {
-  std::string base = module.substr(module.rfind('/') == std::string::npos ? 0 : module.rfind('/') + 1);
-  return base.rfind("libpython", 0) == 0 || base.rfind("python3", 0) == 0;
-}
-
 bool existsHere(const std::string& path) {
   struct stat st{};
   return ::stat(path.c_str(), &st) == 0;
@@ -202,15 +196,7 @@ Result<std::vector<FrameInfo>> CoreBackend::mergedStack(std::int64_t threadId) {
     frame->tid = static_cast<pid_t>(threadId);
     frame->python = true;
     frame->pythonFrame = pf;
-    FrameInfo f;
-    f.id = nextFrame_++;
-    f.name = pf.function;
-    SourceInfo src;
-    src.name = pf.file.substr(pf.file.rfind('/') == std::string::npos ? 0 : pf.file.rfind('/') + 1);
-    if (!pf.file.empty() && pf.file.front() == '/') src.path = pf.file;
-    f.source = src;
-    f.line = pf.line;
-    f.column = 1;
+    FrameInfo f = pythonFrameInfo(pf, nextFrame_++);
     frames_[f.id] = std::move(frame);
     out.push_back(std::move(f));
   };

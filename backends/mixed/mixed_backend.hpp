@@ -23,6 +23,12 @@ namespace strata::backends {
 // it happened in and the innermost frame of the program's own code above it.
 std::string crashDiagnosis(const std::string& signal, const std::vector<FrameInfo>& frames);
 
+// A Python frame read from memory as a stack frame: its file the source (a path when absolute).
+FrameInfo pythonFrameInfo(const python::remote::PythonFrame& frame, std::int64_t id);
+// libpython's own frames (the eval loop, calls through the C API): the Python frames they run
+// stand for them in a merged stack.
+bool interpreterModule(const std::string& moduleId);
+
 class MixedBackend final : public Backend {
  public:
   MixedBackend(asio::io_context& io, BackendHost& host);

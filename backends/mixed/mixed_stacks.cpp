@@ -11,13 +11,6 @@ namespace pr = python::remote;
 
 namespace {
 
-// libpython's own frames (the eval loop, calls through the C API): the Python frames they run
-// stand for them in a merged stack.
-bool interpreterModule(const std::string& moduleId) {
-  std::string base = moduleId.substr(moduleId.rfind('/') == std::string::npos ? 0 : moduleId.rfind('/') + 1);
-  return base.rfind("libpython", 0) == 0 || base.rfind("python3", 0) == 0;
-}
-
 // The function a native frame runs, as the merger matches it: "_PyEval_EvalFrameDefault" of
 // "_PyEval_EvalFrameDefault (libpython3.12.so+0x1234)".
 std::string bareName(const std::string& name) {
@@ -53,6 +46,24 @@ std::optional<std::vector<pr::MergedFrame>> mergeWith(const std::vector<FrameInf
 }
 
 }  // namespace
+
+bool interpreterModule(const std::string& moduleId) {
+  std::string base = moduleId.substr(moduleId.rfind('/') == std::string::npos ? 0 : moduleId.rfind('/') + 1);
+  return base.rfind("libpython", 0) == 0 || base.rfind("python3", 0) == 0;
+}
+
+FrameInfo pythonFrameInfo(const pr::PythonFrame& pf, std::int64_t id) {
+  FrameInfo f;
+  f.id = id;
+  f.name = pf.function;
+  SourceInfo src;
+  src.name = pf.file.substr(pf.file.rfind('/') == std::string::npos ? 0 : pf.file.rfind('/') + 1);
+  if (!pf.file.empty() && pf.file.front() == '/') src.path = pf.file;
+  f.source = src;
+  f.line = pf.line;
+  f.column = 1;
+  return f;
+}
 
 // ---- threads and stacks ----
 
@@ -124,16 +135,7 @@ void MixedBackend::mergedStack(std::int64_t threadId, Reply<std::vector<FrameInf
         mf.localsRead = true;
       }
       memoryFrames_[local] = std::move(mf);
-      FrameInfo f;
-      f.id = local;  // a memory frame: ours (no owner)
-      f.name = pf.function;
-      SourceInfo src;
-      src.name = pf.file.substr(pf.file.rfind('/') == std::string::npos ? 0 : pf.file.rfind('/') + 1);
-      if (!pf.file.empty() && pf.file.front() == '/') src.path = pf.file;
-      f.source = src;
-      f.line = pf.line;
-      f.column = 1;
-      out.push_back(std::move(f));
+      out.push_back(pythonFrameInfo(pf, local));  // a memory frame: ours (no owner)
     };
     auto nativeFrame = [&](const FrameInfo& f) {
       if (programFrame(f)) out.push_back(f);

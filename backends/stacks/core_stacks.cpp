@@ -2,6 +2,7 @@
 // from each thread's saved registers through the core's memory, Python frames read from it.
 #include <algorithm>
 
+#include "backends/native/debugger/convert.hpp"
 #include "strata/hex.hpp"
 #include "strata/native/engine/signals.hpp"
 #include "strata/stacks/core_process.hpp"
@@ -41,18 +42,7 @@ class CoreImage : public py::ProcessImage {
 };
 
 FrameEntry frameEntry(const sym::Frame& f, const sym::RawFrame& raw) {
-  FrameEntry out;
-  out.name = f.function;
-  out.pc = f.pc;
-  out.hasDebugInfo = f.hasDebugInfo;
-  out.inlined = f.inlined;
-  out.module = f.moduleName;
-  out.moduleOffset = f.pc - f.loadBias;
-  if (f.location) {
-    out.file = f.location->file;
-    out.line = f.location->line;
-    out.column = f.location->column;
-  }
+  FrameEntry out = native::debugger::toFrameEntry(f, 0);
   if (raw.cfaKnown) out.cfa = raw.cfa;
   return out;
 }

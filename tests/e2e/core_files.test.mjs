@@ -358,6 +358,14 @@ test('bad cores are answered with what is wrong: not a core, missing, truncated 
     assert.equal(r.status, 0, r.stderr);
     const report = JSON.parse(r.stdout);
     assert.ok(report.problems.some((p) => /the core is truncated: \d+ bytes of \d+ memory segments are missing/.test(p)), report.problems.join('\n'));
+    // Foreign: the same core said to be another machine's (e_machine: AArch64).
+    const foreign = path.join(run.dir, 'foreign.core');
+    const patched = Buffer.from(bytes);
+    patched.writeUInt16LE(183, 18);
+    fs.writeFileSync(foreign, patched);
+    r = strataCore([foreign]);
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /is a core of another machine \(ELF machine 183\): Strata reads x86-64 cores/);
   } finally {
     fs.rmSync(run.dir, { recursive: true, force: true });
   }
