@@ -405,59 +405,16 @@ void CoreBackend::disassemble(const DisassembleQuery& query, Reply<std::vector<I
   if (!process_) return reply(Error{errors::kNotStopped, "no core file is open", true});
   auto address = convert::parseMemoryReference(query.memoryReference, query.offset);
   if (!address) return reply(address.takeError());
-  constexpr std::int64_t kMax = 10000;
-  if (query.instructionCount < 0 || query.instructionCount > kMax)
-    return reply(Error{errors::kRequestTooLarge, "disassemble: at most " + std::to_string(kMax) + " instructions at once", true});
   if (!disassembler_) {
     auto created = sym::Disassembler::create();
     if (!created) return reply(created.takeError());
     disassembler_ = std::move(created).value();
   }
-  auto count = static_cast<std::size_t>(query.instructionCount);
+  auto list = dbg::disassembleWindow(*disassembler_, process_->core(), process_->modules(), *address, query.instructionOffset,
+                                     static_cast<std::size_t>(query.instructionCount));
+  if (!list) return reply(list.takeError());
   std::vector<InstructionInfo> out;
-  std::uint64_t start = *address;
-  std::size_t skip = 0;
-  if (query.instructionOffset < 0) {
-    // x86 has no way back: decode from the function's start and keep what ends at the address.
-    auto back = static_cast<std::size_t>(-query.instructionOffset);
-    std::uint64_t from = *address > back * 15 ? *address - back * 15 : 0;
-    if (const sym::Module* m = process_->modules().moduleFor(*address); m && m->symbols)
-      if (auto fn = m->symbols->functionAt(*address - m->object.loadBias)) {
-        std::uint64_t entry = (fn->low ? fn->low : fn->entry) + m->object.loadBias;
-        if (entry <= *address && *address - entry <= back * 15 + 4096) from = entry;
-      }
-    auto before = disassembler_->disassemble(process_->core(), process_->modules(), from, static_cast<std::size_t>(*address - from));
-    std::vector<sym::Instruction> kept;
-    if (before)
-      for (auto& ins : *before)
-        if (ins.address < *address) kept.push_back(std::move(ins));
-    std::size_t have = std::min(kept.size(), back);
-    for (std::size_t i = have; i < back; ++i) {
-      InstructionInfo pad;
-      pad.address = hexAddress(*address - (back - i));
-      pad.instruction = "??";
-      pad.presentationHint = "invalid";
-      out.push_back(std::move(pad));
-    }
-    for (std::size_t i = kept.size() - have; i < kept.size(); ++i)
-      out.push_back(convert::toInstructionInfo(dbg::toDisassembled(kept[i]), query.resolveSymbols));
-  } else {
-    skip = static_cast<std::size_t>(query.instructionOffset);
-  }
-  if (out.size() < count) {
-    auto list = disassembler_->disassemble(process_->core(), process_->modules(), start, count - out.size() + skip);
-    if (list)
-      for (std::size_t i = skip; i < list->size() && out.size() < count; ++i)
-        out.push_back(convert::toInstructionInfo(dbg::toDisassembled((*list)[i]), query.resolveSymbols));
-  }
-  if (out.size() > count) out.resize(count);
-  while (out.size() < count) {
-    InstructionInfo pad;
-    pad.address = hexAddress(start + out.size());
-    pad.instruction = "??";
-    pad.presentationHint = "invalid";
-    out.push_back(std::move(pad));
-  }
+  for (const auto& ins : *list) out.push_back(convert::toInstructionInfo(ins, query.resolveSymbols));
   reply(std::move(out));
 }
 

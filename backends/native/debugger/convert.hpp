@@ -16,4 +16,11 @@ Variable registerVariable(const std::string& name, const std::string& value);
 DisassembledInstruction toDisassembled(const sym::Instruction& instruction);
 ModuleEntry toModuleEntry(const sym::Module& module);
 
+// `count` instructions around `address` (instructionOffset of them before it when negative: x86
+// decodes only forward, so from the function's start), unreadable ones as "??" placeholders;
+// what disassembleAround answers, for any memory (a live process, a core file).
+Result<std::vector<DisassembledInstruction>> disassembleWindow(sym::Disassembler& disassembler, MemoryAccess& memory,
+                                                               const sym::ModuleMap& modules, std::uint64_t address,
+                                                               std::int64_t instructionOffset, std::size_t count);
+
 }  // namespace strata::native::debugger

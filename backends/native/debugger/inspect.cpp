@@ -190,67 +190,85 @@ DisassembledInstruction unreadableAt(std::uint64_t address) {
 }
 }  // namespace
 
+Result<std::vector<DisassembledInstruction>> disassembleWindow(sym::Disassembler& disassembler, MemoryAccess& memory,
+                                                               const sym::ModuleMap& modules, std::uint64_t address,
+                                                               std::int64_t instructionOffset, std::size_t count) {
+  constexpr std::size_t kMax = 10000;
+  if (count > kMax) return Error{errors::kRequestTooLarge, "disassemble: at most " + std::to_string(kMax) + " instructions at once", true};
+  auto decode = [&](std::uint64_t at, std::size_t n) -> Result<std::vector<DisassembledInstruction>> {
+    auto list = disassembler.disassemble(memory, modules, at, n);
+    if (!list) return list.takeError();
+    std::vector<DisassembledInstruction> out;
+    for (auto& ins : *list) out.push_back(toDisassembled(ins));
+    return out;
+  };
+  std::vector<DisassembledInstruction> out;
+  if (count == 0) return out;
+  std::uint64_t start = address;
+  std::size_t skip = 0;
+  if (instructionOffset < 0) {
+    // x86 has no way back: decode forward from the function's start (or a guess well before
+    // the address) and keep the instructions that end exactly at it.
+    std::size_t back = static_cast<std::size_t>(-instructionOffset);
+    std::uint64_t from = address > back * 15 ? address - back * 15 : 0;
+    if (const sym::Module* m = modules.moduleFor(address); m && m->symbols) {
+      if (auto fn = m->symbols->functionAt(address - m->object.loadBias)) {
+        std::uint64_t entry = fn->low ? fn->low + m->object.loadBias : fn->entry + m->object.loadBias;
+        if (entry <= address && address - entry <= back * 15 + 4096) from = entry;
+      }
+    }
+    std::vector<DisassembledInstruction> before;
+    if (from < address) {
+      auto list = decode(from, static_cast<std::size_t>(address - from));
+      if (list)
+        for (auto& ins : *list)
+          if (ins.address < address) before.push_back(std::move(ins));
+      // A guess that does not land on the address decoded garbage: trust nothing then.
+      if (!list || before.empty() ||
+          before.back().address + (before.back().bytes.size() + 1) / 3 != address)
+        before.clear();
+    }
+    std::size_t have = std::min(before.size(), back);
+    for (std::size_t i = have; i < back; ++i) {
+      std::uint64_t a = address - (back - i);  // placeholders below what could be decoded
+      out.push_back(unreadableAt(a));
+    }
+    if (have < back && !out.empty()) {
+      // Keep addresses increasing: the placeholders sit below the first real instruction.
+      std::uint64_t first = have ? before[before.size() - have].address : address;
+      for (std::size_t i = 0; i < out.size(); ++i) out[i].address = first - (out.size() - i);
+    }
+    for (std::size_t i = before.size() - have; i < before.size(); ++i) out.push_back(before[i]);
+    if (out.size() >= count) {
+      out.resize(count);
+      return out;
+    }
+  } else {
+    skip = static_cast<std::size_t>(instructionOffset);
+  }
+  std::size_t want = count - out.size() + skip;
+  auto list = decode(start, want);
+  std::vector<DisassembledInstruction> after = list ? std::move(list).value() : std::vector<DisassembledInstruction>{};
+  for (std::size_t i = skip; i < after.size() && out.size() < count; ++i) out.push_back(after[i]);
+  std::uint64_t next = address;
+  if (!out.empty())
+    next = out.back().instruction == "??" ? out.back().address + 1
+                                          : out.back().address + (out.back().bytes.size() + 1) / 3;
+  while (out.size() < count) out.push_back(unreadableAt(next++));
+  return out;
+}
+
 std::future<Result<std::vector<DisassembledInstruction>>> NativeDebugger::disassembleAround(
     std::uint64_t address, std::int64_t instructionOffset, std::size_t count, Done<std::vector<DisassembledInstruction>> done) {
   State* s = state_.get();
   return s->onEngine<std::vector<DisassembledInstruction>>(
       [s, address, instructionOffset, count]() -> Result<std::vector<DisassembledInstruction>> {
-        constexpr std::size_t kMax = 10000;
-        if (count > kMax) return Error{errors::kRequestTooLarge, "disassemble: at most " + std::to_string(kMax) + " instructions at once", true};
-        std::vector<DisassembledInstruction> out;
-        if (count == 0) return out;
-        std::uint64_t start = address;
-        std::size_t skip = 0;
-        if (instructionOffset < 0) {
-          // x86 has no way back: decode forward from the function's start (or a guess well before
-          // the address) and keep the instructions that end exactly at it.
-          std::size_t back = static_cast<std::size_t>(-instructionOffset);
-          std::uint64_t from = address > back * 15 ? address - back * 15 : 0;
-          if (const sym::Module* m = s->modules.moduleFor(address); m && m->symbols) {
-            if (auto fn = m->symbols->functionAt(address - m->object.loadBias)) {
-              std::uint64_t entry = fn->low ? fn->low + m->object.loadBias : fn->entry + m->object.loadBias;
-              if (entry <= address && address - entry <= back * 15 + 4096) from = entry;
-            }
-          }
-          std::vector<DisassembledInstruction> before;
-          if (from < address) {
-            auto list = s->disassembleAt(from, static_cast<std::size_t>(address - from));
-            if (list)
-              for (auto& ins : *list)
-                if (ins.address < address) before.push_back(std::move(ins));
-            // A guess that does not land on the address decoded garbage: trust nothing then.
-            if (!list || before.empty() ||
-                before.back().address + (before.back().bytes.size() + 1) / 3 != address)
-              before.clear();
-          }
-          std::size_t have = std::min(before.size(), back);
-          for (std::size_t i = have; i < back; ++i) {
-            std::uint64_t a = address - (back - i);  // placeholders below what could be decoded
-            out.push_back(unreadableAt(a));
-          }
-          if (have < back && !out.empty()) {
-            // Keep addresses increasing: the placeholders sit below the first real instruction.
-            std::uint64_t first = have ? before[before.size() - have].address : address;
-            for (std::size_t i = 0; i < out.size(); ++i) out[i].address = first - (out.size() - i);
-          }
-          for (std::size_t i = before.size() - have; i < before.size(); ++i) out.push_back(before[i]);
-          if (out.size() >= count) {
-            out.resize(count);
-            return out;
-          }
-        } else {
-          skip = static_cast<std::size_t>(instructionOffset);
+        if (!s->disassembler) {
+          auto created = sym::Disassembler::create();
+          if (!created) return created.takeError();
+          s->disassembler = std::move(created).value();
         }
-        std::size_t want = count - out.size() + skip;
-        auto list = s->disassembleAt(start, want);
-        std::vector<DisassembledInstruction> after = list ? std::move(list).value() : std::vector<DisassembledInstruction>{};
-        for (std::size_t i = skip; i < after.size() && out.size() < count; ++i) out.push_back(after[i]);
-        std::uint64_t next = address;
-        if (!out.empty())
-          next = out.back().instruction == "??" ? out.back().address + 1
-                                                : out.back().address + (out.back().bytes.size() + 1) / 3;
-        while (out.size() < count) out.push_back(unreadableAt(next++));
-        return out;
+        return disassembleWindow(*s->disassembler, s->engine->memory(), s->modules, address, instructionOffset, count);
       }, std::move(done));
 }
 
