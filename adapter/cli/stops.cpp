@@ -167,96 +167,103 @@ void gatherStop(DapClient& client, const json::object& stoppedBody, std::functio
   stop->description = str(stoppedBody, "text");
   DapClient* c = &client;
   auto resume = [stop, done] { done(stop); };
-  auto frames = [c, stop, resume] {
-    c->request("threads", nullptr, [c, stop, resume](const protocol::Response& r) {
-      for (const auto& t : arr(obj(r.body), "threads"))
-        if (num(obj(t), "id") == stop->threadId) stop->threadName = str(obj(t), "name");
-      json::object args{{"threadId", stop->threadId}, {"startFrame", 0}, {"levels", kFramesSearched}};
-      c->request("stackTrace", std::move(args), [c, stop, resume](const protocol::Response& r) {
-        const auto& all = arr(obj(r.body), "stackFrames");
-        auto fileOf = [](const json::object& fo) {
-          std::string file = str(obj(fo.contains("source") ? fo.at("source") : json::value()), "path");
-          return file.empty() ? str(obj(fo.contains("source") ? fo.at("source") : json::value()), "name") : file;
-        };
-        // A stop in C/C++ code that Python called (mixed mode): its Python callers are shown too.
-        bool pythonOnTop = false;
-        for (std::size_t i = 0; i < all.size() && i < kFramesShown; ++i) pythonOnTop |= pythonFile(fileOf(obj(all[i])));
-        json::array frames;
-        std::size_t python = 0;
-        for (std::size_t i = 0; i < all.size(); ++i) {
-          const auto& fo = obj(all[i]);
-          std::string file = fileOf(fo);
-          bool shown = i < kFramesShown || (!pythonOnTop && pythonFile(file) && python < kPythonFramesShown);
-          if (!shown) continue;
-          if (i >= kFramesShown) ++python;
-          frames.push_back(all[i]);
-          json::object f{{"name", str(fo, "name")}, {"file", file}, {"line", num(fo, "line")}};
-          if (i >= kFramesShown) f["index"] = static_cast<std::int64_t>(i);
-          stop->frames.push_back(std::move(f));
+  // The stopped thread's frames and locals, once its name is known.
+  auto stack = [c, stop, resume] {
+    json::object args{{"threadId", stop->threadId}, {"startFrame", 0}, {"levels", kFramesSearched}};
+    c->request("stackTrace", std::move(args), [c, stop, resume](const protocol::Response& r) {
+      const auto& all = arr(obj(r.body), "stackFrames");
+      auto fileOf = [](const json::object& fo) {
+        std::string file = str(obj(fo.contains("source") ? fo.at("source") : json::value()), "path");
+        return file.empty() ? str(obj(fo.contains("source") ? fo.at("source") : json::value()), "name") : file;
+      };
+      // A stop in C/C++ code that Python called (mixed mode): its Python callers are shown too.
+      bool pythonOnTop = false;
+      for (std::size_t i = 0; i < all.size() && i < kFramesShown; ++i) pythonOnTop |= pythonFile(fileOf(obj(all[i])));
+      json::array frames;
+      std::size_t python = 0;
+      for (std::size_t i = 0; i < all.size(); ++i) {
+        const auto& fo = obj(all[i]);
+        std::string file = fileOf(fo);
+        bool shown = i < kFramesShown || (!pythonOnTop && pythonFile(file) && python < kPythonFramesShown);
+        if (!shown) continue;
+        if (i >= kFramesShown) ++python;
+        frames.push_back(all[i]);
+        json::object f{{"name", str(fo, "name")}, {"file", file}, {"line", num(fo, "line")}};
+        if (i >= kFramesShown) f["index"] = static_cast<std::int64_t>(i);
+        stop->frames.push_back(std::move(f));
+      }
+      if (frames.empty()) return resume();
+      // The locals of the innermost frame that is not a subtle one (a C frame under Python's);
+      // at a crash, of the program's own frame the diagnosis names ("called from F at X:N").
+      std::int64_t frameId = num(obj(frames[0]), "id");
+      stop->localsFrame = str(obj(frames[0]), "name");
+      std::string calledFrom;
+      if (auto at = stop->description.find(", called from "); at != std::string::npos) {
+        calledFrom = stop->description.substr(at + 14);
+        calledFrom = calledFrom.substr(0, calledFrom.find(" at "));
+      }
+      bool named = false;
+      for (std::size_t i = 0; i < frames.size() && !calledFrom.empty(); ++i)
+        if (str(obj(frames[i]), "name") == calledFrom) {
+          frameId = num(obj(frames[i]), "id");
+          stop->localsFrame = calledFrom;
+          const auto& kept = obj(stop->frames[i]);
+          stop->localsIndex = kept.contains("index") ? num(kept, "index") : static_cast<std::int64_t>(i);
+          named = true;
+          break;
         }
-        if (frames.empty()) return resume();
-        // The locals of the innermost frame that is not a subtle one (a C frame under Python's);
-        // at a crash, of the program's own frame the diagnosis names ("called from F at X:N").
-        std::int64_t frameId = num(obj(frames[0]), "id");
-        stop->localsFrame = str(obj(frames[0]), "name");
-        std::string calledFrom;
-        if (auto at = stop->description.find(", called from "); at != std::string::npos) {
-          calledFrom = stop->description.substr(at + 14);
-          calledFrom = calledFrom.substr(0, calledFrom.find(" at "));
+      for (std::size_t i = 0; i < frames.size() && !named; ++i)
+        if (str(obj(frames[i]), "presentationHint") != "subtle") {
+          frameId = num(obj(frames[i]), "id");
+          stop->localsFrame = str(obj(frames[i]), "name");
+          // Where the frame is in the stack (the frames kept are not all of them).
+          const auto& kept = obj(stop->frames[i]);
+          stop->localsIndex = kept.contains("index") ? num(kept, "index") : static_cast<std::int64_t>(i);
+          break;
         }
-        bool named = false;
-        for (std::size_t i = 0; i < frames.size() && !calledFrom.empty(); ++i)
-          if (str(obj(frames[i]), "name") == calledFrom) {
-            frameId = num(obj(frames[i]), "id");
-            stop->localsFrame = calledFrom;
-            const auto& kept = obj(stop->frames[i]);
-            stop->localsIndex = kept.contains("index") ? num(kept, "index") : static_cast<std::int64_t>(i);
-            named = true;
-            break;
+      c->request("scopes", json::object{{"frameId", frameId}}, [c, stop, resume](const protocol::Response& r) {
+        const auto& scopes = arr(obj(r.body), "scopes");
+        if (scopes.empty()) return resume();
+        std::int64_t ref = num(obj(scopes[0]), "variablesReference");
+        json::object args{{"variablesReference", ref}, {"start", 0}, {"count", kLocalsShown}};
+        c->request("variables", std::move(args), [stop, resume](const protocol::Response& r) {
+          for (const auto& v : arr(obj(r.body), "variables")) {
+            std::string name = str(obj(v), "name"), value = str(obj(v), "value");
+            stop->locals[name] = value;
+            stop->localsInOrder.emplace_back(name, value);
           }
-        for (std::size_t i = 0; i < frames.size() && !named; ++i)
-          if (str(obj(frames[i]), "presentationHint") != "subtle") {
-            frameId = num(obj(frames[i]), "id");
-            stop->localsFrame = str(obj(frames[i]), "name");
-            // Where the frame is in the stack (the frames kept are not all of them).
-            const auto& kept = obj(stop->frames[i]);
-            stop->localsIndex = kept.contains("index") ? num(kept, "index") : static_cast<std::int64_t>(i);
-            break;
-          }
-        c->request("scopes", json::object{{"frameId", frameId}}, [c, stop, resume](const protocol::Response& r) {
-          const auto& scopes = arr(obj(r.body), "scopes");
-          if (scopes.empty()) return resume();
-          std::int64_t ref = num(obj(scopes[0]), "variablesReference");
-          json::object args{{"variablesReference", ref}, {"start", 0}, {"count", kLocalsShown}};
-          c->request("variables", std::move(args), [stop, resume](const protocol::Response& r) {
-            for (const auto& v : arr(obj(r.body), "variables")) {
-              std::string name = str(obj(v), "name"), value = str(obj(v), "value");
-              stop->locals[name] = value;
-              stop->localsInOrder.emplace_back(name, value);
-            }
-            resume();
-          });
+          resume();
         });
       });
+    });
+  };
+  auto frames = [c, stop, stack] {
+    c->request("threads", nullptr, [stop, stack](const protocol::Response& r) {
+      for (const auto& t : arr(obj(r.body), "threads"))
+        if (num(obj(t), "id") == stop->threadId) stop->threadName = str(obj(t), "name");
+      stack();
     });
   };
   // A fatal signal: the adapter's one-line diagnosis (where, and the program's frame that led
   // there) says more than the stop's description; the other threads are shown folded.
   if (stop->reason != "exception" || str(stoppedBody, "text").rfind("SIG", 0) != 0) return frames();
-  auto others = [c, stop, frames] {
-    c->request("threads", nullptr, [c, stop, frames](const protocol::Response& r) {
+  // One threads request names the stopped thread and lists the others.
+  auto others = [c, stop, stack] {
+    c->request("threads", nullptr, [c, stop, stack](const protocol::Response& r) {
       auto left = std::make_shared<std::size_t>(0);
       std::vector<std::pair<std::int64_t, std::string>> list;
-      for (const auto& t : arr(obj(r.body), "threads"))
-        if (num(obj(t), "id") != stop->threadId) list.emplace_back(num(obj(t), "id"), str(obj(t), "name"));
+      for (const auto& t : arr(obj(r.body), "threads")) {
+        if (num(obj(t), "id") == stop->threadId) stop->threadName = str(obj(t), "name");
+        else list.emplace_back(num(obj(t), "id"), str(obj(t), "name"));
+      }
       if (list.size() > kOtherThreadsShown) list.resize(kOtherThreadsShown);
       *left = list.size();
-      if (list.empty()) return frames();
+      if (list.empty()) return stack();
       auto slots = std::make_shared<std::vector<json::object>>(list.size());
       for (std::size_t k = 0; k < list.size(); ++k) {
         auto [id, name] = list[k];
         json::object args{{"threadId", id}, {"startFrame", 0}, {"levels", kFramesSearched}};
-        c->request("stackTrace", std::move(args), [stop, frames, left, slots, k, id, name](const protocol::Response& r) {
+        c->request("stackTrace", std::move(args), [stop, stack, left, slots, k, id, name](const protocol::Response& r) {
           json::array top;
           const auto& all = arr(obj(r.body), "stackFrames");
           // Its innermost frames with a source (those it waits or runs in), up to three.
@@ -275,7 +282,7 @@ void gatherStop(DapClient& client, const json::object& stoppedBody, std::functio
                                      {"moreFrames", std::max<std::int64_t>(0, total - kOtherFramesShown)}};
           if (--*left == 0) {
             for (auto& o : *slots) stop->otherThreads.push_back(std::move(o));
-            frames();
+            stack();
           }
         });
       }
