@@ -470,7 +470,10 @@ test('launch {coreOnCrash} of a Python program: the crash the agent hands over i
     assert.ok(lw, JSON.stringify(report.threads[0].frames.map((f) => f.function)));
     assert.equal(lw.line, lineOf(CRASHES, 'crash'));
     assert.deepEqual(Object.fromEntries(lw.locals.map((l) => [l.name, l.value])), { count: '3', shard: '12' });
-    await c.disconnectRequest({});
+    const terminated = c.waitForEvent('terminated', 30000);
+    await c.continueRequest({ threadId: opened.stop.body.threadId });
+    await terminated;
+    assert.equal(c.eventsNamed('exited')[0]?.body.exitCode, 139);
   } finally {
     c?.stopAdapter();
     fs.rmSync(dir, { recursive: true, force: true });
