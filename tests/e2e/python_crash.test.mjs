@@ -165,6 +165,29 @@ test('a program attached by its agent (python -m strata --listen) stops at its c
   }
 });
 
+
+// The program's parent (the Python launch) and the native debugger that took its crash over
+// both wait for its end; whichever sees it, the disconnect is answered and the program is gone.
+test('disconnect at a crash stop the native debugger took over is answered and ends the program, every time', { skip: NO_PYTHON }, async () => {
+  for (let round = 0; round < 8; round++) {
+    const { c, stop } = await crashStop(PYTHONS[0], 'segv');
+    try {
+      assert.equal(stop.body.reason, 'exception');
+      const pid = c.eventsNamed('process')[0].body.systemProcessId;
+      await withTimeout(c.disconnectRequest({}), 15000, `the disconnect (round ${round + 1})`);
+      await waitUntil(() => {
+        try {
+          process.kill(pid, 0);
+          return false;
+        } catch {
+          return true;
+        }
+      }, 10000, `process ${pid} to end`);
+    } finally {
+      c.stopAdapter();
+    }
+  }
+});
 test('strata run --break: a crash prints the one-line diagnosis and the merged stack, and exits with the program\'s status', { skip: NO_PYTHON }, () => {
   // A breakpoint that is never reached makes it a debug run.
   const r = spawnSync(CLI, ['run', '--break', `${program}:${lineOf(program, 'abort')}`, '--', PYTHONS[0], program, 'segv'],

@@ -1,6 +1,8 @@
 // Running a traced process: waitpid events, all-stop, resume with step-over, detach and kill
 // (its threads' registers and list: registers.cpp).
+#include <poll.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -538,16 +540,35 @@ Result<void> Engine::Impl::doKill() {
   if (!proc) return Error{errors::kNoProcess, "kill: no process is being debugged", true};
   pid_t pid = proc->pid;
   proc->killing = true;
+  // The program's parent may be another part of the adapter (a Python launch the native
+  // debugger took over at a crash): its waiter can reap the leader before this thread does,
+  // and then no status ever comes here. A pidfd says when the process has ended, so the wait
+  // below never outlives it.
+  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   // ESRCH: already dead, only its reports are left to collect.
-  if (::kill(pid, SIGKILL) != 0 && errno != ESRCH) return errnoError(errors::kSignalFailed, "kill process " + std::to_string(pid));
+  if (::kill(pid, SIGKILL) != 0 && errno != ESRCH) {
+    if (pidfd >= 0) close(pidfd);
+    return errnoError(errors::kSignalFailed, "kill process " + std::to_string(pid));
+  }
   for (auto& [tid, t] : proc->threads)
     if (t.stopped) (void)continueThread(t, 0);
   while (proc && proc->pid == pid) {
     int status = 0;
-    pid_t p = waitpid(-1, &status, __WALL | WUNTRACED | __WNOTHREAD);
+    pid_t p = waitpid(-1, &status, __WALL | WUNTRACED | __WNOTHREAD | (pidfd >= 0 ? WNOHANG : 0));
     if (p < 0) {
       if (errno == EINTR) continue;
+      if (pidfd >= 0) close(pidfd);
       return errnoError(errors::kPtraceFailed, "waitpid for killed process " + std::to_string(pid));
+    }
+    if (p == 0) {
+      pollfd ended{pidfd, POLLIN, 0};
+      if (::poll(&ended, 1, 20) <= 0) continue;
+      // Ended. Reaped by us (a status waits for waitpid) or by its parent elsewhere: then it is
+      // no longer ours to wait for (ECHILD), and it died of the SIGKILL sent above.
+      siginfo_t info{};
+      if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT | __WALL | __WNOTHREAD) == 0) continue;
+      if (errno == ECHILD) reportExit(pid, proc->leaderStatus >= 0 ? proc->leaderStatus : SIGKILL);
+      continue;
     }
     if (p == waker) {
       if (WIFSTOPPED(status)) ::kill(waker, SIGCONT);
@@ -555,6 +576,7 @@ Result<void> Engine::Impl::doKill() {
     }
     dispatch(p, status);
   }
+  if (pidfd >= 0) close(pidfd);
   return {};
 }
 
