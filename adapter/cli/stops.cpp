@@ -202,7 +202,11 @@ void gatherStop(DapClient& client, const json::object& stoppedBody, std::functio
         calledFrom = stop->description.substr(at + 14);
         calledFrom = calledFrom.substr(0, calledFrom.find(" at "));
       }
-      bool named = false;
+      // The crash in the program's own code ("... in fpe_fault at x.c:41, called from main"):
+      // the locals of that innermost frame.
+      const std::size_t ownTop = stop->description.find(" in " + str(obj(frames[0]), "name") + " at ");
+      bool named = ownTop != std::string::npos && ownTop < stop->description.find(", called from ");
+      if (named) calledFrom.clear();
       for (std::size_t i = 0; i < frames.size() && !calledFrom.empty(); ++i)
         if (str(obj(frames[i]), "name") == calledFrom) {
           frameId = num(obj(frames[i]), "id");

@@ -16,6 +16,7 @@
 
 #include "strata/hex.hpp"
 #include "strata/native/engine/signals.hpp"
+#include "strata/native/symbols/fault_access.hpp"
 #include "strata/native/symbols/loaded_objects.hpp"
 
 namespace strata::core {
@@ -167,6 +168,11 @@ Result<void> CoreFile::parse(const CoreOptions& options) {
   objects_ = native::symbols::loadedObjectsFromMappings(mappings_, [this](const std::string& p) { return localPath(p); });
   nameFromLinkMap();
   checkFiles();
+  // What failed, read or write: the crashing thread's instruction, now that code can be read.
+  if (signal_ && signal_->signo == SIGSEGV && threads_.front().signal == signal_->signo) {
+    auto site = native::symbols::faultSite(*this, threads_.front().registers, signal_->address);
+    signal_->description = native::symbols::describeFault(signal_->signo, signal_->code, signal_->address, site, signal_->description);
+  }
   return {};
 }
 

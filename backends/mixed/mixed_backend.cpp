@@ -123,44 +123,11 @@ std::string realInterpreter(const LaunchSpec& child) {
   return !found.empty() && isElf(found) ? found : named;
 }
 
-// A frame of the program's own code: a source outside the interpreter's library, site-packages
-// and the system's headers and libraries.
-bool ownCode(const FrameInfo& f) {
-  if (!f.source || !f.source->path || f.line <= 0) return false;
-  const std::string& p = *f.source->path;
-  for (const char* lib : {"/lib/python3", "site-packages", "dist-packages", "/usr/include/", "/usr/lib/", "/python-build."})
-    if (p.find(lib) != std::string::npos) return false;
-  return p.find("/strata/_") == std::string::npos;  // the agent's own modules
-}
-
-// "memmove" of "__memmove_avx512_unaligned_erms+0x70 (libc.so.6+0x16d870)".
-std::string functionOf(const std::string& frameName) {
-  std::string name = frameName.substr(0, frameName.find(" ("));
-  name = name.substr(0, name.find('+'));
-  return name.empty() ? frameName : name;
-}
-
 const char* const kMemoryOnly =
     "this Python frame was read from memory at a native stop: evaluating needs the Python program to run "
     "(continue, or stop at a Python breakpoint for the full debugger)";
 
 }  // namespace
-
-std::string crashDiagnosis(const std::string& signal, const std::vector<FrameInfo>& frames) {
-  if (frames.empty()) return signal;
-  auto where = [](const FrameInfo& f) {
-    std::string file = *f.source->path;
-    return file.substr(file.rfind('/') == std::string::npos ? 0 : file.rfind('/') + 1) + ":" + std::to_string(f.line);
-  };
-  std::string out = signal + " in " + functionOf(frames.front().name);
-  if (ownCode(frames.front())) out += " at " + where(frames.front());
-  for (std::size_t i = 1; i < frames.size(); ++i) {
-    if (!ownCode(frames[i])) continue;
-    out += ", called from " + functionOf(frames[i].name) + " at " + where(frames[i]);
-    break;
-  }
-  return out;
-}
 
 MixedBackend::MixedBackend(asio::io_context& io, BackendHost& host)
     : io_(io),
@@ -549,7 +516,7 @@ void MixedBackend::exceptionInfo(std::int64_t threadId, Reply<ExceptionInfo> rep
   // A signal: said in one line with where it happened and the program's own frame that led
   // there, from the merged stack ("SIGSEGV: ... in memmove, called from load_weights at x.py:17").
   std::weak_ptr<bool> alive = alive_;
-  native_->exceptionInfo(threadId, [this, alive, threadId, reply](Result<ExceptionInfo> r) {
+  native_->signalInfo(threadId, [this, alive, threadId, reply](Result<ExceptionInfo> r) {
     if (alive.expired() || !r) return reply(std::move(r));
     mergedStack(threadId, [r = std::move(*r), reply](Result<std::vector<FrameInfo>> frames) mutable {
       if (frames) r.description = crashDiagnosis(r.description, *frames);

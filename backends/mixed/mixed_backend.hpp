@@ -11,6 +11,7 @@
 
 #include "backends/backend.hpp"
 #include "backends/breakpoint_book.hpp"
+#include "backends/crash_diagnosis.hpp"
 #include "backends/owned.hpp"
 #include "backends/native/backend/native_layer.hpp"
 #include "backends/python/attach/pid_attach_backend.hpp"
@@ -18,10 +19,6 @@
 #include "strata/python/remote/py_remote.hpp"
 
 namespace strata::backends {
-
-// The one line a crash is said in: `signal` (the native debugger's description), the function
-// it happened in and the innermost frame of the program's own code above it.
-std::string crashDiagnosis(const std::string& signal, const std::vector<FrameInfo>& frames);
 
 // A Python frame read from memory as a stack frame: its file the source (a path when absolute).
 FrameInfo pythonFrameInfo(const python::remote::PythonFrame& frame, std::int64_t id);

@@ -91,7 +91,7 @@ for (const py of CPYTHONS) {
       const report = JSON.parse(r.stdout);
       assert.equal(report.signal.name, 'SIGSEGV');
       assert.equal(report.signal.address, '0x100c');
-      assert.match(report.signal.description, /^SIGSEGV: address not mapped to object at 0x100c$/);
+      assert.match(report.signal.description, /^SIGSEGV: read of unmapped address 0x100c$/);
       assert.ok(report.python, 'a CPython process');
       const crashed = report.threads.filter((t) => t.crashed);
       assert.equal(crashed.length, 1);
@@ -110,7 +110,7 @@ for (const py of CPYTHONS) {
       assert.equal(locals.shard, '12');
       const text = strataCore([run.core]);
       assert.equal(text.status, 0, text.stderr);
-      assert.match(text.stdout, new RegExp(`ended by SIGSEGV: address not mapped to object at 0x100c`));
+      assert.match(text.stdout, new RegExp(`ended by SIGSEGV: read of unmapped address 0x100c`));
       assert.match(text.stdout, /crashed: SIGSEGV/);
       assert.match(text.stdout, new RegExp(`\\[py\\] load_weights \\(${CRASHES.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:${lineOf(CRASHES, 'crash')}\\)`));
     } finally {
@@ -322,7 +322,7 @@ test('launch {coreFile} of a Python crash: the merged stack with Python locals i
     const mainFrames = (await c.stackTraceRequest({ threadId: other.id, startFrame: 0, levels: 100 })).body.stackFrames;
     assert.ok(mainFrames.some((f) => f.name === 'main' && f.source?.path === CRASHES), mainFrames.map((f) => f.name).join(' < '));
     const info = await c.send('exceptionInfo', { threadId: stop.body.threadId });
-    assert.match(info.body.description, new RegExp(`^SIGSEGV: address not mapped to object at 0x1014 in \\S+, called from load_weights at crashes\\.py:${lineOf(CRASHES, 'crash')}$`));
+    assert.match(info.body.description, new RegExp(`^SIGSEGV: read of unmapped address 0x1014 in \\S+, called from load_weights at crashes\\.py:${lineOf(CRASHES, 'crash')}$`));
     await c.disconnectRequest({});
     assertClean(assert, c);
   } finally {

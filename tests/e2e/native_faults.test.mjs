@@ -1,6 +1,7 @@
 // SIGBUS, SIGILL and SIGFPE raised for real (a page past the end of a shrunk file, ud2, a division
 // by zero): the stop, its exceptionInfo and stack, and with the filter off the signal reaching
-// the program.
+// the program. SIGSEGVs said by what failed: a write through a null pointer, a write to a
+// constant, a call to an unmapped address or to no address at all, a non-canonical read.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -28,7 +29,8 @@ test('SIGBUS: stops in the faulting function and line, exceptionInfo names the c
   const info = await c.send('exceptionInfo', { threadId: tid });
   assert.equal(info.body.exceptionId, 'SIGBUS');
   assert.equal(info.body.breakMode, 'always');
-  assert.equal(info.body.description, `SIGBUS: nonexistent physical address at ${address}`);
+  // The one-line diagnosis: the signal, where, and the frame of the program's that led there.
+  assert.equal(info.body.description, `SIGBUS: nonexistent physical address at ${address} in bus_fault at native_faults.c:${lineOf(faultsSrc, 'bus_line')}, called from main at native_faults.c:${lineOf(faultsSrc, 'bus_call')}`);
   assert.equal(info.body.details.fullTypeName, 'SIGBUS (signal 7, si_code 2)');  // BUS_ADRERR
   assert.match(info.body.details.message, new RegExp(`\\(fault address ${address}, pc 0x[0-9a-f]+\\)$`));
   const st = await frames(c, tid);
@@ -99,6 +101,33 @@ for (const [mode, signal, number] of [['bus', 'SIGBUS', 7], ['ill', 'SIGILL', 4]
     assert.equal(c.eventsNamed('stopped').length, 0);
     assert.equal(c.eventsNamed('exited')[0].body.exitCode, 128 + number);
     assert.match(c.output('console'), new RegExp(`terminated by signal ${number} \\(${signal}\\)`));
+    await c.disconnectRequest();
+    assertClean(assert, c);
+  });
+}
+
+// The kernel says only "address not mapped" or "invalid permissions" (and nothing at all for a
+// general protection fault); the faulting instruction says whether it was a read, a write or a
+// jump, and the address a non-canonical pointer held.
+for (const [mode, said] of [
+  ['write', 'write to unmapped address 0x8'],
+  ['readonly', 'write to 0x[0-9a-f]+ denied by its mapping\'s permissions'],
+  ['call', 'execution at unmapped address 0xdead0000'],
+  ['callgp', 'execution at non-canonical address 0xdead00000000 \\(general protection fault\\)'],
+  ['canonical', 'read of non-canonical address 0xdead000000000010 \\(general protection fault\\)'],
+]) {
+  test(`SIGSEGV (${mode}): the stop says what access failed, and exceptionInfo where`, async () => {
+    const { c, stopped } = await launchNative([mode], { program: FAULTS });
+    assert.equal(stopped.body.reason, 'exception');
+    assert.match(stopped.body.description, new RegExp(`^SIGSEGV: ${said}$`));
+    const info = await c.send('exceptionInfo', { threadId: stopped.body.threadId });
+    // A call to nowhere stops at the address itself: the diagnosis names the caller.
+    const where = mode === 'call'
+      ? `, called from segv_fault at native_faults.c:${lineOf(faultsSrc, 'call_line')}`
+      : ` in segv_fault at native_faults.c:${lineOf(faultsSrc, `${mode}_line`)}, called from main at native_faults.c:${lineOf(faultsSrc, 'segv_call')}`;
+    assert.match(info.body.description, new RegExp(`^SIGSEGV: ${said}${where.replace(/[.()]/g, '\\$&')}$`));
+    await runOut(c, stopped.body.threadId);
+    assert.equal(c.eventsNamed('exited')[0].body.exitCode, 139);
     await c.disconnectRequest();
     assertClean(assert, c);
   });

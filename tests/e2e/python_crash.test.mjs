@@ -67,7 +67,7 @@ forEachPython((py) => {
       assert.equal(locals.shard, '12');
       // One line: the signal, where, and the program's own frame that led there.
       const info = await c.send('exceptionInfo', { threadId: stop.body.threadId });
-      assert.match(info.body.description, new RegExp(`^SIGSEGV: address not mapped to object at 0x100c in \\S+, called from load_weights at crashes\\.py:${lineOf(program, 'crash')}$`));
+      assert.match(info.body.description, new RegExp(`^SIGSEGV: read of unmapped address 0x100c in \\S+, called from load_weights at crashes\\.py:${lineOf(program, 'crash')}$`));
       assert.equal(await continueToDeath(c, stop.body.threadId), 139);
       assert.match(c.output('console'), /Process terminated by signal 11 \(SIGSEGV\)/);
       assert.match(c.output('stdout'), /starting segv/);
@@ -194,7 +194,7 @@ test('strata run --break: a crash prints the one-line diagnosis and the merged s
     { encoding: 'utf8', timeout: 120000 });
   assert.equal(r.status, 139, r.stderr);
   const crash = lineOf(program, 'crash');
-  assert.match(r.stdout, new RegExp(`^-- stopped \\(exception\\): SIGSEGV: address not mapped to object at 0x100c in \\S+, called from load_weights at crashes\\.py:${crash} in thread \\d+`, 'm'));
+  assert.match(r.stdout, new RegExp(`^-- stopped \\(exception\\): SIGSEGV: read of unmapped address 0x100c in \\S+, called from load_weights at crashes\\.py:${crash} in thread \\d+`, 'm'));
   assert.match(r.stdout, new RegExp(`#\\d+ load_weights at ${program.replace(/[.]/g, '\\.')}:${crash}\n +#\\d+ main at `));
   assert.match(r.stderr, /Process terminated by signal 11 \(SIGSEGV\)/);
 });
@@ -204,7 +204,7 @@ test('strata run with no flag prints a crash report: the diagnosis, the crashing
   const r = spawnSync(CLI, ['run', '--', PYTHONS[0], program, 'thread'], { encoding: 'utf8', timeout: 120000 });
   assert.equal(r.status, 139, r.stderr);
   assert.match(r.stdout, /^starting thread$/m);
-  assert.match(r.stdout, new RegExp(`^-- stopped \\(exception\\): SIGSEGV: address not mapped to object at 0x1014 in \\S+, called from load_weights at crashes\\.py:${crash} in thread \\d+`, 'm'));
+  assert.match(r.stdout, new RegExp(`^-- stopped \\(exception\\): SIGSEGV: read of unmapped address 0x1014 in \\S+, called from load_weights at crashes\\.py:${crash} in thread \\d+`, 'm'));
   assert.match(r.stdout, /locals of load_weights \(#\d+\):\n +count = 5\n +shard = 20\n/);
   // The main thread, folded to its innermost frames with a source (it waits for the worker).
   assert.match(r.stdout, /other threads:\n +thread \d+( "[^"]*")?: \S+ \((threading|crashes)\.py:\d+\)/);
@@ -235,7 +235,7 @@ test('strata run with no flag: a native program\'s crash is reported at its line
   const r = spawnSync(CLI, ['run', '--', target('native_faults'), 'fpe'], { encoding: 'utf8', timeout: 120000 });
   assert.equal(r.status, 136, r.stderr);
   assert.match(r.stdout, /^dividing 12 by zero$/m);
-  assert.match(r.stdout, /^-- stopped \(exception\): SIGFPE: integer divide by zero at 0x[0-9a-f]+ in thread \d+/m);
+  assert.match(r.stdout, /^-- stopped \(exception\): SIGFPE: integer divide by zero at 0x[0-9a-f]+ in fpe_fault at native_faults\.c:\d+, called from main at native_faults\.c:\d+ in thread \d+/m);
   assert.match(r.stdout, /#0 fpe_fault at \S+native_faults\.c:\d+\n +#1 main at /);
   assert.match(r.stdout, /locals:\n +dividend = 12\n/);
 });

@@ -47,6 +47,7 @@ class NativeBackend final : public NativeLayer {
   void setVariable(std::int64_t variablesReference, const std::string& name, const std::string& value,
                    Reply<ValueInfo> reply) override;
   void exceptionInfo(std::int64_t threadId, Reply<ExceptionInfo> reply) override;
+  void signalInfo(std::int64_t threadId, Reply<ExceptionInfo> reply) override;
   void readMemory(const std::string& memoryReference, std::int64_t offset, std::int64_t count,
                   Reply<MemoryContents> reply) override;
   void writeMemory(const std::string& memoryReference, std::int64_t offset, std::vector<std::uint8_t> data,

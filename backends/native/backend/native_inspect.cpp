@@ -3,6 +3,7 @@
 // convert.cpp.
 #include <unistd.h>
 
+#include "backends/crash_diagnosis.hpp"
 #include "backends/native/backend/convert.hpp"
 #include "backends/native/backend/internal.hpp"
 #include "backends/native/backend/native_backend.hpp"
@@ -123,11 +124,22 @@ void NativeBackend::setVariable(std::int64_t variablesReference, const std::stri
         }));
 }
 
-void NativeBackend::exceptionInfo(std::int64_t threadId, Reply<ExceptionInfo> reply) {
+void NativeBackend::signalInfo(std::int64_t threadId, Reply<ExceptionInfo> reply) {
   auto it = exceptions_.find(threadId);
   if (it == exceptions_.end())
     return reply(Error{errors::kNoException, "thread " + std::to_string(threadId) + " did not stop on a signal or a CUDA error", false});
   reply(convert::toExceptionInfo(it->second));
+}
+
+void NativeBackend::exceptionInfo(std::int64_t threadId, Reply<ExceptionInfo> reply) {
+  auto it = exceptions_.find(threadId);
+  if (it == exceptions_.end() || it->second.gpuError) return signalInfo(threadId, std::move(reply));
+  // A signal: said with the function it happened in and the program's own frame that led there.
+  ExceptionInfo info = convert::toExceptionInfo(it->second);
+  stackTrace(threadId, 0, 64, [info = std::move(info), reply](Result<StackPage> page) mutable {
+    if (page) info.description = crashDiagnosis(info.description, page->frames);
+    reply(std::move(info));
+  });
 }
 
 void NativeBackend::readMemory(const std::string& memoryReference, std::int64_t offset, std::int64_t count,

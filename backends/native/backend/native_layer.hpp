@@ -30,6 +30,8 @@ class NativeLayer : public Backend {
                         Reply<native::debugger::OwnPlace> reply) = 0;
   virtual void symbolAddress(const std::string& name, const std::string& modulePart, Reply<std::uint64_t> reply) = 0;
   virtual void writeAddress(std::uint64_t address, std::vector<std::uint8_t> bytes, Reply<void> reply) = 0;
+  // exceptionInfo as the signal says it, without the frames (the mixed stack adds its own).
+  virtual void signalInfo(std::int64_t threadId, Reply<ExceptionInfo> reply) = 0;
 };
 
 // The native backend (native_backend.hpp) as a NativeLayer; and what it can do, known before one

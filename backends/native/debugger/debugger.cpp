@@ -2,7 +2,9 @@
 #include <atomic>
 
 #include "internal.hpp"
+#include "strata/native/symbols/fault_access.hpp"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include "strata/core/core_writer.hpp"
@@ -79,6 +81,14 @@ void NativeDebugger::State::onStopped(const engine::EngineStop& event) {
       info.signalCode = event.signal.code;
       info.faultAddress = event.signal.faultAddress;
       info.description = event.signal.description;
+      if (event.signal.signo == SIGSEGV) {
+        // What failed, read or write, from the faulting instruction (the kernel does not say).
+        if (auto regs = engine->registers(event.tid).get(); regs) {
+          auto site = symbols::faultSite(engine->memory(), *regs, event.signal.faultAddress);
+          info.description = symbols::describeFault(event.signal.signo, event.signal.code, event.signal.faultAddress, site,
+                                                    event.signal.description);
+        }
+      }
       if (!coreDir.empty()) writeCrashCore(event);
       break;
     case engine::EngineStopReason::Watchpoint:

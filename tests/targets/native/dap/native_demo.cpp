@@ -79,7 +79,7 @@ static int loop() {
 }
 
 static int crash(int depthLeft) {
-  if (depthLeft > 0) return crash(depthLeft - 1);
+  if (depthLeft > 0) return crash(depthLeft - 1);  // @bp:crash_recurse
   int victim = 42;
   int* nothing = nullptr;
   *nothing = victim;  // @bp:crash_line

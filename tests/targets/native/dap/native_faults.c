@@ -1,6 +1,9 @@
 // Debuggee for the native fault tests: real SIGBUS, SIGILL and SIGFPE raised by the CPU and the
 // kernel, not by kill(). `native_faults bus` touches a mapped page past the end of a shrunk file,
-// `ill` executes ud2, `fpe` divides by zero. Each prints what it is about to do first.
+// `ill` executes ud2, `fpe` divides by zero; the SIGSEGVs: `write` stores through a null
+// struct pointer, `readonly` writes into a string constant, `call` calls a function pointer to
+// nowhere (`callgp`: to no address at all), `canonical` reads through a pointer no x86-64 address can be (a general protection
+// fault). Each prints what it is about to do first.
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
@@ -39,11 +42,40 @@ static int fpe_fault(int dividend) {
   return quotient;
 }
 
+struct shard {
+  long id;
+  long count;
+};
+
+static int segv_fault(const char* how) {
+  printf("segv: %s\n", how);
+  fflush(stdout);
+  if (!strcmp(how, "write")) {
+    struct shard* volatile s = NULL;
+    s->count = 3;  // @bp:write_line
+  } else if (!strcmp(how, "readonly")) {
+    char* volatile text = (char*)"constant";
+    text[2] = 'X';  // @bp:readonly_line
+  } else if (!strcmp(how, "call")) {
+    int (*volatile fn)(int) = (int (*)(int))(uintptr_t)0xdead0000ull;
+    return fn(1);  // @bp:call_line
+  } else if (!strcmp(how, "callgp")) {
+    int (*volatile fn)(int) = (int (*)(int))(uintptr_t)0xdead00000000ull;
+    return fn(2);  // @bp:callgp_line
+  } else if (!strcmp(how, "canonical")) {
+    volatile long* volatile p = (volatile long*)(uintptr_t)0xdead000000000010ull;
+    return (int)*p;  // @bp:canonical_line
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "";
   if (!strcmp(mode, "bus")) return bus_fault();  // @bp:bus_call
   if (!strcmp(mode, "ill")) return ill_fault(7);  // @bp:ill_call
   if (!strcmp(mode, "fpe")) return fpe_fault(12);  // @bp:fpe_call
-  fprintf(stderr, "usage: native_faults bus|ill|fpe\n");
+  if (!strcmp(mode, "write") || !strcmp(mode, "readonly") || !strcmp(mode, "call") || !strcmp(mode, "callgp") || !strcmp(mode, "canonical"))
+    return segv_fault(mode);  // @bp:segv_call
+  fprintf(stderr, "usage: native_faults bus|ill|fpe|write|readonly|call|callgp|canonical\n");
   return 2;
 }
