@@ -3,6 +3,8 @@
 // backend adds after launch.
 #include "adapter/session.hpp"
 
+#include <chrono>
+
 #include "adapter/capabilities.hpp"
 #include "adapter/convert.hpp"
 
@@ -74,7 +76,21 @@ void Session::stopped(backends::Backend* from, const backends::StopReport& stop)
   sendEvent("stopped", json::value_from(toProtocol(*this, from, stop)));
   // The program's GPU collectors are drained now; GPU requests made meanwhile wait for it.
   if (from == debugger_)
-    if (auto* g = gpu()) g->programStopped();
+    if (auto* g = gpu()) {
+      g->programStopped();
+      // A crash: what the GPU was doing then, said under the stop.
+      if (stop.reason == "exception" && stop.threadId && stop.text.rfind("SIG", 0) == 0)
+        g->crashContext(processId_, *stop.threadId,
+                        static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                       std::chrono::system_clock::now().time_since_epoch())
+                                                       .count()),
+                        [weak = weak_from_this()](Result<std::string> text) {
+          auto self = weak.lock();
+          if (!self || self->ended_) return;
+          if (!text) return self->output(backends::OutputCategory::Console, "GPU at the crash: " + text.error().message + "\n");
+          if (!text->empty()) self->output(backends::OutputCategory::Console, *text + "\n");
+        });
+    }
 }
 
 void Session::continued(backends::Backend* from, std::int64_t threadId, bool allThreads) {

@@ -93,6 +93,14 @@ class GpuService {
   // The program stopped: what its collectors hold is drained into the store; GPU requests made
   // meanwhile are answered after that.
   virtual void programStopped() {}
+  // The program stopped at a crash (a fatal signal) in thread `tid` of process `pid`, reported
+  // at `stopNs` (CLOCK_REALTIME, the clock of GPU records): what the GPU was doing, as text for
+  // the Debug Console, once the stop's drain is done; empty when nothing of the process was
+  // collected.
+  virtual void crashContext(std::int64_t pid, std::int64_t tid, std::uint64_t stopNs, Reply<std::string> reply) {
+    (void)pid, (void)tid, (void)stopNs;
+    reply(std::string());
+  }
   // The program ended: `done` runs once the last of its GPU data is in the store (at once,
   // before this returns, when nothing collects).
   virtual void programEnded(std::function<void()> done) { done(); }

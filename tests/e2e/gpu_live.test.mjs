@@ -303,6 +303,36 @@ test('native: launched with gpu "stacks", the kernels and the C line that launch
   assertClean(assert, c);
 });
 
+// A host-side crash after kernel launches (two of fill, then one of reduce, from two lines):
+// the crash stop is followed by what the GPU was doing, from the collector's ring, drained at
+// the stop: the last kernels on the stream with the lines that launched them, and the crashing
+// thread's last CUDA calls.
+test('native: a crash with gpu "stacks" on says what the GPU was doing: the last kernels on each stream, their lines, the thread\'s last CUDA calls', { skip: NO_CUDA }, async () => {
+  const c = await client();
+  const stopped = await launch(c, { program: PROGRAM, args: ['crash'], gpu: 'stacks' });
+  assert.equal(stopped.body.reason, 'exception');
+  assert.match(stopped.body.description, /^SIGSEGV: write to unmapped address 0x0$/);
+  const tid = stopped.body.threadId;
+  await waitUntil(() => /GPU at the crash/.test(c.output('console')), 20000, 'the GPU lines of the crash stop');
+  const text = c.output('console');
+  const block = text.slice(text.indexOf('GPU at the crash'));
+  const at = (marker) => `cuda_error_stop\\.c:${cLineOf(C_SRC, marker)} \\(launch_then_crash\\)`;
+  assert.match(block, new RegExp(
+    `GPU 0 stream 7, the last first:\n` +
+    ` +reduce\\(float\\*, int\\) \\[id \\d+\\] launched at ${at('crash_reduce')}, ran 1\\.0 µs, ended [\\d.]+ [µm]?s before the stop\n` +
+    ` +fill\\(int\\*, int\\) \\[id \\d+\\] launched at ${at('crash_launch')}, ran 1\\.0 µs, ended [\\d.]+ [µm]?s before the stop\n` +
+    ` +fill\\(int\\*, int\\) \\[id \\d+\\] launched at ${at('crash_launch')}, ran`), block);
+  assert.match(block, new RegExp(`thread ${tid}'s last CUDA calls, the last first:\n( +cudaLaunchKernel, [\\d.]+ [µm]?s before the stop\n){3}`), block);
+  // The kernel named there is one gpuKernel opens.
+  const id = Number(/reduce\(float\*, int\) \[id (\d+)\]/.exec(block)[1]);
+  const detail = (await c.send('gpuKernel', { id })).body;
+  assert.equal(detail.name, 'reduce(float*, int)');
+  await runToEnd(c, tid);
+  assert.equal(c.eventsNamed('exited')[0].body.exitCode, 139);
+  await c.disconnectRequest();
+  assertClean(assert, c);
+});
+
 test('a CUDA program launched with gpu "trace" on a machine without a GPU runs, and the user is told once that nothing was collected and why', { skip: NO_VECTOR_ADD }, async () => {
   const c = await startStdio();
   await c.initializeRequest(INIT);

@@ -343,6 +343,93 @@ std::string table(const SqlResult& r) {
   return out;
 }
 
+namespace {
+
+std::int64_t cellInt(const SqlValue& v) { return std::holds_alternative<std::int64_t>(v) ? std::get<std::int64_t>(v) : 0; }
+
+std::string baseName(const std::string& path) { return path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1); }
+
+// The line that launched a kernel: its innermost Python frame, else the innermost native frame
+// with a source line outside the collector and the system.
+std::string launchLine(const RecordDetail& d) {
+  if (!d.python.empty()) return baseName(d.python.front().file) + ":" + std::to_string(d.python.front().line) + " (" + d.python.front().function + ")";
+  for (const auto& f : d.nativeFrames)
+    if (!f.file.empty() && f.line > 0 && f.file.rfind("/usr/", 0) != 0 && f.module.find("strata_cupti") == std::string::npos)
+      return baseName(f.file) + ":" + std::to_string(f.line) + " (" + f.function + ")";
+  return "";
+}
+
+// "3.2 ms before the stop"
+std::string before(std::uint64_t ns, std::uint64_t stopNs) {
+  return ns >= stopNs ? "after the stop" : duration(stopNs - ns) + " before the stop";
+}
+
+}  // namespace
+
+Result<std::string> crashContext(Store& store, std::uint32_t pid, std::uint32_t tid, std::uint64_t stopNs) {
+  constexpr int kPerStream = 3, kCalls = 5, kStreams = 16;
+  constexpr std::uint64_t kWindowNs = 2'000'000'000;  // where to look first: the track's last 2 s
+  auto tracks = store.sql("SELECT id, kind, device, stream, tid, end_ns FROM tracks WHERE pid = " + std::to_string(pid) +
+                              " AND (kind = 'gpu' AND kernels > 0 OR kind = 'cpu' AND tid = " + std::to_string(tid) +
+                              ") ORDER BY end_ns DESC",
+                          256);
+  if (!tracks) return tracks.takeError();
+  // The newest rows of one track's table, looked for in its last seconds first (the chunk index
+  // answers that), then anywhere.
+  auto newest = [&](const std::string& table, const std::string& columns, std::int64_t track, std::int64_t endNs,
+                    int limit) -> Result<SqlResult> {
+    std::string base = "SELECT " + columns + " FROM " + table + " WHERE track = " + std::to_string(track);
+    std::string order = " ORDER BY start_ns DESC LIMIT " + std::to_string(limit);
+    if (endNs > static_cast<std::int64_t>(kWindowNs)) {
+      auto r = store.sql(base + " AND start_ns >= " + std::to_string(endNs - static_cast<std::int64_t>(kWindowNs)) + order, limit);
+      if (!r || !r->rows.empty()) return r;
+    }
+    return store.sql(base + order, limit);
+  };
+  std::string streams, calls;
+  int streamCount = 0, moreStreams = 0;
+  for (const auto& row : tracks->rows) {
+    const std::string kind = sqlText(row[1]);
+    if (kind == "gpu") {
+      if (streamCount >= kStreams) {
+        ++moreStreams;
+        continue;
+      }
+      auto kernels = newest("kernels", "id, start_ns, end_ns", cellInt(row[0]), cellInt(row[5]), kPerStream);
+      if (!kernels) return kernels.takeError();
+      if (kernels->rows.empty()) continue;
+      ++streamCount;
+      streams += "  GPU " + std::to_string(cellInt(row[2])) + " stream " + std::to_string(cellInt(row[3])) + ", the last first:\n";
+      for (const auto& k : kernels->rows) {
+        auto detail = store.kernel(static_cast<std::uint64_t>(cellInt(k[0])));
+        if (!detail) return detail.takeError();
+        const auto start = static_cast<std::uint64_t>(cellInt(k[1])), end = static_cast<std::uint64_t>(cellInt(k[2]));
+        streams += "    " + detail->name + " [id " + std::to_string(detail->id) + "]";
+        if (std::string line = launchLine(*detail); !line.empty()) streams += " launched at " + line;
+        if (start && end) streams += ", ran " + duration(end - start) + ", ended " + before(end, stopNs);
+        streams += "\n";
+      }
+    } else if (calls.empty()) {
+      auto api = newest("api", "name, result, start_ns", cellInt(row[0]), cellInt(row[5]), kCalls);
+      if (!api) return api.takeError();
+      for (const auto& a : api->rows) {
+        calls += "    " + sqlText(a[0]);
+        if (cellInt(a[1]) != 0) calls += " returned " + std::to_string(cellInt(a[1]));
+        if (cellInt(a[2])) calls += ", " + before(static_cast<std::uint64_t>(cellInt(a[2])), stopNs);
+        calls += "\n";
+      }
+    }
+  }
+  if (streams.empty() && calls.empty()) return std::string();
+  std::string out = "GPU at the crash (what the collector had delivered; work still in CUPTI's buffers is not here):\n";
+  out += streams.empty() ? "  no kernel of this process was recorded\n" : streams;
+  if (moreStreams) out += "  ... and " + std::to_string(moreStreams) + " more streams (!gpu timeline)\n";
+  out += calls.empty() ? "  thread " + std::to_string(tid) + " made no CUDA call that was recorded (API records: STRATA_GPU_API=launches)\n"
+                       : "  thread " + std::to_string(tid) + "'s last CUDA calls, the last first:\n" + calls;
+  out.pop_back();
+  return out;
+}
+
 Result<std::string> run(Store& store, std::string_view line) {
   auto w = words(line);
   if (w.empty()) return usage("!gpu top|kernel|timeline|start|stop, or !sql SELECT ...");

@@ -513,6 +513,12 @@ void GpuBackend::afterFlush(std::function<void()> work) {
   afterFlush_.push_back(std::move(work));
 }
 
+void GpuBackend::crashContext(std::int64_t pid, std::int64_t tid, std::uint64_t stopNs, Reply<std::string> reply) {
+  if (flushing_) return afterFlush([this, pid, tid, stopNs, reply] { crashContext(pid, tid, stopNs, reply); });
+  if (!store_ || pid <= 0 || tid <= 0) return reply(std::string());
+  reply(cuda::text::crashContext(*store_, static_cast<std::uint32_t>(pid), static_cast<std::uint32_t>(tid), stopNs));
+}
+
 void GpuBackend::programEnded(std::function<void()> done) {
   if (!collection_ || !collection_->active()) return done();
   collection_->finish(std::move(done));

@@ -90,6 +90,7 @@ class GpuBackend final : public Backend, public GpuService {
   Result<void> prepareLaunch(LaunchSpec& spec, const std::string& mode) override;
   void launched(bool ok) override;
   void programStopped() override;
+  void crashContext(std::int64_t pid, std::int64_t tid, std::uint64_t stopNs, Reply<std::string> reply) override;
   void programEnded(std::function<void()> done) override;
   void profile(const std::string& kernel, std::uint32_t count, Reply<boost::json::value> reply) override;
 

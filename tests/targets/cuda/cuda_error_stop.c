@@ -13,6 +13,8 @@
 //                              "gpu" sets it; the tests name the test build) and makes four
 //                              kernel launches from one C line through its test entry, which
 //                              delivers their records as CUPTI would
+//   cuda_error_stop crash      the same launches (two of fill, one of reduce), then a write
+//                              through a null pointer
 // No GPU is needed: nothing here calls CUDA.
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -72,16 +74,36 @@ static int through_collector(void) {
   return 0;
 }
 
-static int launches(void) {
+typedef int (*test_launches)(const char*, const char*, int);
+
+static test_launches launcher(void) {
   const char* path = getenv("CUDA_INJECTION64_PATH");
-  if (!path) return fprintf(stderr, "CUDA_INJECTION64_PATH is not set\n"), 2;
+  if (!path) return fprintf(stderr, "CUDA_INJECTION64_PATH is not set\n"), NULL;
   void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!lib) return fprintf(stderr, "%s\n", dlerror()), 2;
-  int (*launch)(const char*, const char*, int) = (int (*)(const char*, const char*, int))dlsym(lib, "strata_gpu_test_launches");
-  if (!launch) return fprintf(stderr, "no strata_gpu_test_launches in %s\n", path), 2;
+  if (!lib) return fprintf(stderr, "%s\n", dlerror()), NULL;
+  test_launches launch = (test_launches)dlsym(lib, "strata_gpu_test_launches");
+  if (!launch) fprintf(stderr, "no strata_gpu_test_launches in %s\n", path);
+  return launch;
+}
+
+static int launches(void) {
+  test_launches launch = launcher();
+  if (!launch) return 2;
   int made = launch(NULL, "_Z4fillPii", 4);  // @bp:native_launch
   printf("launched %d\n", made);  // @bp:native_after
   return made == 4 ? 0 : 1;
+}
+
+// Kernels launched, then a host-side crash: the stop says what the GPU was doing.
+static int launch_then_crash(void) {
+  test_launches launch = launcher();
+  if (!launch) return 2;
+  int made = launch(NULL, "_Z4fillPii", 2);  // @bp:crash_launch
+  made += launch(NULL, "_Z6reducePfi", 1);  // @bp:crash_reduce
+  printf("launched %d, now crashing\n", made);
+  volatile int* nowhere = NULL;
+  *nowhere = made;  // @bp:crash_line
+  return 0;
 }
 
 int main(int argc, char** argv) {
@@ -89,6 +111,7 @@ int main(int argc, char** argv) {
   setvbuf(stdout, NULL, _IONBF, 0);
   if (strcmp(mode, "collector") == 0) return through_collector();  // @bp:collector_main
   if (strcmp(mode, "launches") == 0) return launches();  // @bp:launches_main
+  if (strcmp(mode, "crash") == 0) return launch_then_crash();
   void* lib = dlopen(STRATA_CUPTI_SO, RTLD_NOW | RTLD_LOCAL);
   if (!lib) return fprintf(stderr, "%s\n", dlerror()), 2;
   error_stop = (void (*)(const StrataGpuError*))dlsym(lib, "strata_gpu_error_stop");
