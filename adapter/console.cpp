@@ -23,6 +23,9 @@ constexpr Command kCommands[] = {
     {"!gpu profile ", "!gpu profile NAME [N]",
      "measure SM and DRAM throughput, achieved occupancy and GPU time of the next N launches (default 1, at most 64) "
      "of a kernel (a name or part of one) with CUPTI's range profiler; !gpu kernel NAME shows them"},
+    {"!gpu crash", "!gpu crash",
+     "at a crash stop: the last kernels on each GPU stream with the lines that launched them, and the crashing "
+     "thread's last CUDA calls"},
     {"!sql ", "!sql SELECT ...",
      "one read-only query over the session's GPU store (tables: kernels, copies, syncs, api, markers, cpu_ops, "
      "records, strings, tracks, kernel_stats, devices, launch_sites, site_frames, kernel_metrics; see the store's README)"},

@@ -45,6 +45,7 @@ json::object stopJson(const StopView& s) {
   if (!s.session.empty()) line["session"] = s.session;
   if (!s.localsFrame.empty()) line["localsFrame"] = json::object{{"name", s.localsFrame}, {"index", s.localsIndex}};
   if (!s.otherThreads.empty()) line["otherThreads"] = s.otherThreads;
+  if (!s.gpu.empty()) line["gpu"] = s.gpu;
   return line;
 }
 
@@ -292,9 +293,16 @@ void gatherStop(DapClient& client, const json::object& stoppedBody, std::functio
       }
     });
   };
-  c->request("exceptionInfo", json::object{{"threadId", stop->threadId}}, [stop, others](const protocol::Response& r) {
+  // What the GPU was doing, when the session collected any.
+  auto gpu = [c, stop, others] {
+    c->request("evaluate", json::object{{"expression", "!gpu crash"}, {"context", "repl"}}, [stop, others](const protocol::Response& r) {
+      if (r.success && str(obj(r.body), "result").rfind("GPU at the crash", 0) == 0) stop->gpu = str(obj(r.body), "result");
+      others();
+    });
+  };
+  c->request("exceptionInfo", json::object{{"threadId", stop->threadId}}, [stop, gpu](const protocol::Response& r) {
     if (r.success && !str(obj(r.body), "description").empty()) stop->description = str(obj(r.body), "description");
-    others();
+    gpu();
   });
 }
 

@@ -39,6 +39,9 @@ struct StopView {
   std::vector<std::pair<std::string, std::string>> localsInOrder;
   // At a crash: every other thread, folded to its top frames ({id, name, frames: [{name, file, line}]}).
   boost::json::array otherThreads;
+  // At a crash with GPU collection on: what the GPU was doing (the adapter's !gpu crash text;
+  // the Debug Console has printed it already, so only the JSON line carries it).
+  std::string gpu;
 };
 
 // Reads a stop's thread, top frames and locals (threads, stackTrace, scopes, variables).

@@ -19,7 +19,7 @@ const SERVICES = ['supportsGpuTimeline', 'supportsCompletionsRequest'];
 
 // Every '!' command of the Debug Console, as completions list them.
 const COMMANDS = ['!help', '!gpu top [N]', '!gpu kernel NAME', '!gpu timeline [START END]', '!gpu start [trace|stacks]',
-  '!gpu stop', '!gpu profile NAME [N]', '!sql SELECT ...'];
+  '!gpu stop', '!gpu profile NAME [N]', '!gpu crash', '!sql SELECT ...'];
 
 // What a client shows after typing '!' (a trigger character, so it asks at once) and '!g': the
 // commands, each replacing what was typed (start at the line's first column, length of the text).
@@ -28,7 +28,7 @@ async function checkBangCompletions(c, frameId) {
   assert.deepEqual(bang.map((t) => t.label), COMMANDS);
   assert.deepEqual(bang.map((t) => [t.start, t.length]), COMMANDS.map(() => [1, 1]));
   assert.deepEqual(bang.map((t) => t.text), ['!help', '!gpu top ', '!gpu kernel ', '!gpu timeline ', '!gpu start ',
-    '!gpu stop', '!gpu profile ', '!sql ']);
+    '!gpu stop', '!gpu profile ', '!gpu crash', '!sql ']);
   const g = (await c.send('completions', { text: '!g', column: 3, frameId })).body.targets;
   assert.deepEqual(g.map((t) => t.label), COMMANDS.filter((l) => l.startsWith('!g')));
   assert.deepEqual(g.map((t) => [t.start, t.length]), g.map(() => [1, 2]));

@@ -28,7 +28,7 @@ test('!help, !gpu top, !gpu kernel, !gpu timeline and !sql answer readable text 
 
   const help = await repl(c, '!help');
   for (const usage of ['!help', '!gpu top [N]', '!gpu kernel NAME', '!gpu timeline [START END]', '!gpu start [trace|stacks]',
-    '!gpu stop', '!gpu profile NAME [N]', '!sql SELECT ...']) assert.ok(help.includes(usage), usage);
+    '!gpu stop', '!gpu profile NAME [N]', '!gpu crash', '!sql SELECT ...']) assert.ok(help.includes(usage), usage);
 
   // The busiest kernels first, demangled, with their times.
   const top = (await repl(c, '!gpu top')).split('\n');
@@ -103,10 +103,10 @@ test('!help, !gpu top, !gpu kernel, !gpu timeline and !sql answer readable text 
   // Completions: the commands that extend what was typed, replacing it.
   const bang = (await c.send('completions', { text: '!g', column: 3 })).body.targets;
   assert.deepEqual(bang.map((t) => t.label), ['!gpu top [N]', '!gpu kernel NAME', '!gpu timeline [START END]',
-    '!gpu start [trace|stacks]', '!gpu stop', '!gpu profile NAME [N]']);
+    '!gpu start [trace|stacks]', '!gpu stop', '!gpu profile NAME [N]', '!gpu crash']);
   assert.deepEqual([bang[0].text, bang[0].start, bang[0].length], ['!gpu top ', 1, 2]);
   const none = (await c.send('completions', { text: '', column: 1 })).body.targets;
-  assert.equal(none.length, 8, 'an empty line: every command');
+  assert.equal(none.length, 9, 'an empty line: every command');
   await closeSession(c);
   assertClean(assert, c);
   fs.rmSync(dir, { recursive: true });

@@ -16,7 +16,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { ADAPTER, CLI, REPO, TARGETS, assertClean, forEachPython, startStdio, waitUntil } from './lib/harness.mjs';
+import { ADAPTER, CLI, REPO, TARGETS, assertClean, forEachPython, startStdio, target, waitUntil } from './lib/harness.mjs';
 import { INIT, lineOf as cLineOf, frames } from './lib/native.mjs';
 import { continueTo, lineOf, pyTarget } from './lib/python.mjs';
 
@@ -327,6 +327,9 @@ test('native: a crash with gpu "stacks" on says what the GPU was doing: the last
   const id = Number(/reduce\(float\*, int\) \[id (\d+)\]/.exec(block)[1]);
   const detail = (await c.send('gpuKernel', { id })).body;
   assert.equal(detail.name, 'reduce(float*, int)');
+  // !gpu crash says it again, on demand.
+  const again = await c.evaluateRequest({ expression: '!gpu crash', context: 'repl' });
+  assert.match(again.body.result, /^GPU at the crash .*\n  GPU 0 stream 7, the last first:\n +reduce\(float\*, int\)/);
   await runToEnd(c, tid);
   assert.equal(c.eventsNamed('exited')[0].body.exitCode, 139);
   await c.disconnectRequest();
@@ -366,6 +369,21 @@ test('a launch\'s "gpu" setting is checked: a wrong mode, or another CUDA inject
   assert.equal(c.eventsNamed('process').length, 0);
   await c.disconnectRequest();
   assertClean(assert, c);
+});
+
+test('strata run --json --gpu stacks: a crash\'s stopped line carries what the GPU was doing; a crash with nothing collecting has no gpu member', { skip: NO_CUDA }, async () => {
+  const r = spawnSync(CLI, ['run', '--json', '--gpu', 'stacks', '--', PROGRAM, 'crash'],
+    { encoding: 'utf8', env: { ...process.env, STRATA_GPU_COLLECTOR: DOUBLE }, timeout: 60000 });
+  assert.equal(r.status, 139, r.stderr);
+  const lines = r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  const stop = lines.find((l) => l.type === 'stopped');
+  assert.match(stop.description, /^SIGSEGV: write to unmapped address 0x0 in launch_then_crash at cuda_error_stop\.c:\d+/);
+  assert.match(stop.gpu, new RegExp(`reduce\\(float\\*, int\\) \\[id \\d+\\] launched at cuda_error_stop\\.c:${cLineOf(C_SRC, 'crash_reduce')} `));
+  assert.match(stop.gpu, new RegExp(`thread ${stop.threadId}'s last CUDA calls`));
+  // A crash with nothing collecting: no gpu member.
+  const plain = spawnSync(CLI, ['run', '--json', '--', target('native_faults'), 'write'], { encoding: 'utf8', timeout: 60000 });
+  assert.equal(plain.status, 139, plain.stderr);
+  assert.equal(plain.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((l) => l.type === 'stopped').gpu, undefined);
 });
 
 test('strata run --gpu stacks: the program\'s output, then what its GPU did, from the store it keeps', { skip: NO_CUDA }, async () => {

@@ -432,7 +432,7 @@ Result<std::string> crashContext(Store& store, std::uint32_t pid, std::uint32_t 
 
 Result<std::string> run(Store& store, std::string_view line) {
   auto w = words(line);
-  if (w.empty()) return usage("!gpu top|kernel|timeline|start|stop, or !sql SELECT ...");
+  if (w.empty()) return usage("!gpu top|kernel|timeline|crash|start|stop, or !sql SELECT ...");
   if (w[0] == "sql") {
     std::string_view query = after(line, 1);
     if (query.empty()) return usage("!sql SELECT ... (one read-only statement over the store's tables)");
@@ -440,7 +440,7 @@ Result<std::string> run(Store& store, std::string_view line) {
     if (!r) return r.takeError();
     return table(*r);
   }
-  if (w[0] != "gpu" || w.size() < 2) return usage("!gpu top [N] | !gpu kernel NAME | !gpu timeline [START END]");
+  if (w[0] != "gpu" || w.size() < 2) return usage("!gpu top [N] | !gpu kernel NAME | !gpu timeline [START END] | !gpu crash");
   if (w[1] == "top") {
     std::uint64_t n = 10;
     if (w.size() > 3) return usage("!gpu top [N]");

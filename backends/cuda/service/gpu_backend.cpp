@@ -442,6 +442,13 @@ void GpuBackend::console(const std::string& line, Reply<std::string> reply) {
     }
     return stop(done);
   }
+  if (first == "gpu" && second == "crash") {
+    if (!lastCrash_) return reply(std::string("No crash has stopped this session's program."));
+    return crashContext(lastCrash_->pid, lastCrash_->tid, lastCrash_->stopNs, [reply, pid = lastCrash_->pid](Result<std::string> text) {
+      if (text && text->empty()) return reply("Nothing of process " + std::to_string(pid) + "'s GPU work was collected before its crash.");
+      reply(std::move(text));
+    });
+  }
   if (first == "gpu" && second == "profile") {
     std::string kernel, extra;
     std::uint32_t count = 1;
@@ -515,6 +522,7 @@ void GpuBackend::afterFlush(std::function<void()> work) {
 
 void GpuBackend::crashContext(std::int64_t pid, std::int64_t tid, std::uint64_t stopNs, Reply<std::string> reply) {
   if (flushing_) return afterFlush([this, pid, tid, stopNs, reply] { crashContext(pid, tid, stopNs, reply); });
+  lastCrash_ = Crash{pid, tid, stopNs};
   if (!store_ || pid <= 0 || tid <= 0) return reply(std::string());
   reply(cuda::text::crashContext(*store_, static_cast<std::uint32_t>(pid), static_cast<std::uint32_t>(tid), stopNs));
 }

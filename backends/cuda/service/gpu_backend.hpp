@@ -128,6 +128,12 @@ class GpuBackend final : public Backend, public GpuService {
   std::shared_ptr<GpuCollectionControl> collection_;
   int flushing_ = 0;  // drains at stops not yet done
   std::vector<std::function<void()>> afterFlush_;
+  // The last crash stop (crashContext), for !gpu crash.
+  struct Crash {
+    std::int64_t pid = 0, tid = 0;
+    std::uint64_t stopNs = 0;
+  };
+  std::optional<Crash> lastCrash_;
   std::uint64_t frames_ = 0;  // launch frames handed out (their ids)
   int progressIds_ = 0;
   std::chrono::steady_clock::time_point lastAnnounced_{};
