@@ -66,6 +66,23 @@ async function runToEnd(c, threadId) {
 forEachPython((py) => {
   const v = path.basename(py);
 
+  test(`${v}: launched with gpu "stacks", a crash after the launches is followed by the last kernels and the Python lines that launched them`, { skip: NO_CUDA }, async () => {
+    const c = await client();
+    const stopped = await launch(c, { program: PY, python: py, gpu: 'stacks', args: ['crash'] });
+    assert.equal(stopped.body.reason, 'exception');
+    await waitUntil(() => /GPU at the crash/.test(c.output('console')), 20000, 'the GPU lines of the crash stop');
+    const text = c.output('console');
+    const block = text.slice(text.indexOf('GPU at the crash'));
+    assert.match(block, new RegExp(`GPU 0 stream 7, the last first:\n` +
+      `( +relu\\(float\\*, int\\) \\[id \\d+\\] launched at gpu_launches\\.py:${lineOf(PY, 'relu_launch')} \\(relu\\), ran 1\\.0 µs, ended .*\n){3}`), block);
+    assert.match(block, new RegExp(`thread ${stopped.body.threadId}'s last CUDA calls, the last first:\n( +cudaLaunchKernel, .*\n){3}`), block);
+    const terminated = c.waitForEvent('terminated', 30000);
+    await c.continueRequest({ threadId: stopped.body.threadId });
+    await terminated;
+    assert.equal(c.eventsNamed('exited')[0].body.exitCode, 139);
+    await c.stop().catch(() => {});
+  });
+
   test(`${v}: launched with gpu "stacks", a breakpoint sees every kernel launched so far and the lines that launched them`, { skip: NO_CUDA }, async () => {
     const dir = tempDir();
     const store = path.join(dir, 'run.strata');

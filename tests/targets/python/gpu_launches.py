@@ -2,9 +2,11 @@
 as the CUDA driver loads it at cuInit (strata-dap sets the variable for a launch with "gpu"; the
 tests name the test build of libstrata_cupti.so), then makes kernel launches from Python lines
 through its test entry, which makes the CUPTI callbacks a launch makes and delivers the
-kernels' records as CUPTI would. No GPU is needed."""
+kernels' records as CUPTI would. No GPU is needed. With the argument "crash" it then reads an
+unmapped address through ctypes, as a bad pointer handed to a C extension would."""
 import ctypes
 import os
+import sys
 
 # CDLL releases the GIL around the call, as PyTorch does around every op it dispatches: the
 # collector reads the launching thread's Python frames without it.
@@ -24,3 +26,5 @@ def relu(n):
 made = vector_add(5)  # @bp:first
 made += relu(3)  # @bp:second
 print(f"launched {made}", flush=True)  # @bp:after
+if sys.argv[1:] == ["crash"]:
+    ctypes.string_at(0x1000, 16)  # @bp:crash
