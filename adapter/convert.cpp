@@ -106,14 +106,14 @@ protocol::Breakpoint toProtocol(Session& session, backends::Backend* owner, cons
   b.line = s.line;
   if (!s.message.empty()) b.message = s.message;
   if (!s.verified) b.reason = s.pending ? "pending" : "failed";
-  if (s.path) b.source = sourceWithPath(s.path);
+  if (s.path) b.source = sourceWithPath(session.sourceMap().toClient(*s.path));
   return b;
 }
 
 protocol::Source toProtocol(Session& session, backends::Backend* owner, const backends::SourceInfo& s) {
   protocol::Source src;
   if (!s.name.empty()) src.name = s.name;
-  src.path = s.path;
+  if (s.path) src.path = session.sourceMap().toClient(*s.path);
   if (s.reference > 0) src.sourceReference = session.sources().add(s.owner ? s.owner : owner, s.reference);
   if (!s.presentationHint.empty()) src.presentationHint = s.presentationHint;
   return src;

@@ -15,6 +15,7 @@
 #include "adapter/handler.hpp"
 #include "adapter/handles.hpp"
 #include "adapter/log.hpp"
+#include "adapter/source_map.hpp"
 #include "backends/backend.hpp"
 #include "backends/breakpoint_book.hpp"
 #include "backends/gpu.hpp"
@@ -121,6 +122,9 @@ class Session final : public std::enable_shared_from_this<Session> {
   void processStarted(const std::string& name, std::int64_t pid, bool launched);
   // The debuggee's process (the launcher of a job's ranks), 0 before it has one.
   std::int64_t processId() const { return processId_; }
+  // The launch's or attach's sourceMap: every path to and from the client goes through it.
+  const SourceMap& sourceMap() const { return sourceMap_; }
+  void setSourceMap(SourceMap map) { sourceMap_ = std::move(map); }
   void exited(backends::Backend* from, const backends::ExitStatus& status);
   bool congested() const;
   void whenWritable(std::function<void()> resume);
@@ -248,6 +252,7 @@ class Session final : public std::enable_shared_from_this<Session> {
   RunState run_;
   std::uint64_t stops_ = 0;
   bool launchedDebuggee_ = false;
+  SourceMap sourceMap_;  // the launch's or attach's sourceMap
   std::string coreOnCrash_;  // the launch's coreOnCrash: a post-mortem debugger writes the core there
   bool debuggeeEnded_ = false;
   std::int64_t processId_ = 0;

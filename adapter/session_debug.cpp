@@ -162,6 +162,8 @@ std::vector<std::int64_t> Session::keepEarly(backends::BreakpointSet set) {
 void Session::applyEarlyBreakpoints() {
   if (!debugger_) return;
   std::weak_ptr<Session> weak = weak_from_this();
+  // Set before the launch named its sourceMap: the client's paths, mapped now.
+  if (!sourceMap_.empty()) early_.mapPaths([this](const std::string& p) { return sourceMap_.toDebuggee(p); });
   early_.replay(*debugger_, [weak](const backends::BreakpointBook::SetPtr& set, Result<backends::BreakpointBook::Reports> r) {
     auto self = weak.lock();
     if (!self || self->ended_ || self->debuggeeEnded_) return;

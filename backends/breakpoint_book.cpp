@@ -158,4 +158,18 @@ void BreakpointBook::forget(const Backend* from) {
     it = it->first.first == from ? theirs_.erase(it) : std::next(it);
 }
 
+void BreakpointBook::mapPaths(const std::function<std::string(const std::string&)>& map) {
+  std::map<std::string, SetPtr> mapped;
+  for (const auto& [key, set] : sets_) {
+    if (set->kind != Set::Kind::Source) {
+      mapped.emplace(key, set);
+      continue;
+    }
+    auto copy = std::make_shared<Set>(*set);
+    copy->path = map(set->path);
+    mapped[copy->key()] = copy;
+  }
+  sets_ = std::move(mapped);
+}
+
 }  // namespace strata::backends

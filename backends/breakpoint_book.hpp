@@ -61,6 +61,8 @@ class BreakpointBook {
   void forget(const Backend* from);
   // Drops every set (replayed into the backend that has them now); ids keep counting up.
   void clear() { sets_.clear(); }
+  // Every source set's path through `map` (the session's sourceMap, known only at launch), ids kept.
+  void mapPaths(const std::function<std::string(const std::string&)>& map);
 
  private:
   void learn(const Backend* from, const Set& set, const Reports& reports);

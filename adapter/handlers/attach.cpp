@@ -36,6 +36,9 @@ class AttachHandler final : public TypedHandler<protocol::AttachRequestArguments
                  "listens and the program connects), not both");
     if (args.native.value_or(false) && args.processId.is_null())
       return bad("\"native\": true (mixed mode) attaches to a running Python program by arguments.processId");
+    auto map = SourceMap::parse(args.sourceMap, "arguments.sourceMap");
+    if (!map) return bad(map.error().message);
+    session.setSourceMap(std::move(*map));
     backends::AttachSpec spec;
     spec.stopOnEntry = args.stopOnEntry.value_or(false);
     spec.native = args.native.value_or(false);

@@ -44,6 +44,13 @@ class LaunchHandler final : public TypedHandler<protocol::LaunchRequestArguments
       e.message = "cannot launch: " + e.message;
       return respond(std::move(e));
     }
+    auto map = SourceMap::parse(args.sourceMap, "arguments.sourceMap");
+    if (!map) {
+      Error e = map.takeError();
+      e.message = "cannot launch: " + e.message;
+      return respond(std::move(e));
+    }
+    session.setSourceMap(std::move(*map));
     bool collecting = false;
     if (auto* gpu = session.gpu()) {
       auto store = resolveGpuStore(args, adapterCwd());

@@ -27,7 +27,8 @@ class SetBreakpointsHandler final : public TypedHandler<protocol::SetBreakpoints
       }
       return respond(body(out));
     }
-    session.backend()->setBreakpoints(backends::BreakpointSet::source(*args.source.path, specs),
+    // The debuggee's name for the file (sourceMap); the answer names the client's source.
+    session.backend()->setBreakpoints(backends::BreakpointSet::source(session.sourceMap().toDebuggee(*args.source.path), specs),
                                             breakpointsReply(session, session.backend(), std::move(respond), source));
   }
 };

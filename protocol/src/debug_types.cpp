@@ -34,7 +34,8 @@ STRATA_CODEC(AttachRequestArguments,
   v.field("rankFilter", t.rankFilter, false);
   v.field("stopAll", t.stopAll, false);
   v.field("subProcess", t.subProcess, false);
-  v.field("nodes", t.nodes, false);)
+  v.field("nodes", t.nodes, false);
+  v.field("sourceMap", t.sourceMap, false);)
 
 STRATA_CODEC(ContinueArguments,
   v.field("threadId", t.threadId, true);

@@ -124,6 +124,7 @@ static void fieldsOfLaunchRequestArguments(V& v, T& t) {
   v.field("coreFile", t.coreFile, false);
   v.field("sysroot", t.sysroot, false);
   v.field("coreOnCrash", t.coreOnCrash, false);
+  v.field("sourceMap", t.sourceMap, false);
 }
 STRATA_FIELDS_CODEC(LaunchRequestArguments)
 

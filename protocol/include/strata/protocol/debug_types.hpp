@@ -37,6 +37,7 @@ struct AttachRequestArguments {
   std::optional<bool> stopAll;
   std::optional<bool> subProcess;  // Python: child processes as child sessions (default true)
   std::optional<std::vector<RankNode>> nodes;  // ranks on other machines, each through its strata-dap
+  json::value sourceMap;  // [[debuggee prefix, local prefix], ...] or {debuggee: local} (adapter/source_map.hpp)
 };
 
 // ---- execution control ----------------------------------------------------------------------

@@ -91,6 +91,9 @@ struct LaunchRequestArguments {
   std::optional<std::string> sysroot;
   // A folder where the program's core is written when it crashes (the stop at the crash).
   std::optional<std::string> coreOnCrash;
+  // Where the files the debuggee names are on this side: [[debuggee prefix, local prefix], ...]
+  // or {debuggee: local} (adapter/source_map.hpp).
+  json::value sourceMap;
 };
 
 struct DisconnectArguments {
