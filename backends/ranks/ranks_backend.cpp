@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "backends/mixed/mixed_backend.hpp"
 #include "backends/python/attach/pid_attach_backend.hpp"
 #include "backends/python/attach/snapshot.hpp"
 #include "backends/python/proxy/child_sessions.hpp"
@@ -34,8 +35,13 @@ const char* kTokenVariable = "STRATA_LAUNCH_TOKEN";
 class RanksBackend::Port final : public ForwardingHost {
  public:
   Port(RanksBackend& owner, std::optional<std::size_t> member) : ForwardingHost(owner.host_), owner_(owner), member_(member) {}
+  // A member's backend the native debugger took over at a crash: nothing it says counts now.
+  bool superseded = false;
+  // The port of that native debugger (a mixed backend): its layers are parts the session routes to.
+  bool forwardParts = false;
 
   void output(OutputCategory category, std::string text) override {
+    if (superseded) return;
     // A member's link closing is how every rank ends: said once per member, by the backend.
     if (member_ && text == "The Python program closed the debug link.\n") return;
     owner_.host_.output(category, std::move(text));
@@ -46,34 +52,44 @@ class RanksBackend::Port final : public ForwardingHost {
     owner_.host_.processStarted(name, pid, launched);
   }
   void exited(const ExitStatus& status) override {
+    if (superseded) return;
     if (member_) return owner_.onMemberExited(m(), status);
     owner_.onLauncherExited(status);
   }
   bool canStartDebugging() const override { return false; }  // the ranks backend offers children itself
-  // A member's crash is not the session's to take over (that would end the job's session).
-  bool takesCrashes() const override { return false; }
-  void crashed(const CrashReport&, std::function<void()> release) override { release(); }
+  // A crash of a rank on this machine: the ranks backend has the native debugger take that
+  // member over (not the session, which would end the job's session); the others stop with it.
+  bool takesCrashes() const override { return member_ && !superseded && !owner_.members_[*member_]->remote; }
+  void crashed(const CrashReport& crash, std::function<void()> release) override {
+    if (!takesCrashes()) return release();
+    owner_.onMemberCrashed(m(), crash, std::move(release));
+  }
   void stopped(const StopReport& stop) override {
-    if (member_) owner_.onStopped(m(), stop);
+    if (member_ && !superseded) owner_.onStopped(m(), stop);
   }
   void continued(std::int64_t threadId, bool allThreads) override {
-    if (member_) owner_.onContinued(m(), threadId, allThreads);
+    if (member_ && !superseded) owner_.onContinued(m(), threadId, allThreads);
   }
   void threadChanged(std::int64_t threadId, bool started) override {
-    if (member_) owner_.onThread(m(), threadId, started);
+    if (member_ && !superseded) owner_.onThread(m(), threadId, started);
   }
   void breakpointChanged(const BreakpointReport& state) override {
-    if (member_) owner_.onBreakpoint(m(), state);
+    if (member_ && !superseded) owner_.onBreakpoint(m(), state);
   }
   // A member that kept breakpoints until its agent was in (attach by pid) has placed them.
   void breakpointPlaced(Owner heldOwner, std::int64_t heldId, const BreakpointReport& placed) override {
-    if (!member_ || heldOwner || !placed.id) return;
+    if (!member_ || superseded || heldOwner || !placed.id) return;
     owner_.book_.moved(m().backend.get(), heldId, *placed.id);
     owner_.onBreakpoint(m(), placed);
   }
-  // A member's own parts are its business: the session sees the member.
-  void partAdded(Backend&) override {}
-  void partGone(Backend&) override {}
+  // A member's own parts are its business: the session sees the member (but a native debugger's
+  // layers hand out the frames of its stops).
+  void partAdded(Backend& part) override {
+    if (forwardParts) owner_.host_.partAdded(part);
+  }
+  void partGone(Backend& part) override {
+    if (forwardParts) owner_.host_.partGone(part);
+  }
   void gpuActivity(const GpuActivityReport&) override {}
 
  private:
@@ -172,6 +188,7 @@ void RanksBackend::launch(const LaunchSpec& spec, Reply<void> reply) {
                        true});
   rankFilter_ = spec.rankFilter;
   stopAll_ = spec.stopAll;
+  coreOnCrash_ = spec.coreOnCrash;
   justMyCode_ = spec.justMyCode;
   token_ = makeLaunchToken();
   std::weak_ptr<bool> alive = alive_;
@@ -426,6 +443,32 @@ void RanksBackend::detach(Reply<void> reply) {
     launcher_->detach([finish](Result<void>) { finish(); });
   }
   finish();
+}
+
+// A rank that crashes: its agent's crash guard holds the faulting thread and calls in; the
+// native debugger takes that member over (mixed mode's attach after a crash, as the session
+// does for one program) and stops at the fault with its merged stack, while the job's other
+// members are paused with it (stopAll). `continue` lets the rank die of its signal.
+void RanksBackend::onMemberCrashed(Member& m, const CrashReport& crash, std::function<void()> release) {
+  if (m.gone || m.supersededBackend || !m.backend) return release();
+  host_.output(OutputCategory::Console, label(m) + ": thread " + std::to_string(crash.threadId) + " crashed (" +
+                                            signalName(crash.signal) + "): the native debugger takes this rank over to stop there.\n");
+  // The agent's backend says nothing more (its ids are gone); the native debugger's reports come
+  // as this member's through a port of their own.
+  m.port->superseded = true;
+  host_.partGone(*m.backend);
+  book_.forget(m.backend.get());
+  m.supersededPort = std::move(m.port);
+  m.supersededBackend = std::move(m.backend);
+  m.python = nullptr;
+  m.attached = nullptr;
+  m.port = std::make_unique<Port>(*this, m.index);
+  m.port->forwardParts = true;
+  auto mixed = std::make_unique<MixedBackend>(io_, *m.port);
+  CrashReport report = crash;
+  report.coreOnCrash = coreOnCrash_;
+  mixed->attachAfterCrash(report, std::move(release));
+  setBackend(m, std::move(mixed));
 }
 
 }  // namespace strata::backends

@@ -65,6 +65,10 @@ class RanksBackend final : public Backend {
     bool viaAdapter = false;       // a node's strata-dap, serving that node's ranks
     std::unique_ptr<Port> port;
     std::unique_ptr<Backend> backend;
+    // After a crash: the backend (and its port) the native debugger took this member over from,
+    // kept until the member is gone, saying nothing more.
+    std::unique_ptr<Port> supersededPort;
+    std::unique_ptr<Backend> supersededBackend;
     PythonBackend* python = nullptr;      // a launched member (dialed the ranks listener)
     PidAttachBackend* attached = nullptr; // an attached one (by pid)
     bool ready = false;       // attach or adopt answered
@@ -122,6 +126,8 @@ class RanksBackend final : public Backend {
   void onThread(Member& m, std::int64_t threadId, bool started);
   void onBreakpoint(Member& m, const BreakpointReport& report);
   void onMemberExited(Member& m, const ExitStatus& status);
+  // A member's agent caught a fatal signal: the native debugger takes it over.
+  void onMemberCrashed(Member& m, const CrashReport& crash, std::function<void()> release);
   void onLauncherExited(const ExitStatus& status);
   void maybeEnd();
   void pauseOthers(const Member& except);
@@ -145,6 +151,7 @@ class RanksBackend final : public Backend {
   std::map<std::string, Placement> placements_;  // by set key
   std::vector<std::int64_t> rankFilter_;
   bool stopAll_ = true;
+  std::string coreOnCrash_;  // the launch's coreOnCrash, for the cores of members that crash
   bool justMyCode_ = true;
   bool configured_ = false;
   bool attaching_ = false;

@@ -67,6 +67,48 @@ forEachAttachPython((python) => {
   });
 }, { tracing: true });
 
+// A rank that crashes (a ctypes read of an unmapped address) in a launched job: the native
+// debugger takes that rank over, the stop shows its merged stack down to the Python line, the
+// other rank and the launcher are stopped with it (stopAll); continue lets the rank die of its
+// signal, and the job goes on without it.
+test('launch {ranks}: a rank that crashes stops with its merged stack, taken over by the native debugger; the others stop too; continue lets it die', { skip: PYTHONS.length === 0 ? 'no CPython with the agent' : false }, async () => {
+  const c = await startStdio();
+  try {
+    await c.initializeRequest(INIT);
+    const stopped = c.waitForEvent('stopped', 60000);
+    await c.launchRequest({ ranks: true, program: JOB, python: PYTHONS[0], args: ['--ranks', '2'], env: { CRASH_RANK: '1' } });
+    await c.configurationDoneRequest();
+    const stop = (await stopped).body;
+    assert.equal(stop.reason, 'exception');
+    assert.match(stop.description ?? stop.text ?? '', /SIGSEGV/);
+    assert.match(c.output('console'), /rank 1[^\n]*: thread \d+ crashed \(SIGSEGV\): the native debugger takes this rank over/);
+    const threads = await threadsByName(c);
+    const crashed = threads.find((t) => t.id === stop.threadId);
+    assert.match(crashed?.name ?? '', /^rank 1 \//, JSON.stringify(threads));
+    const frames = await topFrame(c, stop.threadId);
+    const own = frames.find((f) => f.name === 'rank_main');
+    assert.ok(own, frames.map((f) => f.name).join(' < '));
+    assert.equal(own.line, jobLine('crash_line'));
+    assert.ok(frames.indexOf(own) > 0, 'native frames above the Python one');
+    assert.equal((await localsOf(c, own.id)).step, '20');
+    const info = await c.send('exceptionInfo', { threadId: stop.threadId });
+    assert.match(info.body.description, new RegExp(`^SIGSEGV: read of unmapped address 0x1001 in \\S+, called from rank_main at ranks_job\\.py:${jobLine('crash_line')}$`));
+    // Rank 0 was stopped with it: its stack answers, in its loop.
+    const rank0 = threads.find((t) => /^rank 0 \/ MainThread$/.test(t.name));
+    assert.ok(rank0, JSON.stringify(threads));
+    assert.ok((await topFrame(c, rank0.id)).some((f) => f.name === 'rank_main'));
+    // The crashed rank dies of its signal; the rest of the job runs on until it is ended.
+    await c.continueRequest({ threadId: stop.threadId });
+    await waitUntil(() => /rank 0 step \d+/.test(c.output('stdout')), 30000, 'rank 0 running on');
+    await waitUntil(async () => !(await threadsByName(c)).some((t) => /^rank 1 \//.test(t.name)), 30000, 'rank 1 gone');
+    const terminated = c.waitForEvent('terminated', 30000);
+    await c.disconnectRequest({ terminateDebuggee: true });
+    await terminated.catch(() => {});
+  } finally {
+    c.stopAdapter();
+  }
+});
+
 // A rank that runs and stops again leaves another rank's stop as it was: the frames and variables
 // a client shows for rank 1 still answer, while rank 0's old ones are refused with why (ids belong
 // to a thread's stop, not to the whole job's).

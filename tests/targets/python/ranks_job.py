@@ -1,6 +1,8 @@
 """A job of N rank processes for attach {"processTree"} and {"processIds"}: the launcher starts
 each rank as `python ranks_job.py --rank R` with RANK=R, and watches them; each rank works in a
-loop until it is killed (or for --steps N), printing its step now and then."""
+loop until it is killed (or for --steps N), printing its step now and then. With CRASH_RANK=R
+in the environment, rank R reads an unmapped address through ctypes at its step 20."""
+import ctypes
 import os
 import subprocess
 import sys
@@ -18,6 +20,8 @@ def rank_main(rank, steps=None):
     while steps is None or step < steps:
         work(rank, step)
         step += 1
+        if step == 20 and os.environ.get("CRASH_RANK") == str(rank):
+            ctypes.string_at(0x1000 + rank, 8)  # ranks: crash_line
         if step % 50 == 0:
             print(f"rank {rank} step {step}", flush=True)
         time.sleep(0.01)
