@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CLI, PY_TARGETS, startStdio, assertClean, target } from './lib/harness.mjs';
-import { lineOf } from './lib/python.mjs';
+import { lineOf, startStuck } from './lib/python.mjs';
 import { lineOf as cLineOf, NATIVE_SRC } from './lib/native.mjs';
 
 const INIT = { adapterID: 'strata', linesStartAt1: true, columnsStartAt1: true, pathFormat: 'path', supportsVariablePaging: true };
@@ -155,19 +155,6 @@ for (const py of CPYTHONS) {
       fs.rmSync(run.dir, { recursive: true, force: true });
     }
   });
-}
-
-function startStuck(py) {
-  const child = spawn(py, [STUCK], { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  const ready = new Promise((resolve, reject) => {
-    child.stdout.on('data', (d) => {
-      out += d;
-      if (out.includes('ready\n')) resolve();
-    });
-    child.on('exit', (code) => reject(new Error(`stuck.py exited early with ${code}`)));
-  });
-  return { child, ready };
 }
 
 function stateOf(pid) {

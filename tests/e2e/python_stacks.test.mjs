@@ -4,10 +4,11 @@
 // or each of STRATA_STACKS_PYTHONS (colon-separated) when run by hand.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { CLI, PY_TARGETS } from './lib/harness.mjs';
+import { startStuck } from './lib/python.mjs';
 
 const SCRIPT = path.join(PY_TARGETS, 'stuck.py');
 const LINES = Object.fromEntries(
@@ -25,20 +26,7 @@ function minorOf(py) {
   return Number(r.stdout.trim());
 }
 
-// Starts stuck.py and resolves once it printed "ready".
-function start(py, args = []) {
-  const child = spawn(py, [SCRIPT, ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
-  let out = '';
-  const ready = new Promise((resolve, reject) => {
-    child.stdout.on('data', (d) => {
-      out += d;
-      if (out.includes('ready\n')) resolve();
-    });
-    child.on('exit', (code) => reject(new Error(`stuck.py exited early with ${code}`)));
-  });
-  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-  return { child, ready, exited };
-}
+const start = startStuck;
 
 function stacks(args) {
   const r = spawnSync(CLI, ['stacks', ...args], { encoding: 'utf8', maxBuffer: 64 << 20 });

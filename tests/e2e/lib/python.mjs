@@ -1,5 +1,6 @@
 // Helpers for debugging Python through the adapter: marker lines, a launch that stops at
 // breakpoints, and the agent's folder for programs started under `python -m strata`.
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ADAPTER, PY_TARGETS, startStdio } from './harness.mjs';
@@ -13,6 +14,22 @@ export function lineOf(file, name) {
 }
 
 export const pyTarget = (name) => path.join(PY_TARGETS, name);
+
+// Starts stuck.py (threads parked in known Python calls, the main thread waiting) under `py`;
+// `ready` resolves once it printed "ready", `exited` with how it ended.
+export function startStuck(py, args = []) {
+  const child = spawn(py, [pyTarget('stuck.py'), ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
+  let out = '';
+  const ready = new Promise((resolve, reject) => {
+    child.stdout.on('data', (d) => {
+      out += d;
+      if (out.includes('ready\n')) resolve();
+    });
+    child.on('exit', (code) => reject(new Error(`stuck.py exited early with ${code}`)));
+  });
+  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  return { child, ready, exited };
+}
 
 // The agent package's folder in the build tree (what strata-dap puts on PYTHONPATH).
 export const AGENT_PYTHONPATH = process.env.STRATA_AGENT_PYTHONPATH ??
