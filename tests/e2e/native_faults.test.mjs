@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { assertClean, TARGETS, waitUntil } from './lib/harness.mjs';
-import { NATIVE_SRC, lineOf, launchNative, frames, scopeVars } from './lib/native.mjs';
+import { DEMO, NATIVE_SRC, demoSrc, lineOf, launchNative, frames, scopeVars } from './lib/native.mjs';
 
 const FAULTS = path.join(TARGETS, 'native_faults');
 const faultsSrc = path.join(NATIVE_SRC, 'native_faults.c');
@@ -132,3 +132,24 @@ for (const [mode, said] of [
     assertClean(assert, c);
   });
 }
+
+// std::terminate of an uncaught C++ exception ends in abort(): the stop is the SIGABRT, said
+// with the program's frame that threw; libstdc++'s own message still reaches stderr, and the
+// program dies of the signal.
+test('an uncaught C++ exception stops at its SIGABRT, named from the frame that threw; the program dies of it', async () => {
+  const { c, stopped } = await launchNative(['throw'], { program: DEMO });
+  assert.equal(stopped.body.reason, 'exception');
+  assert.match(stopped.body.description, /^SIGABRT: aborted/);
+  const info = await c.send('exceptionInfo', { threadId: stopped.body.threadId });
+  assert.match(info.body.description, new RegExp(`^SIGABRT: aborted .*, called from load_shard at native_demo\\.cpp:${lineOf(demoSrc, 'throw_line')}$`));
+  const st = await frames(c, stopped.body.threadId, 0, 30);
+  const thrower = st.stackFrames.findIndex((f) => f.name === 'load_shard');
+  assert.ok(thrower > 0, st.stackFrames.map((f) => f.name).join(' < '));
+  assert.equal(st.stackFrames[thrower + 1].name, 'main');
+  assert.equal(st.stackFrames[thrower + 1].line, lineOf(demoSrc, 'throw_call'));
+  await runOut(c, stopped.body.threadId);
+  assert.equal(c.eventsNamed('exited')[0].body.exitCode, 134);
+  assert.match(c.output('stderr'), /terminate called after throwing an instance of 'std::runtime_error'\n\s+what\(\):\s+bad shard 12/);
+  await c.disconnectRequest();
+  assertClean(assert, c);
+});

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -84,6 +85,12 @@ static int crash(int depthLeft) {
   int* nothing = nullptr;
   *nothing = victim;  // @bp:crash_line
   return victim;
+}
+
+// An exception nothing catches: std::terminate, then abort().
+static int load_shard(int shard) {
+  if (shard > 10) throw std::runtime_error("bad shard " + std::to_string(shard));  // @bp:throw_line
+  return shard;
 }
 
 static int stl() {
@@ -193,6 +200,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (!std::strcmp(mode, "crash")) return crash(3);
+  if (!std::strcmp(mode, "throw")) return load_shard(12);  // @bp:throw_call
   if (!std::strcmp(mode, "stl")) return stl();
   if (!std::strcmp(mode, "watch")) return watch();
   if (!std::strcmp(mode, "steps")) return steps();
