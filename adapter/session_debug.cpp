@@ -4,11 +4,27 @@
 #include "adapter/session.hpp"
 
 #include <chrono>
+#include <cstdlib>
+#include <fstream>
 
 #include "adapter/capabilities.hpp"
 #include "adapter/convert.hpp"
 
 namespace strata::adapter {
+
+namespace {
+
+// The process a thread of this machine belongs to (/proc/TID/status's Tgid): a job's rank is
+// not the session's process. 0 when it cannot be read (a thread of another machine).
+std::int64_t tgidOf(std::int64_t tid) {
+  std::ifstream status("/proc/" + std::to_string(tid) + "/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("Tgid:", 0) == 0) return std::atoll(line.c_str() + 5);
+  return 0;
+}
+
+}  // namespace
 
 Session::IdScope Session::idScope(std::int64_t thread) const {
   if (thread == 0) return {0, anyRan_};
@@ -78,18 +94,20 @@ void Session::stopped(backends::Backend* from, const backends::StopReport& stop)
   if (from == debugger_)
     if (auto* g = gpu()) {
       g->programStopped();
-      // A crash: what the GPU was doing then, said under the stop.
-      if (stop.reason == "exception" && stop.threadId && stop.text.rfind("SIG", 0) == 0)
-        g->crashContext(processId_, *stop.threadId,
-                        static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                                       std::chrono::system_clock::now().time_since_epoch())
-                                                       .count()),
+      // A crash: what the GPU was doing then, said under the stop. The thread's own process
+      // (a job's rank is not the session's process).
+      if (stop.reason == "exception" && stop.threadId && stop.text.rfind("SIG", 0) == 0) {
+        const std::int64_t pid = tgidOf(*stop.threadId);
+        const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch());
+        g->crashContext(pid > 0 ? pid : processId_, *stop.threadId, static_cast<std::uint64_t>(now.count()),
                         [weak = weak_from_this()](Result<std::string> text) {
-          auto self = weak.lock();
-          if (!self || self->ended_) return;
-          if (!text) return self->output(backends::OutputCategory::Console, "GPU at the crash: " + text.error().message + "\n");
-          if (!text->empty()) self->output(backends::OutputCategory::Console, *text + "\n");
-        });
+                          auto self = weak.lock();
+                          if (!self || self->ended_) return;
+                          if (!text)
+                            return self->output(backends::OutputCategory::Console, "GPU at the crash: " + text.error().message + "\n");
+                          if (!text->empty()) self->output(backends::OutputCategory::Console, *text + "\n");
+                        });
+      }
     }
 }
 
