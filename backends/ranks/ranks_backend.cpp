@@ -57,9 +57,16 @@ class RanksBackend::Port final : public ForwardingHost {
     owner_.onLauncherExited(status);
   }
   bool canStartDebugging() const override { return false; }  // the ranks backend offers children itself
-  // A crash of a rank on this machine: the ranks backend has the native debugger take that
-  // member over (not the session, which would end the job's session); the others stop with it.
-  bool takesCrashes() const override { return member_ && !superseded && !owner_.members_[*member_]->remote; }
+  // A crash of a launched rank on this machine: the ranks backend has the native debugger take
+  // that member over (not the session, which would end the job's session); the others stop with
+  // it. Ranks attached by pid do not arm the crash guard yet: with it, one run of the
+  // processTree attach on CPython 3.14 (PEP 768) lost a rank's breakpoint stop under load, for
+  // reasons not found.
+  bool takesCrashes() const override {
+    if (!member_ || superseded) return false;
+    const Member& mm = *owner_.members_[*member_];
+    return !mm.remote && mm.python != nullptr;
+  }
   void crashed(const CrashReport& crash, std::function<void()> release) override {
     if (!takesCrashes()) return release();
     owner_.onMemberCrashed(m(), crash, std::move(release));
