@@ -23,10 +23,8 @@ Disassembler::~Disassembler() {
   }
 }
 
-namespace {
-
-// Reads as much of [address, address+size) as is mapped, page by page.
-std::vector<std::uint8_t> readAvailable(MemoryAccess& memory, std::uint64_t address, std::size_t size) {
+// Reads as much of [address, address+size) as is mapped, page by page (internal.hpp).
+std::vector<std::uint8_t> detail::readAvailable(MemoryAccess& memory, std::uint64_t address, std::size_t size) {
   std::vector<std::uint8_t> out;
   while (out.size() < size) {
     std::uint64_t at = address + out.size();
@@ -37,6 +35,8 @@ std::vector<std::uint8_t> readAvailable(MemoryAccess& memory, std::uint64_t addr
   }
   return out;
 }
+
+namespace {
 
 void annotate(Instruction& insn, const ModuleMap& modules) {
   const Module* m = modules.moduleFor(insn.address);
@@ -56,7 +56,7 @@ void annotate(Instruction& insn, const ModuleMap& modules) {
 Result<std::vector<Instruction>> Disassembler::disassemble(MemoryAccess& memory, const ModuleMap& modules,
                                                            std::uint64_t address, std::size_t count) {
   std::vector<Instruction> out;
-  std::vector<std::uint8_t> code = readAvailable(memory, address, count * 15);  // 15: longest x86 instruction
+  std::vector<std::uint8_t> code = detail::readAvailable(memory, address, count * 15);  // 15: longest x86 instruction
   if (code.empty()) return Error{errors::kMemoryUnreadable, "cannot read memory at " + detail::hexAddress(address), true};
   std::size_t offset = 0;
   while (out.size() < count && offset < code.size()) {

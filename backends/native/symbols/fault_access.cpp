@@ -6,8 +6,9 @@
 
 #include <capstone/capstone.h>
 
-#include <cstdio>
 #include <optional>
+
+#include "internal.hpp"
 
 namespace strata::native::symbols {
 
@@ -71,16 +72,13 @@ FaultSite faultSite(MemoryAccess& memory, const ThreadRegisters& regs, std::uint
   const std::uint64_t rip = regs.gpr.rip;
   // A jump or call to a bad address faults on the fetch: rip is the fault address.
   if (faultAddress != 0 && faultAddress == rip) return {FaultAccess::Execute, rip};
-  std::uint8_t code[16];
-  std::size_t have = 0;
-  for (; have < sizeof code; ++have)
-    if (!memory.read(rip + have, code + have, 1)) break;
-  if (have == 0) return {FaultAccess::Execute, rip};
+  const std::vector<std::uint8_t> code = detail::readAvailable(memory, rip, 15);  // the longest x86 instruction
+  if (code.empty()) return {FaultAccess::Execute, rip};
   csh handle = 0;
   if (cs_open(CS_ARCH_X86, CS_MODE_64, &handle) != CS_ERR_OK) return site;
   cs_option(handle, CS_OPT_DETAIL, CS_OPT_ON);
   cs_insn* insn = nullptr;
-  if (cs_disasm(handle, code, have, rip, 1, &insn) != 1) {
+  if (cs_disasm(handle, code.data(), code.size(), rip, 1, &insn) != 1) {
     cs_close(&handle);
     return site;
   }
@@ -161,19 +159,14 @@ FaultSite faultSite(MemoryAccess& memory, const ThreadRegisters& regs, std::uint
 std::string describeFault(int signo, int code, std::uint64_t faultAddress, const FaultSite& site,
                           const std::string& kernelText) {
   if (signo != SIGSEGV || site.access == FaultAccess::Unknown) return kernelText;
-  auto hex = [](std::uint64_t a) {
-    char buf[24];
-    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(a));
-    return std::string(buf);
-  };
   const char* verb = site.access == FaultAccess::Read ? "read of" : site.access == FaultAccess::Write ? "write to" : "execution at";
   std::string text = "SIGSEGV: ";
-  if (code == SEGV_MAPERR) return text + verb + " unmapped address " + hex(faultAddress);
-  if (code == SEGV_ACCERR) return text + verb + " " + hex(faultAddress) + " denied by its mapping's permissions";
+  if (code == SEGV_MAPERR) return text + verb + " unmapped address " + hexAddress(faultAddress);
+  if (code == SEGV_ACCERR) return text + verb + " " + hexAddress(faultAddress) + " denied by its mapping's permissions";
   if (code == SI_KERNEL && site.address != 0) {
     // A general protection fault: most often a pointer that is no address at all.
-    if (!isCanonical(site.address)) return text + verb + " non-canonical address " + hex(site.address) + " (general protection fault)";
-    return text + "general protection fault on the " + (site.access == FaultAccess::Read ? "read of " : "write to ") + hex(site.address);
+    if (!isCanonical(site.address)) return text + verb + " non-canonical address " + hexAddress(site.address) + " (general protection fault)";
+    return text + "general protection fault on the " + (site.access == FaultAccess::Read ? "read of " : "write to ") + hexAddress(site.address);
   }
   return kernelText;
 }

@@ -9,12 +9,18 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "strata/hex.hpp"
+#include "strata/native/target_access.hpp"
 
 namespace strata::native::symbols::detail {
 
 using strata::hexAddress;
+
+// As much of [address, address+size) as is readable from its start, page by page (the code
+// before an unmapped page, bytes that end at a mapping's end).
+std::vector<std::uint8_t> readAvailable(MemoryAccess& memory, std::uint64_t address, std::size_t size);
 
 inline std::string dwError(const std::string& operation) {
   return operation + ": " + dwarf_errmsg(-1);
