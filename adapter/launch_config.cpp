@@ -256,6 +256,12 @@ Result<LaunchSpec> resolveLaunch(const protocol::LaunchRequestArguments& args,
     if (::access(spec.coreOnCrash.c_str(), W_OK) != 0)
       return launchError(errors::kBadArguments, "invalid 'launch' request: arguments.coreOnCrash: '" + spec.coreOnCrash + "' is not writable: " + std::strerror(errno));
   }
+  if (args.onDisconnect) {
+    if (*args.onDisconnect != "terminate" && *args.onDisconnect != "detach")
+      return launchError(errors::kBadArguments, "invalid 'launch' request: arguments.onDisconnect is '" +
+                                                    *args.onDisconnect + "': expected \"terminate\" or \"detach\"");
+    spec.detachOnDisconnect = *args.onDisconnect == "detach";
+  }
   if (args.module) {
     if (args.program)
       return launchError(errors::kBadArguments,

@@ -54,6 +54,8 @@ struct LaunchSpec {
   std::string sysroot;
   // A folder: at a crash stop the program's core is written there (core.PID) before it goes on.
   std::string coreOnCrash;
+  // Native: the program is let run on (true) or terminated when strata-dap goes away unannounced.
+  bool detachOnDisconnect = false;
 };
 
 // Late GPU collection inside the running program (gpuStart/gpuStop): load Strata's collector

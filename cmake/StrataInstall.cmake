@@ -1,5 +1,6 @@
 # Installing Strata: `cmake --install BUILD --prefix PREFIX [--strip]` lays out
 #   PREFIX/bin/strata-dap, PREFIX/bin/strata
+#   PREFIX/lib/strata/strata-engine       the ptrace engine strata-dap starts for each native program
 #   PREFIX/lib/strata/python/strata/      the Python agent, its core built for each CPython found
 #   PREFIX/lib/strata/libstrata_cupti.so  the GPU collector, with the libcupti it was built with
 #   PREFIX/lib/strata/deps/               the shared libraries the two programs load, except the C
@@ -18,6 +19,10 @@ target_link_options(strata-dap PRIVATE -Wl,--disable-new-dtags)
 target_link_options(strata PRIVATE -Wl,--disable-new-dtags)
 install(TARGETS strata-dap strata RUNTIME_DEPENDENCY_SET strata_runtime_libraries
   RUNTIME DESTINATION bin COMPONENT strata)
+set_target_properties(strata-engine PROPERTIES INSTALL_RPATH "\$ORIGIN/deps")
+target_link_options(strata-engine PRIVATE -Wl,--disable-new-dtags)
+install(TARGETS strata-engine RUNTIME_DEPENDENCY_SET strata_runtime_libraries
+  RUNTIME DESTINATION "${strata_install_libdir}" COMPONENT strata)
 # glibc's own libraries come from the machine (the programs need its 2.36 or newer); everything
 # else they link is carried.
 install(RUNTIME_DEPENDENCY_SET strata_runtime_libraries

@@ -80,7 +80,7 @@ Result<DumpReport> dumpCore(pid_t pid, const std::string& path) {
   return written;
 }
 
-Result<DumpReport> writeCore(eng::Engine& engine, pid_t pid, const std::string& path, const eng::SignalInfo* signal,
+Result<DumpReport> writeCore(eng::EngineApi& engine, pid_t pid, const std::string& path, const eng::SignalInfo* signal,
                              pid_t signalThread) {
   DumpReport report;
   report.path = path;

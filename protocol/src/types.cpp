@@ -125,6 +125,7 @@ static void fieldsOfLaunchRequestArguments(V& v, T& t) {
   v.field("sysroot", t.sysroot, false);
   v.field("coreOnCrash", t.coreOnCrash, false);
   v.field("sourceMap", t.sourceMap, false);
+  v.field("onDisconnect", t.onDisconnect, false);
 }
 STRATA_FIELDS_CODEC(LaunchRequestArguments)
 

@@ -88,6 +88,14 @@ test('cmake --install: the layout, RPATHs relative to the programs, the carried 
     assert.doesNotMatch(ldd, /not found/, ldd);
   }
   assert.match(ok(path.join(prefix, 'bin/strata-dap'), ['--version']).stdout, /^strata-dap \d+\.\d+\.\d+/);
+  // The engine strata-dap starts for each native program, beside the carried libraries.
+  const engine = path.join(prefix, 'lib/strata/strata-engine');
+  const dyn = ok('readelf', ['-d', engine]).stdout;
+  assert.match(dyn, /\(RPATH\) +Library rpath: \[\$ORIGIN\/deps\]/, dyn);
+  assert.doesNotMatch(ok('ldd', [engine]).stdout, /not found/);
+  const usage = run(engine, []);
+  assert.equal(usage.status, 2);
+  assert.match(usage.stderr, /^usage: strata-engine --fd N/);
 });
 
 test('the installed strata runs a Python script to a breakpoint with the installed agent', { skip: NO_PYTHON }, () => {

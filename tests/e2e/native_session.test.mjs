@@ -163,12 +163,13 @@ test('attach by pid, break, inspect, detach: the process keeps running and finis
     const top = (await frames(c, s.body.threadId)).stackFrames[0];
     const i = Number((await scopeVars(c, top.id)).byName.i.value);
     assert.ok(i >= 2 && i < 60, `i = ${i}`);
-    // A second debugger is told who holds the process: the first adapter, not its engine thread.
+    // A second debugger is told who holds the process: the first adapter's engine process (not
+    // its engine thread), and the adapter it serves.
     const c2 = await startStdio();
     await c2.initializeRequest(INIT);
     const busy = await c2.attachRequest({ processId: proc.pid }).catch((e) => e);
     assert.match(String(busy.message),
-      new RegExp(`^cannot attach: process ${proc.pid}: .*already traced by process ${c.adapterProcess.pid} \\(strata-dap\\); `));
+      new RegExp(`^cannot attach: process ${proc.pid}: .*already traced by process \\d+ \\(strata-engine, the engine of process ${c.adapterProcess.pid} \\(strata-dap\\)\\); `));
     await c2.disconnectRequest();
     await c.disconnectRequest();  // attach: detaches by default
     assert.equal(await withTimeout(exitOf(c.adapterProcess), 10000, 'adapter exit'), 0);

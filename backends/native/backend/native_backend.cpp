@@ -10,6 +10,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include <cerrno>
 #include <cstdio>
 #include <array>
@@ -45,6 +47,16 @@ void drainInBackground(std::vector<int> fds) {
     return;
   }
   // Only async-signal-safe calls from here: the adapter is multithreaded.
+  // Nothing else of the adapter's stays open here: a socket to a strata-engine kept open would
+  // hide the adapter's end from that engine, which would then never let the program go.
+  int keep[2] = {fds[0], fds.size() > 1 ? fds[1] : fds[0]};
+  if (keep[0] > keep[1]) std::swap(keep[0], keep[1]);
+  unsigned from = 3;
+  for (int k : keep) {
+    if (static_cast<unsigned>(k) > from) ::close_range(from, static_cast<unsigned>(k) - 1, 0);
+    from = std::max(from, static_cast<unsigned>(k) + 1);
+  }
+  ::close_range(from, ~0u, 0);
   struct pollfd p[2] = {{fds[0], POLLIN, 0}, {fds.size() > 1 ? fds[1] : -1, POLLIN, 0}};
   int open = static_cast<int>(fds.size());
   char sink[16384];
@@ -161,7 +173,8 @@ NativeBackend::NativeBackend(asio::io_context& io, BackendHost& host) : io_(io),
       host_.moduleChanged(info, loaded ? "new" : "removed");
     });
   };
-  debugger_ = std::make_unique<dbg::NativeDebugger>(std::move(cb));
+  // The engine in a process of its own: the program outlives strata-dap (engine_process.hpp).
+  debugger_ = std::make_unique<dbg::NativeDebugger>(std::move(cb), dbg::locateEngine(host_.adapterExecutable()));
 }
 
 NativeBackend::~NativeBackend() {
@@ -224,6 +237,7 @@ void NativeBackend::launch(const LaunchSpec& spec, Reply<void> reply) {
   o.env = spec.environment;
   o.stdoutFd = out[1];
   o.stderrFd = err[1];
+  o.onDisconnect = spec.detachOnDisconnect ? native::engine::OnDisconnect::Detach : native::engine::OnDisconnect::Terminate;
   launched_ = true;
   stopOnEntry_ = spec.stopOnEntry;
   if (!spec.coreOnCrash.empty()) (void)debugger_->setCoreOnCrash(spec.coreOnCrash);

@@ -8,34 +8,6 @@
 
 namespace strata::native::debugger {
 
-Result<std::function<bool(std::uint64_t)>> parseHitCondition(const std::string& text) {
-  std::size_t i = 0;
-  while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
-  std::string op;
-  while (i < text.size() && std::string_view("<>=%!").find(text[i]) != std::string_view::npos) op += text[i++];
-  while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
-  std::size_t end = text.size();
-  while (end > i && std::isspace(static_cast<unsigned char>(text[end - 1]))) --end;
-  std::string digits = text.substr(i, end - i);
-  bool numeric = !digits.empty();
-  for (char c : digits) numeric &= std::isdigit(static_cast<unsigned char>(c)) != 0;
-  auto bad = [&] {
-    return Error{errors::kBadHitCondition, "hit condition '" + text + "': expected N, >=N, >N, %N or ==N with N a whole number", true};
-  };
-  if (!numeric || digits.size() > 18) return bad();
-  std::uint64_t n = std::stoull(digits);
-  if (op.empty() || op == "==") return std::function<bool(std::uint64_t)>([n](std::uint64_t h) { return h == n; });
-  if (op == ">=") return std::function<bool(std::uint64_t)>([n](std::uint64_t h) { return h >= n; });
-  if (op == ">") return std::function<bool(std::uint64_t)>([n](std::uint64_t h) { return h > n; });
-  if (op == "<=") return std::function<bool(std::uint64_t)>([n](std::uint64_t h) { return h <= n; });
-  if (op == "<") return std::function<bool(std::uint64_t)>([n](std::uint64_t h) { return h < n; });
-  if (op == "%") {
-    if (n == 0) return bad();
-    return std::function<bool(std::uint64_t)>([n](std::uint64_t h) { return h % n == 0; });
-  }
-  return bad();
-}
-
 using State = NativeDebugger::State;
 
 Result<std::shared_ptr<UserBreakpoint>> State::makeBreakpoint(UserBreakpoint::Kind kind, const std::string& condition,
@@ -43,52 +15,23 @@ Result<std::shared_ptr<UserBreakpoint>> State::makeBreakpoint(UserBreakpoint::Ki
                                                               const std::string& logMessage) {
   auto bp = std::make_shared<UserBreakpoint>();
   bp->kind = kind;
-  if (!condition.empty()) {
-    auto parsed = sym::Expression::parse(condition);
-    if (!parsed) return Error{parsed.error().id, "condition '" + condition + "': " + parsed.error().message, true};
-    bp->condition = std::move(parsed).value();
-  }
-  if (!hitCondition.empty()) {
-    auto parsed = parseHitCondition(hitCondition);
-    if (!parsed) return parsed.takeError();
-    bp->hitCondition = std::move(parsed).value();
-  }
-  if (!logMessage.empty()) {
-    auto parsed = sym::LogMessage::parse(logMessage);
-    if (!parsed) return Error{parsed.error().id, "log message '" + logMessage + "': " + parsed.error().message, true};
-    bp->log = std::move(parsed).value();
-  }
   bp->state.id = nextBreakpointId++;
+  bp->rule.group = static_cast<std::uint32_t>(bp->state.id);
+  bp->rule.breakpointNumber = bp->state.id;
+  bp->rule.condition = condition;
+  bp->rule.hitCondition = hitCondition;
+  bp->rule.logMessage = logMessage;
+  auto compiled = CompiledRule::compile(bp->rule);
+  if (!compiled) {
+    --nextBreakpointId;
+    return compiled.takeError();
+  }
+  bp->compiled = std::move(compiled).value();
   return bp;
 }
 
 bool State::shouldStop(UserBreakpoint& bp, const engine::HitContext& hit) {
-  if (bp.condition || bp.log) {
-    auto frame = sym::makeTopFrameContext(modules, *hit.registers, *hit.memory);
-    if (bp.condition) {
-      // A condition that cannot be evaluated stops, as in other debuggers: silently running on
-      // would hide the mistake.
-      if (!frame) return true;
-      auto verdict = bp.condition->evaluateCondition(*frame);
-      if (!verdict) {
-        if (callbacks.output)
-          callbacks.output("breakpoint " + std::to_string(bp.state.id) + ": condition failed: " +
-                           verdict.error().message + "\n");
-        return true;
-      }
-      if (!*verdict) return false;
-    }
-    ++bp.hits;
-    if (bp.hitCondition && !bp.hitCondition(bp.hits)) return false;
-    if (bp.log) {
-      std::string text = frame ? bp.log->render(*frame) : "<error: " + frame.error().message + ">";
-      if (callbacks.output) callbacks.output(text + "\n");
-      return false;
-    }
-    return true;
-  }
-  ++bp.hits;
-  return !bp.hitCondition || bp.hitCondition(bp.hits);
+  return bp.compiled->decide(hit, modules, bp.hits, callbacks.output);
 }
 
 Result<void> State::addSite(const std::shared_ptr<UserBreakpoint>& bp, std::uint64_t address) {
@@ -99,7 +42,8 @@ Result<void> State::addSite(const std::shared_ptr<UserBreakpoint>& bp, std::uint
                                 [this, weak](const engine::HitContext& hit) {
                                   auto strong = weak.lock();
                                   return strong && shouldStop(*strong, hit);
-                                })
+                                },
+                                bp->rule)
                 .get();
   if (!id) return Error{id.error().id, "breakpoint at 0x" + std::to_string(address) + ": " + id.error().message, true};
   bp->sites.push_back(*id);

@@ -7,7 +7,10 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <filesystem>
+
 #include "strata/core/core_writer.hpp"
+#include "strata/native/debugger/engine_process.hpp"
 
 namespace strata::native::debugger {
 
@@ -24,8 +27,9 @@ const char* stopReasonName(DebuggerStopReason reason) {
   return "unknown";
 }
 
-NativeDebugger::State::State(Callbacks cb) : callbacks(std::move(cb)) {
-  engine = std::make_unique<engine::Engine>(*this);
+NativeDebugger::State::State(Callbacks cb, const std::string& engineProgram) : callbacks(std::move(cb)) {
+  if (engineProgram.empty()) engine = std::make_unique<engine::Engine>(*this);
+  else engine = startRemoteEngine(*this, engineProgram);
 }
 
 // Work already queued (a detach asked for just before) runs while `engine` is still set.
@@ -149,7 +153,21 @@ void NativeDebugger::State::onThreadExited(pid_t, pid_t tid) {
   if (callbacks.thread) emit([this, tid] { callbacks.thread(tid, false); });
 }
 
-NativeDebugger::NativeDebugger(Callbacks callbacks) : state_(std::make_unique<State>(std::move(callbacks))) {}
+std::string locateEngine(const std::string& executable) {
+  namespace fs = std::filesystem;
+  if (const char* env = std::getenv("STRATA_ENGINE"); env && *env) return env;
+  if (executable.empty()) return {};
+  fs::path dir = fs::path(executable).parent_path();
+  // Beside strata-dap (the build tree, bin/ of an install); the CLI sits one level down in the
+  // build tree; an install keeps helpers in lib/strata/.
+  for (const fs::path& p : {dir / "strata-engine", dir.parent_path() / "strata-engine",
+                            dir.parent_path() / "lib" / "strata" / "strata-engine"})
+    if (::access(p.c_str(), X_OK) == 0) return p.string();
+  return {};
+}
+
+NativeDebugger::NativeDebugger(Callbacks callbacks, std::string engineProgram)
+    : state_(std::make_unique<State>(std::move(callbacks), engineProgram)) {}
 
 NativeDebugger::~NativeDebugger() = default;
 

@@ -53,9 +53,12 @@ std::future<Result<std::size_t>> NativeDebugger::catchEntry(pid_t tid, OwnCode o
   return s->onEngine<std::size_t>([s, tid, own = std::move(own), returnTo, returnSp]() -> Result<std::size_t> {
     s->dropEntryCatch();
     if (returnTo) {
+      engine::HitRule rule;
+      rule.thread = tid;
+      rule.stackPointer = returnSp;
       auto id = s->engine->addBreakpoint(returnTo, [tid, returnSp](const engine::HitContext& hit) {
                             return hit.tid == tid && (!returnSp || !hit.registers || hit.registers->gpr.rsp == returnSp);
-                          }).get();
+                          }, rule).get();
       if (!id) return Error{id.error().id, "step back to own code: " + id.error().message, true};
       s->entryCatch.push_back(*id);
     }
@@ -64,8 +67,10 @@ std::future<Result<std::size_t>> NativeDebugger::catchEntry(pid_t tid, OwnCode o
     for (const sym::Module& m : modules) {
       if (!m.symbols || !m.symbols->hasDebugInfo() || !own.module(m.object.path)) continue;
       for (std::uint64_t at : s->ownEntriesOf(m, own)) {
+        engine::HitRule rule;
+        rule.thread = tid;
         auto id = s->engine->addBreakpoint(at + m.object.loadBias,
-                                           [tid](const engine::HitContext& hit) { return hit.tid == tid; })
+                                           [tid](const engine::HitContext& hit) { return hit.tid == tid; }, rule)
                       .get();
         if (!id) {
           s->dropEntryCatch();

@@ -26,7 +26,10 @@ Result<FramePage> State::stackPage(pid_t tid, std::size_t start, std::size_t lev
       if (!created) return created.takeError();
       unwinder = std::move(created).value();
     }
-    auto raw = unwinder->unwind(tid, modules);
+    // The engine's copy of the registers: the tracer may be another process (strata-engine).
+    auto regs = engine->registers(tid).get();
+    if (!regs) return Error{regs.error().id, "stack of thread " + std::to_string(tid) + ": " + regs.error().message, true};
+    auto raw = unwinder->unwind(tid, modules, 4096, &*regs);
     if (!raw) return Error{raw.error().id, "stack of thread " + std::to_string(tid) + ": " + raw.error().message, true};
     it = stacks.emplace(tid, std::make_unique<sym::StackView>(fromProgramCall(tid, std::move(raw).value()), modules)).first;
   }

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "strata/native/debugger/debugger.hpp"
+#include "strata/native/debugger/hit_rules.hpp"
 #include "strata/native/symbols/disassembler.hpp"
 #include "strata/native/symbols/expression.hpp"
 #include "strata/native/symbols/module_map.hpp"
@@ -42,9 +43,8 @@ struct UserBreakpoint {
   std::string requestedFile;
   int requestedLine = 0;
   std::string function;
-  std::optional<sym::Expression> condition;
-  std::function<bool(std::uint64_t)> hitCondition;
-  std::optional<sym::LogMessage> log;
+  engine::HitRule rule;  // condition, hit condition, log message: what the engine is told
+  std::shared_ptr<const CompiledRule> compiled;
   std::uint64_t hits = 0;
   BreakpointPlacement state;
   std::vector<engine::BreakpointId> sites;
@@ -88,7 +88,7 @@ struct DataWatch {
 };
 
 struct NativeDebugger::State : engine::EventSink {
-  explicit State(Callbacks cb);
+  State(Callbacks cb, const std::string& engineProgram);
   ~State() override;
 
   template <class T, class F>
@@ -125,6 +125,9 @@ struct NativeDebugger::State : engine::EventSink {
   void onThreadStarted(pid_t pid, pid_t tid) override;
   void onThreadExited(pid_t pid, pid_t tid) override;
   void onLibraries(const engine::LibraryEvent& event) override;
+  void onBreakpointOutput(const std::string& text) override {
+    if (callbacks.output) emit([this, text] { callbacks.output(text); });
+  }
 
   // breakpoints.cpp
   Result<std::shared_ptr<UserBreakpoint>> makeBreakpoint(UserBreakpoint::Kind kind, const std::string& condition,
@@ -209,7 +212,7 @@ struct NativeDebugger::State : engine::EventSink {
   int nextFrameId = 1;
   int nextHandle = 1;
 
-  std::unique_ptr<engine::Engine> engine;  // last: its thread calls into everything above
+  std::unique_ptr<engine::EngineApi> engine;  // last: its thread calls into everything above
 };
 
 }  // namespace strata::native::debugger

@@ -27,7 +27,9 @@ Result<engine::ReturnTarget> State::returnTarget(pid_t tid) {
     if (!created) return created.takeError();
     unwinder = std::move(created).value();
   }
-  auto raw = unwinder->unwind(tid, 2);
+  auto regs = engine->registers(tid).get();
+  if (!regs) return Error{regs.error().id, "step out: " + regs.error().message, true};
+  auto raw = unwinder->unwind(tid, 2, &*regs);
   if (!raw) return Error{raw.error().id, "step out: " + raw.error().message, true};
   if (raw->size() < 2 || !(*raw)[0].cfaKnown)
     return Error{errors::kNoCaller, "step out: the outermost frame has no caller to return to", true};

@@ -68,6 +68,15 @@ std::string tracerText(pid_t pid) {
   std::string name;
   std::ifstream comm("/proc/" + std::to_string(tracerPid) + "/comm");
   std::getline(comm, name);
+  if (name == "strata-engine") {
+    // Strata's engine process: the debugger a user knows is the strata-dap that started it.
+    pid_t parent = std::atoi(statusField(tracerPid, "PPid:").c_str());
+    std::string parentName;
+    std::ifstream parentComm("/proc/" + std::to_string(parent) + "/comm");
+    std::getline(parentComm, parentName);
+    if (parent > 1 && !parentName.empty())
+      name += ", the engine of process " + std::to_string(parent) + " (" + parentName + ")";
+  }
   return "it is already traced by process " + std::to_string(tracerPid) + (name.empty() ? "" : " (" + name + ")") +
          "; only one debugger can attach at a time: detach that one first";
 }

@@ -37,10 +37,12 @@ Result<void> Engine::Impl::syncSite(std::uint64_t address) {
     if (auto r = writeRaw(address, &kInt3, 1); !r)
       return Error{r.error().id, "insert breakpoint at " + hexAddress(address) + ": " + r.error().message, true};
     site.inserted = true;
+    siteChanged(address, site.original);
   } else if (!site.wanted() && site.inserted) {
     if (auto r = writeRaw(address, &site.original, 1); !r)
       return Error{r.error().id, "remove breakpoint at " + hexAddress(address) + ": " + r.error().message, true};
     site.inserted = false;
+    siteChanged(address, -1);
   }
   if (!site.wanted()) proc->sites.erase(it);
   return {};
@@ -327,6 +329,7 @@ Result<void> Engine::Impl::removeAllSites() {
     site.inserted = false;
   }
   proc->sites.clear();
+  siteChanged(0, -2);
   proc->breakpoints.clear();
   proc->stepOut.reset();
   return result;

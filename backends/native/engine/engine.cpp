@@ -1,5 +1,7 @@
 // The engine thread: its command queue, its wake-up child and the public Engine methods.
+#include <poll.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -46,6 +48,10 @@ void Engine::Impl::post(std::function<void()> task) {
     std::lock_guard lock(queueMutex);
     queue.push_back(std::move(task));
   }
+  if (wakeFd >= 0) {
+    std::uint64_t one = 1;
+    (void)!::write(wakeFd, &one, sizeof one);
+  }
   if (waker > 0) ::kill(waker, SIGSTOP);
 }
 
@@ -69,8 +75,38 @@ void Engine::Impl::loop() {
     drainQueue();
     if (quit) break;
     int status = 0;
+    if (idleFd >= 0 && (!proc || !proc->running)) {
+      // Stopped (or no process): nothing but an exit can come from the program, so the engine
+      // thread also waits on its client's socket and answers at once, without a doorbell.
+      inWaitpid = false;  // (while a program runs it stays set, from one waitpid to the next)
+      pid_t p = waitpid(-1, &status, __WALL | WUNTRACED | __WNOTHREAD | WNOHANG);
+      if (p < 0 && errno == EINTR) continue;
+      if (p < 0) break;
+      if (p == waker) {
+        if (WIFSTOPPED(status)) ::kill(waker, SIGCONT);
+        continue;
+      }
+      if (p > 0) {
+        dispatch(p, status);
+        continue;
+      }
+      pollfd fds[2] = {{idleFd, POLLIN, 0}, {wakeFd, POLLIN, 0}};
+      // The timeout bounds how late the exit of a stopped program (SIGKILL) is seen.
+      if (::poll(fds, 2, 100) > 0) {
+        if (fds[1].revents & POLLIN) {
+          std::uint64_t n = 0;
+          (void)!::read(wakeFd, &n, sizeof n);
+        }
+        if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) idleHandler();
+      }
+      continue;
+    }
     // __WNOTHREAD: only this thread's children and tracees, never the adapter's other
     // children (they belong to whoever spawned them).
+    if (idleFd >= 0 && !inWaitpid.exchange(true)) {
+      std::uint64_t one = 1;
+      (void)!::write(runningFd, &one, sizeof one);
+    }
     pid_t p = waitpid(-1, &status, __WALL | WUNTRACED | __WNOTHREAD);
     if (p < 0) {
       if (errno == EINTR) continue;
@@ -93,6 +129,7 @@ void Engine::Impl::loop() {
 }
 
 Engine::Engine(EventSink& sink) : impl_(std::make_unique<Impl>(sink)) {
+  impl_->wakeFd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   std::promise<Result<void>> ready;
   auto readyFuture = ready.get_future();
   impl_->worker = std::thread([this, &ready]() {
@@ -115,7 +152,11 @@ Engine::Engine(EventSink& sink) : impl_(std::make_unique<Impl>(sink)) {
   }
 }
 
-Engine::~Engine() { stop(); }
+Engine::~Engine() {
+  stop();
+  if (impl_->wakeFd >= 0) ::close(impl_->wakeFd);
+  if (impl_->runningFd >= 0) ::close(impl_->runningFd);
+}
 
 void Engine::stop() {
   if (!impl_->started || !impl_->worker.joinable()) return;
@@ -128,6 +169,19 @@ void Engine::stop() {
 }
 
 pid_t Engine::pid() const { return impl_->currentPid.load(); }
+
+void Engine::observeSites(SiteObserver observer) { impl_->siteObserver = std::move(observer); }
+
+int Engine::serveWhileStopped(int fd, std::function<void()> handler) {
+  impl_->idleHandler = std::move(handler);
+  impl_->idleFd = fd;
+  if (impl_->runningFd < 0) impl_->runningFd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  return impl_->runningFd;
+}
+
+bool Engine::inWaitpid() const { return impl_->inWaitpid.load(); }
+
+bool Engine::launchedProcess() const { return impl_->proc && impl_->proc->launched; }
 
 MemoryAccess& Engine::memory() { return impl_->memory; }
 
@@ -177,7 +231,7 @@ std::future<Result<void>> Engine::stepRange(pid_t tid, std::uint64_t low, std::u
   return impl_->call<void>([this, tid, low, high, overCalls]() { return impl_->doStepRange(tid, low, high, overCalls); });
 }
 
-std::future<Result<BreakpointId>> Engine::addBreakpoint(std::uint64_t address, StopPredicate condition) {
+std::future<Result<BreakpointId>> Engine::addBreakpoint(std::uint64_t address, StopPredicate condition, HitRule /*rule*/) {
   return impl_->call<BreakpointId>([this, address, condition = std::move(condition)]() {
     return impl_->doAddBreakpoint(address, condition);
   });

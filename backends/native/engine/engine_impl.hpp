@@ -160,6 +160,16 @@ struct Engine::Impl {
     return future;
   }
 
+  SiteObserver siteObserver;  // Engine::observeSites
+  int wakeFd = -1;             // eventfd written by post() (Engine::serveWhileStopped)
+  int idleFd = -1;
+  std::function<void()> idleHandler;
+  int runningFd = -1;                   // eventfd written as the thread goes into waitpid
+  std::atomic<bool> inWaitpid{false};   // blocked in waitpid: only the doorbell reaches it
+  void siteChanged(std::uint64_t address, int original) {
+    if (siteObserver) siteObserver(address, original);
+  }
+
   int quiesced = 0;           // > 0 while a sink callback runs with every thread stopped
   StepOverCounts stepOvers;   // for the engine's life, across processes
 

@@ -172,6 +172,7 @@ Result<pid_t> Engine::Impl::doLaunch(const LaunchOptions& options) {
   closeOnce(failed);
 
   proc.emplace();
+  siteChanged(0, -2);
   proc->pid = child;
   proc->launched = true;
   Thread& leader = proc->threads[child];
@@ -225,6 +226,7 @@ Result<void> Engine::Impl::doAttach(pid_t pid) {
   if (stat(("/proc/" + std::to_string(pid)).c_str(), &st) != 0) return attachError(pid, ESRCH);
 
   proc.emplace();
+  siteChanged(0, -2);
   proc->pid = pid;
   proc->running = false;
   if (auto r = seizeAll(pid); !r) {

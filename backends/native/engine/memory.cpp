@@ -81,6 +81,7 @@ Result<void> Engine::Impl::writeMemory(std::uint64_t address, const void* buffer
   for (auto it = first; it != proc->sites.end() && it->first < address + size; ++it) {
     if (!it->second.inserted) continue;
     it->second.original = copy[it->first - address];
+    siteChanged(it->first, it->second.original);
     copy[it->first - address] = 0xCC;
   }
   return writeRaw(address, copy.data(), size);

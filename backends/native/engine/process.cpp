@@ -192,6 +192,7 @@ Outcome Engine::Impl::processEvent(pid_t tid, int status) {
       pid_t pid = proc->pid;
       auto old = std::move(*proc);
       proc.emplace();
+      siteChanged(0, -2);
       proc->pid = pid;
       proc->launched = old.launched;
       proc->running = old.running;

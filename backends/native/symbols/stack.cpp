@@ -211,9 +211,11 @@ CfiRule ruleAt(ObjectSymbols& symbols, std::uint64_t fileAddress) {
 
 RemoteUnwinder::RemoteUnwinder() : rules_(std::make_unique<RuleCache>()) {}
 
-Result<std::vector<RawFrame>> RemoteUnwinder::unwind(pid_t tid, const ModuleMap& modules, std::size_t maxFrames) {
+Result<std::vector<RawFrame>> RemoteUnwinder::unwind(pid_t tid, const ModuleMap& modules, std::size_t maxFrames,
+                                                     const ThreadRegisters* known) {
   user_regs_struct gpr{};
-  if (ptrace(PTRACE_GETREGS, tid, nullptr, &gpr) != 0) return unwind(tid, maxFrames);
+  if (known) gpr = known->gpr;
+  else if (ptrace(PTRACE_GETREGS, tid, nullptr, &gpr) != 0) return unwind(tid, maxFrames);
   ThreadRegisters threadRegs;
   threadRegs.tid = tid;
   threadRegs.gpr = gpr;
@@ -250,7 +252,7 @@ Result<std::vector<RawFrame>> RemoteUnwinder::unwind(pid_t tid, const ModuleMap&
   bool done = false;
   std::vector<RawFrame> frames = walkCfi(registersFrom(threadRegs), readWord, modules, maxFrames, false, done);
   if (frames.size() >= maxFrames || (done && !frames.empty())) return frames;
-  return unwind(tid, maxFrames);  // something only libunwind handles: start over with it
+  return unwind(tid, maxFrames, known);  // something only libunwind handles: start over with it
 }
 
 Result<std::vector<RawFrame>> RemoteUnwinder::unwindImage(const ThreadRegisters& registers, MemoryAccess& memory,
@@ -376,12 +378,21 @@ RemoteUnwinder::~RemoteUnwinder() {
 
 void RemoteUnwinder::flushCaches() { unw_flush_cache(static_cast<unw_addr_space_t>(addressSpace_), 0, 0); }
 
-Result<std::vector<RawFrame>> RemoteUnwinder::unwind(pid_t tid, std::size_t maxFrames) {
+Result<std::vector<RawFrame>> RemoteUnwinder::unwind(pid_t tid, std::size_t maxFrames, const ThreadRegisters* known) {
   void* upt = _UPT_create(tid);
   if (upt == nullptr) return Error{errors::kUnwindFailed, "_UPT_create for thread " + std::to_string(tid) + " failed", true};
   UnwindArg arg;
   arg.upt = upt;
   arg.pid = tid;
+  if (known) {
+    // libunwind's register numbers on x86-64 are DWARF's: rax rdx rcx rbx rsi rdi rbp rsp r8..r15 rip.
+    RegisterSet set = registersFrom(*known);
+    for (int reg = 0; reg < kDwarfRegisterCount; ++reg) {
+      if (!set.has(reg)) continue;
+      arg.registers[reg] = set.value[reg];
+      arg.knownRegisters |= 1ULL << reg;
+    }
+  }
   struct Scope {
     explicit Scope(UnwindArg* a) { t_current = a; }
     ~Scope() { t_current = nullptr; }

@@ -107,6 +107,7 @@ inline constexpr ErrorId kNoSuchBreakpoint{1610};      // an engine breakpoint i
 inline constexpr ErrorId kBadWatchpoint{1611};         // a watchpoint that cannot be: size, alignment, not in memory
 inline constexpr ErrorId kNoFreeDebugRegister{1612};   // all four hardware debug registers are in use
 inline constexpr ErrorId kSignalFailed{1613};          // a signal could not be sent to the program
+inline constexpr ErrorId kEngineProcess{1614};         // strata-engine could not be started, or its connection was lost
 
 // ---- 1800-1899: GPU collection: the CUPTI collector in the program, its rings, starting and stopping
 inline constexpr ErrorId kGpuSetting{1800};           // a GPU collection setting that does not parse (STRATA_GPU, gpu options)

@@ -94,6 +94,10 @@ struct LaunchRequestArguments {
   // Where the files the debuggee names are on this side: [[debuggee prefix, local prefix], ...]
   // or {debuggee: local} (adapter/source_map.hpp).
   json::value sourceMap;
+  // Native programs: what becomes of the program if strata-dap goes away without a disconnect
+  // (killed, its connection lost): "terminate" (default: SIGTERM, then SIGKILL) or "detach"
+  // (runs on, every breakpoint out).
+  std::optional<std::string> onDisconnect;
 };
 
 struct DisconnectArguments {

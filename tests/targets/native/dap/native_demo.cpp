@@ -141,10 +141,22 @@ static int plugin(const char* path) {
   return 0;
 }
 
+static int term_fd = -1;
+static void on_term(int) {
+  static const char said[] = "got SIGTERM\n";
+  (void)!write(term_fd, said, sizeof said - 1);
+  _exit(0);
+}
+
 // Writes results to a file (or stdout) slowly, so a debugger can attach, break and detach meanwhile.
-static int output(const char* path, int rounds, int delayMs) {
+// With `term`, a SIGTERM is written down ("got SIGTERM") before the program ends.
+static int output(const char* path, int rounds, int delayMs, bool term) {
   FILE* out = path && std::strcmp(path, "-") != 0 ? std::fopen(path, "w") : stdout;
   if (!out) return 2;
+  if (term) {
+    term_fd = fileno(out);
+    std::signal(SIGTERM, on_term);
+  }
   for (int i = 0; i < rounds; ++i) {
     int v = square(i) + add(i, 1);
     std::fprintf(out, "line %d value %d\n", i, v);  // @bp:output_line
@@ -206,7 +218,8 @@ int main(int argc, char** argv) {
   if (!std::strcmp(mode, "steps")) return steps();
   if (!std::strcmp(mode, "plugin")) return plugin(argc > 2 ? argv[2] : "");
   if (!std::strcmp(mode, "output"))
-    return output(argc > 2 ? argv[2] : "-", argc > 3 ? std::atoi(argv[3]) : 10, argc > 4 ? std::atoi(argv[4]) : 0);
+    return output(argc > 2 ? argv[2] : "-", argc > 3 ? std::atoi(argv[3]) : 10, argc > 4 ? std::atoi(argv[4]) : 0,
+                  argc > 5 && !std::strcmp(argv[5], "term"));
   if (!std::strcmp(mode, "abort")) std::abort();
   if (!std::strcmp(mode, "signal")) return own_signal();
   if (!std::strcmp(mode, "block")) return block();

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "harness.hpp"
+#include "strata/native/debugger/hit_rules.hpp"
 
 using namespace strata::native::debugger;
 using namespace strata::native::debugger::testing;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <condition_variable>
 #include <deque>
 #include <fstream>
@@ -66,7 +67,8 @@ class Session {
   NativeDebugger debugger;
   pid_t pid = 0;
 
-  Session() : debugger(makeCallbacks()) {}
+  // STRATA_TEST_ENGINE (ctest's native_debugger_remote): the engine in that strata-engine process.
+  Session() : debugger(makeCallbacks(), std::getenv("STRATA_TEST_ENGINE") ? std::getenv("STRATA_TEST_ENGINE") : "") {}
   ~Session() {
     for (int fd : out_)
       if (fd >= 0) close(fd);

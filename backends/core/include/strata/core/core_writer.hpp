@@ -10,7 +10,7 @@
 #include "strata/result.hpp"
 
 namespace strata::native::engine {
-class Engine;
+class EngineApi;
 struct SignalInfo;
 }  // namespace strata::native::engine
 
@@ -35,7 +35,7 @@ Result<DumpReport> dumpCore(pid_t pid, const std::string& path);
 // The same through an engine that holds the process stopped already (a crash stop): nothing is
 // attached or let go. `signal`: the fatal signal the stop is for, as a kernel core records it
 // (NT_SIGINFO, the thread that took it first).
-Result<DumpReport> writeCore(native::engine::Engine& engine, pid_t pid, const std::string& path,
+Result<DumpReport> writeCore(native::engine::EngineApi& engine, pid_t pid, const std::string& path,
                              const native::engine::SignalInfo* signal = nullptr, pid_t signalThread = 0);
 
 }  // namespace strata::core

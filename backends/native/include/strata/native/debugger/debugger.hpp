@@ -199,7 +199,11 @@ struct DisassembledInstruction {
 // Frame ids and variable references are valid until the next resume.
 class NativeDebugger {
  public:
-  explicit NativeDebugger(Callbacks callbacks);
+  // With no engineProgram the ptrace engine is a thread of this process. With one (strata-engine,
+  // see locateEngine) it runs in a process of its own that holds ptrace: when this process dies
+  // unannounced, that engine takes every breakpoint out and detaches (an attached program runs
+  // on as if never debugged; a launched one follows its LaunchOptions::onDisconnect).
+  explicit NativeDebugger(Callbacks callbacks, std::string engineProgram = {});
   ~NativeDebugger();  // kills a launched process, detaches an attached one
   NativeDebugger(const NativeDebugger&) = delete;
   NativeDebugger& operator=(const NativeDebugger&) = delete;
@@ -306,7 +310,8 @@ class NativeDebugger {
   std::unique_ptr<State> state_;
 };
 
-// hitCondition text → whether hit number `hits` (1-based) stops; errors name the bad text.
-Result<std::function<bool(std::uint64_t)>> parseHitCondition(const std::string& text);
+// strata-engine for the program at `executable` (strata-dap, strata): $STRATA_ENGINE, else beside
+// it, else in ../lib/strata/ of an installed tree. Empty when there is none.
+std::string locateEngine(const std::string& executable);
 
 }  // namespace strata::native::debugger

@@ -85,6 +85,16 @@ class EventSink {
   virtual void onLibraries(const LibraryEvent& /*event*/) {}
   // A signal passed on to the program without stopping it (everything but the fault signals).
   virtual void onSignal(pid_t /*pid*/, pid_t /*tid*/, int /*signo*/) {}
+  // A line a breakpoint's HitRule printed (a log point, a condition that failed), from an
+  // engine that evaluates rules itself (RemoteEngine).
+  virtual void onBreakpointOutput(const std::string& /*text*/) {}
+};
+
+// What a launched program gets when the engine loses its client without being told (the
+// adapter killed, the connection gone): only an engine in a process of its own outlives it.
+enum class OnDisconnect {
+  Terminate,  // breakpoints out, SIGTERM, SIGKILL after a grace period
+  Detach,     // breakpoints out, the program runs on
 };
 
 struct LaunchOptions {
@@ -95,6 +105,7 @@ struct LaunchOptions {
   int stdinFd = -1;                   // -1: /dev/null
   int stdoutFd = -1;                  // -1: inherit
   int stderrFd = -1;                  // -1: inherit
+  OnDisconnect onDisconnect = OnDisconnect::Terminate;
 };
 
 // What a breakpoint hit sees when its condition is asked (on the engine thread, hitting thread
@@ -109,6 +120,25 @@ struct HitContext {
   MemoryAccess* memory = nullptr;
 };
 using StopPredicate = std::function<bool(const HitContext&)>;
+
+// A breakpoint's stop decision in data, for an engine that cannot run the caller's closures
+// (RemoteEngine: they would cost a round trip between processes on every hit). Filters first
+// (thread, stack pointer), then the condition, the hit count and the log message, as the
+// debugger's own breakpoints do (strata/native/debugger/hit_rules.hpp evaluates them).
+struct HitRule {
+  pid_t thread = 0;                 // only this thread's hits count (0: every thread)
+  std::uint64_t stackPointer = 0;   // and only with rsp at this value (0: any)
+  std::uint32_t group = 0;          // sites of one breakpoint share hit counts (0: this site alone)
+  std::string condition;            // source expression at the hit, empty: none
+  std::string hitCondition;         // DAP's hit condition ("1000", ">= 5", "% 4"), empty: none
+  std::string logMessage;           // a log point: printed on each hit that passes, never stops
+  int breakpointNumber = 0;         // named in "breakpoint N: condition failed: ..."
+  bool neverStop = false;           // hits are counted, nothing stops (a switched-off filter)
+  bool empty() const {
+    return thread == 0 && stackPointer == 0 && condition.empty() && hitCondition.empty() && logMessage.empty() &&
+           !neverStop;
+  }
+};
 
 enum class WatchKind { Write, ReadWrite };
 
@@ -133,63 +163,119 @@ struct StepOverCounts {
 // but never fire them). Probed once with a short-lived child of the calling thread.
 Result<bool> hardwareWatchpointsWork();
 
-// Thread-safe: any thread may call any method. Never destroy an Engine from its own callbacks.
-class Engine {
+// What the debugger needs of an engine. Thread-safe: any thread may call any method; calls made
+// on the engine's own thread (inside a callback or runOnEngineThread) run at once. Never destroy
+// an engine from its own callbacks.
+class EngineApi {
  public:
-  explicit Engine(EventSink& sink);
-  ~Engine();  // stop()
+  virtual ~EngineApi() = default;
   // Runs the work already queued, then kills a launched process or detaches an attached one and
   // ends the engine thread. Calls made afterwards are never answered (their futures break).
-  void stop();
-  Engine(const Engine&) = delete;
-  Engine& operator=(const Engine&) = delete;
+  virtual void stop() = 0;
 
   // Process stopped at entry (onStopped(Entry) follows); returns its pid.
-  std::future<Result<pid_t>> launch(LaunchOptions options);
+  virtual std::future<Result<pid_t>> launch(LaunchOptions options) = 0;
   // Every thread seized and stopped (onStopped(Attach) follows).
-  std::future<Result<void>> attach(pid_t pid);
-  std::future<Result<void>> detach();
-  std::future<Result<void>> kill();
+  virtual std::future<Result<void>> attach(pid_t pid) = 0;
+  virtual std::future<Result<void>> detach() = 0;
+  virtual std::future<Result<void>> kill() = 0;
 
   // Resumes every thread; a stop another thread reached meanwhile is reported first instead.
-  std::future<Result<void>> resume();
+  virtual std::future<Result<void>> resume() = 0;
   // Stops every thread (onStopped(Pause)); a no-op when already stopped.
-  std::future<Result<void>> pause();
+  virtual std::future<Result<void>> pause() = 0;
   // One instruction of `tid` while the other threads stay stopped (onStopped(Step)).
-  std::future<Result<void>> stepInstruction(pid_t tid);
+  virtual std::future<Result<void>> stepInstruction(pid_t tid) = 0;
   // Without a target: return address and stack from the frame pointer (rbp), or from the stack
   // pointer when the thread is at the first instruction of a function.
-  std::future<Result<void>> stepOut(pid_t tid, std::optional<ReturnTarget> target = {});
+  virtual std::future<Result<void>> stepOut(pid_t tid, std::optional<ReturnTarget> target = {}) = 0;
   // Single-steps `tid` inside the engine while its pc stays in [low, high) (the addresses of a
   // source line), then reports a Step stop: one request per line step, not one per
   // instruction. With overCalls, a call made from the range runs at full speed (all threads)
   // until it returns to the range, recursion included.
-  std::future<Result<void>> stepRange(pid_t tid, std::uint64_t low, std::uint64_t high, bool overCalls);
+  virtual std::future<Result<void>> stepRange(pid_t tid, std::uint64_t low, std::uint64_t high, bool overCalls) = 0;
 
-  std::future<Result<BreakpointId>> addBreakpoint(std::uint64_t address, StopPredicate condition = {});
-  std::future<Result<void>> removeBreakpoint(BreakpointId id);
-  std::future<Result<void>> enableBreakpoint(BreakpointId id, bool enabled);
+  // The predicate (when given) decides each hit; else the rule (when not empty, evaluated by an
+  // engine that can: a RemoteEngine); else every hit stops.
+  virtual std::future<Result<BreakpointId>> addBreakpoint(std::uint64_t address, StopPredicate condition = {},
+                                                          HitRule rule = {}) = 0;
+  virtual std::future<Result<void>> removeBreakpoint(BreakpointId id) = 0;
+  virtual std::future<Result<void>> enableBreakpoint(BreakpointId id, bool enabled) = 0;
+  // Whether rules reach the engine (addBreakpoint's rule), or only predicates do.
+  virtual bool evaluatesRules() const { return false; }
 
   // Returns the debug register slot (0..3). The address must be aligned to the size.
-  std::future<Result<int>> addWatchpoint(std::uint64_t address, int size, WatchKind kind);
-  std::future<Result<void>> removeWatchpoint(int slot);
+  virtual std::future<Result<int>> addWatchpoint(std::uint64_t address, int size, WatchKind kind) = 0;
+  virtual std::future<Result<void>> removeWatchpoint(int slot) = 0;
 
-  std::future<Result<ThreadRegisters>> registers(pid_t tid);
-  std::future<Result<void>> setRegisters(const ThreadRegisters& registers);
-  std::future<Result<std::vector<ThreadEntry>>> threads();
-  std::future<Result<std::vector<LoadedObject>>> loadedObjects();
-  std::future<Result<StepOverCounts>> stepOverCounts();
+  virtual std::future<Result<ThreadRegisters>> registers(pid_t tid) = 0;
+  virtual std::future<Result<void>> setRegisters(const ThreadRegisters& registers) = 0;
+  virtual std::future<Result<std::vector<ThreadEntry>>> threads() = 0;
+  virtual std::future<Result<std::vector<LoadedObject>>> loadedObjects() = 0;
+  virtual std::future<Result<StepOverCounts>> stepOverCounts() = 0;
 
-  // Memory of the current process through the engine thread; reads hide inserted int3 bytes.
-  MemoryAccess& memory();
+  // Memory of the current process; reads hide inserted int3 bytes.
+  virtual MemoryAccess& memory() = 0;
 
-  // Runs `work` on the engine thread (for code that must call ptrace itself, e.g. an unwinder).
-  std::future<Result<void>> runOnEngineThread(std::function<Result<void>()> work);
+  // Runs `work` on the engine thread (the thread that may call every method at once).
+  virtual std::future<Result<void>> runOnEngineThread(std::function<Result<void>()> work) = 0;
   // Runs `work` on the engine thread with every thread of a running process stopped for it
   // (no event), then lets them go on; a stop some thread reached meanwhile is reported then.
-  std::future<Result<void>> whileStopped(std::function<Result<void>()> work);
+  virtual std::future<Result<void>> whileStopped(std::function<Result<void>()> work) = 0;
 
-  pid_t pid() const;  // 0 when no process
+  virtual pid_t pid() const = 0;  // 0 when no process
+};
+
+// Where an inserted int3 hides a byte: (address, original byte), (address, -1) when the site
+// is gone, (0, -2) when every site is gone (a new process, an exec, a detach).
+using SiteObserver = std::function<void(std::uint64_t address, int original)>;
+
+// The engine in this process: one thread that makes every ptrace/waitpid call.
+class Engine final : public EngineApi {
+ public:
+  explicit Engine(EventSink& sink);
+  ~Engine() override;  // stop()
+  void stop() override;
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  std::future<Result<pid_t>> launch(LaunchOptions options) override;
+  std::future<Result<void>> attach(pid_t pid) override;
+  std::future<Result<void>> detach() override;
+  std::future<Result<void>> kill() override;
+  std::future<Result<void>> resume() override;
+  std::future<Result<void>> pause() override;
+  std::future<Result<void>> stepInstruction(pid_t tid) override;
+  std::future<Result<void>> stepOut(pid_t tid, std::optional<ReturnTarget> target = {}) override;
+  std::future<Result<void>> stepRange(pid_t tid, std::uint64_t low, std::uint64_t high, bool overCalls) override;
+  std::future<Result<BreakpointId>> addBreakpoint(std::uint64_t address, StopPredicate condition = {},
+                                                  HitRule rule = {}) override;
+  std::future<Result<void>> removeBreakpoint(BreakpointId id) override;
+  std::future<Result<void>> enableBreakpoint(BreakpointId id, bool enabled) override;
+  std::future<Result<int>> addWatchpoint(std::uint64_t address, int size, WatchKind kind) override;
+  std::future<Result<void>> removeWatchpoint(int slot) override;
+  std::future<Result<ThreadRegisters>> registers(pid_t tid) override;
+  std::future<Result<void>> setRegisters(const ThreadRegisters& registers) override;
+  std::future<Result<std::vector<ThreadEntry>>> threads() override;
+  std::future<Result<std::vector<LoadedObject>>> loadedObjects() override;
+  std::future<Result<StepOverCounts>> stepOverCounts() override;
+  MemoryAccess& memory() override;
+  std::future<Result<void>> runOnEngineThread(std::function<Result<void>()> work) override;
+  std::future<Result<void>> whileStopped(std::function<Result<void>()> work) override;
+  pid_t pid() const override;
+
+  // Told on the engine thread of every int3 inserted or taken out (the engine server keeps its
+  // client's copy of the table, so reads made there hide them too). Set before any process.
+  void observeSites(SiteObserver observer);
+  // Call on the engine thread. While no program runs (stopped, or none), the engine thread waits
+  // on `fd` too and calls `handler` there when it is readable (or hung up): a client's request
+  // is then served without waking the engine through its doorbell. Returns an eventfd written
+  // each time the engine thread goes into waitpid (a program runs: only the doorbell, posting
+  // work, reaches it then), for whoever watches `fd` meanwhile (inWaitpid()).
+  int serveWhileStopped(int fd, std::function<void()> handler);
+  bool inWaitpid() const;
+  // Whether the process was launched (not attached to); engine thread only.
+  bool launchedProcess() const;
 
   struct Impl;
 

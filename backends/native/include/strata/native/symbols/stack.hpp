@@ -46,18 +46,21 @@ struct RawFrame {
   bool callerFrame = false;
 };
 
-// libunwind-ptrace over one traced process. Every call must run on the thread that is the
-// tracer (the engine's ptrace thread): ptrace requests from other threads fail with ESRCH.
+// libunwind-ptrace over one traced process. Without `known` registers every call must run on
+// the thread that is the tracer (ptrace requests from other threads fail with ESRCH); with them
+// (the engine's copy, as a debugger in another process than its engine has) the stack is read
+// with process_vm_readv alone.
 class RemoteUnwinder {
  public:
   static Result<std::unique_ptr<RemoteUnwinder>> create();
   ~RemoteUnwinder();
   // tid must be ptrace-stopped. Stops at maxFrames or at the outermost frame.
-  Result<std::vector<RawFrame>> unwind(pid_t tid, std::size_t maxFrames = 4096);
+  Result<std::vector<RawFrame>> unwind(pid_t tid, std::size_t maxFrames = 4096, const ThreadRegisters* known = nullptr);
   // The same, first through the modules' own CFI with rules cached per pc (a 1000-deep
   // recursion: one rule, ~0.2 µs a frame); any frame whose rule is more than "register +
   // offset" (signal trampolines, CFA expressions) hands the whole unwind to libunwind.
-  Result<std::vector<RawFrame>> unwind(pid_t tid, const ModuleMap& modules, std::size_t maxFrames = 4096);
+  Result<std::vector<RawFrame>> unwind(pid_t tid, const ModuleMap& modules, std::size_t maxFrames = 4096,
+                                       const ThreadRegisters* known = nullptr);
   // A thread of an image that does not run (a core file): its saved registers and memory,
   // through the modules' CFI only (no ptrace, no libunwind); a signal handler's frame is
   // crossed through the context the kernel saved under it (__restore_rt). Stops where the CFI
