@@ -128,6 +128,8 @@ export class StrataClient extends DebugClient {
     let timer;
     const late = new Promise((_, reject) => {
       timer = setTimeout(() => reject(new Error(`no response to '${command}' after ${timeout} ms`)), timeout);
+      // A request a test leaves unanswered on purpose must not keep the runner alive after it.
+      timer.unref();
     });
     return Promise.race([super.send(command, args), late]).finally(() => clearTimeout(timer));
   }
