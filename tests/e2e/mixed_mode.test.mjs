@@ -8,24 +8,7 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { ADAPTER, CLI, REPO, assertClean, forEachPython, startStdio, waitUntil, isRunning, withTimeout } from './lib/harness.mjs';
 import { AGENT_PYTHONPATH } from './lib/python.mjs';
-
-const DRIVER = path.join(REPO, 'examples/mixed/driver.py');
-const EXT_SRC = path.join(REPO, 'examples/mixed/mixed_ext.cpp');
-// The extension as the build made it, one .so per interpreter.
-const EXT_DIR = process.env.STRATA_MIXED_EXT_DIR ?? path.resolve(path.dirname(ADAPTER), '../examples/mixed');
-
-// The line of `mixed: NAME` in an example file.
-function markerLine(file, name) {
-  const lines = fs.readFileSync(file, 'utf8').split('\n');
-  const i = lines.findIndex((l) => l.includes(`mixed: ${name}`));
-  if (i < 0) throw new Error(`marker mixed: ${name} not found in ${file}`);
-  return i + 1;
-}
-
-function extBuiltFor(python) {
-  const tag = path.basename(python).replace('python', '').replace('.', '');
-  return fs.existsSync(EXT_DIR) && fs.readdirSync(EXT_DIR).some((f) => f.startsWith('mixed_ext.cpython-' + tag));
-}
+import { DRIVER, EXT_DIR, EXT_SRC, extFor, markerLine, startLooping } from './lib/mixed.mjs';
 
 async function launchMixed(python, args, { breakpoints = {}, expectStop = true, exceptions } = {}) {
   const c = await startStdio();
@@ -55,19 +38,6 @@ async function frameLocals(c, frameId) {
   return Object.fromEntries(vars.body.variables.map((v) => [v.name, v]));
 }
 
-// driver.py --until FILE started plainly (to attach to), looping in the extension; it writes
-// `result` once FILE exists.
-async function startLooping(py) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strata-mixed-'));
-  const until = path.join(dir, 'stop'), result = path.join(dir, 'result.txt');
-  const prog = spawn(py, [DRIVER, '--until', until, '--result', result], {
-    env: { ...process.env, PYTHONPATH: EXT_DIR }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  prog.stdout.on('data', (d) => { out += d; });
-  await waitUntil(() => out.includes('looping\n'), 30000, 'the program to start its loop');
-  return { prog, until, result, dir };
-}
-
 // The merged stack must read as the call chain does: C++ innermost, then the Python frames
 // that called it, none of the interpreter's or the agent's own frames.
 function assertChain(frames, expected) {
@@ -85,7 +55,7 @@ function assertChain(frames, expected) {
 }
 
 forEachPython((py) => {
-  const skip = extBuiltFor(py) ? false : `examples/mixed was not built for ${py} (no pybind11 headers?)`;
+  const skip = extFor(py) ? false : `examples/mixed was not built for ${py} (no pybind11 headers?)`;
   const v = path.basename(py);
 
   test(`${v}: a Python breakpoint and a C++ breakpoint in one session, merged stack at the native stop`, { skip }, async () => {

@@ -8,8 +8,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
-import { ADAPTER, REPO, exitOf, forEachPython, isRunning, startStdio, waitUntil, withTimeout } from './lib/harness.mjs';
+import { exitOf, forEachPython, isRunning, startStdio, waitUntil, withTimeout } from './lib/harness.mjs';
 import { DEMO, INIT, demoSrc, lineOf } from './lib/native.mjs';
+import { EXT_SRC, extFor, markerLine, startLooping } from './lib/mixed.mjs';
 
 const OUTPUT_LINE = lineOf(demoSrc, 'output_line');
 
@@ -228,30 +229,12 @@ test('onDisconnect other than "terminate" or "detach" is refused with the values
 });
 
 // Mixed mode: the job attached by pid with "native": true, stopped in its C++ extension.
-const DRIVER = path.join(REPO, 'examples/mixed/driver.py');
-const EXT_SRC = path.join(REPO, 'examples/mixed/mixed_ext.cpp');
-const EXT_DIR = process.env.STRATA_MIXED_EXT_DIR ?? path.resolve(path.dirname(ADAPTER), '../examples/mixed');
-function markerLine(file, name) {
-  return fs.readFileSync(file, 'utf8').split('\n').findIndex((l) => l.includes(`mixed: ${name}`)) + 1;
-}
-function extFor(python) {
-  const tag = path.basename(python).replace('python', '').replace('.', '');
-  if (!fs.existsSync(EXT_DIR)) return null;
-  const f = fs.readdirSync(EXT_DIR).find((n) => n.startsWith('mixed_ext.cpython-' + tag));
-  return f ? path.join(EXT_DIR, f) : null;
-}
-
 forEachPython((py) => {
   const ext = extFor(py);
   const v = path.basename(py);
   test(`${v}: strata-dap killed at a C++ breakpoint of a mixed attach: the Python job runs on to its end`, { skip: !ext && `mixed_ext not built for ${v}` }, async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strata-survive-'));
-    const until = path.join(dir, 'stop'), result = path.join(dir, 'result.txt');
-    const prog = spawn(py, [DRIVER, '--until', until, '--result', result], { env: { ...process.env, PYTHONPATH: EXT_DIR }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    prog.stdout.on('data', (d) => { out += d; });
+    const { prog, until, result, dir } = await startLooping(py);
     try {
-      await waitUntil(() => out.includes('looping\n'), 30000, 'the program to start its loop');
       const c = await startStdio();
       await c.initializeRequest(INIT);
       const initialized = c.waitForEvent('initialized', 30000);
