@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
-import { ADAPTER, CLI, REPO, assertClean, forEachPython, startStdio, waitUntil, isRunning, withTimeout } from './lib/harness.mjs';
+import { CLI, assertClean, forEachPython, startStdio, waitUntil, isRunning, withTimeout } from './lib/harness.mjs';
 import { AGENT_PYTHONPATH } from './lib/python.mjs';
 import { DRIVER, EXT_DIR, EXT_SRC, extFor, markerLine, startLooping } from './lib/mixed.mjs';
 
